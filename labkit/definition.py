@@ -1,0 +1,341 @@
+"""The lab definition: one YAML file that every other part of the toolkit reads.
+
+`load_lab(path)` parses and validates it and returns a `Lab`; any problem raises `LabError`, whose message
+lists every bad field by its path (``nodes[1].ip``) with the reason and the fix. Nothing else in the toolkit
+runs before this succeeds, so a malformed definition changes nothing.
+
+Run ``python -m labkit.definition [FILE]`` to print the validated definition as JSON (the Vagrantfile reads
+it that way, so Ruby never parses the YAML itself).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+DEFAULT_LAB_FILE = Path(__file__).resolve().parent.parent / "lab.yaml"
+
+# VirtualBox 6.1.28+ only lets host-only adapters use these ranges unless /etc/vbox/networks.conf
+# lists others (https://www.virtualbox.org/manual/ch06.html#network_hostonly).
+VIRTUALBOX_DEFAULT_RANGES = (ipaddress.ip_network("192.168.56.0/21"),)
+VBOX_NETWORKS_CONF = Path("/etc/vbox/networks.conf")
+
+CONTROL_PLANE_MIN_CPUS = 2
+CONTROL_PLANE_MIN_MEMORY_MB = 2048  # kubeadm's preflight refuses below ~1700 MB; 2 GB leaves room for etcd
+WORKER_MIN_MEMORY_MB = 1024
+
+# A node name is a Kubernetes node name and a hostname: an RFC 1123 DNS label.
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+K8S_VERSION = re.compile(r"^1\.(\d+)\.(\d+)$")
+OLDEST_MINOR = 28  # oldest minor still published on pkgs.k8s.io when this was written
+
+
+class LabError(ValueError):
+    """The lab definition is unusable; `problems` holds one line per bad field."""
+
+    def __init__(self, source: str, problems: list[str]):
+        self.source = source
+        self.problems = problems
+        lines = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"{source}: the lab definition is invalid; nothing was changed.\n{lines}")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Provider(_Strict):
+    name: Literal["virtualbox", "lxc"] = "virtualbox"
+    box: str = "bento/ubuntu-24.04"
+    box_version: str | None = None
+    linked_clone: bool = True
+    lxc_bridge: str | None = Field(None, description="lxc only: the host bridge the node addresses live on")
+
+
+class Network(_Strict):
+    host_only_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("192.168.56.0/24")
+    pod_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("10.244.0.0/16")
+    service_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("10.96.0.0/12")
+
+
+class Kubernetes(_Strict):
+    version: str = "1.34.2"
+    package_source: str = "https://pkgs.k8s.io/core:/stable:/v{minor}/deb/"
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: str) -> str:
+        match = K8S_VERSION.match(value)
+        if not match:
+            raise ValueError(f"{value!r} is not a Kubernetes version like 1.34.2 (quote it in YAML)")
+        if int(match.group(1)) < OLDEST_MINOR:
+            raise ValueError(f"{value} is older than 1.{OLDEST_MINOR}, which pkgs.k8s.io no longer serves")
+        return value
+
+    @property
+    def minor(self) -> str:
+        """'1.34' for version 1.34.2: the package repository is per minor version."""
+        return self.version.rsplit(".", 1)[0]
+
+    @property
+    def package_url(self) -> str:
+        return self.package_source.format(minor=self.minor)
+
+
+class Cni(_Strict):
+    calico_version: str = "v3.30.3"
+    ip_autodetection: Literal["cidr", "kubernetes-internal-ip", "can-reach"] = "cidr"
+
+    @field_validator("calico_version")
+    @classmethod
+    def _calico_version(cls, value: str) -> str:
+        if not re.match(r"^v3\.\d+\.\d+$", value):
+            raise ValueError(f"{value!r} is not a Calico release tag like v3.30.3")
+        return value
+
+
+class Node(_Strict):
+    name: str
+    role: Literal["control-plane", "worker"]
+    ip: ipaddress.IPv4Address
+    cpus: int = Field(2, ge=1)
+    memory_mb: int = Field(2048, ge=512)
+    labels: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not DNS_LABEL.match(value):
+            raise ValueError(
+                f"{value!r} is not a valid node name: use lower-case letters, digits and '-', "
+                "starting and ending with a letter or digit, at most 63 characters"
+            )
+        return value
+
+
+class NetworkAware(_Strict):
+    annotation_key: str = "my-network-preference"
+    label_key: str = "network-topology"
+    label_value: str = "high-speed"
+
+
+class LeastLoaded(_Strict):
+    mode: Literal["podCount", "requestedResources"] = "podCount"
+    strategy: Literal["LeastAllocated", "MostAllocated"] = "LeastAllocated"
+
+
+class SchedulerSettings(_Strict):
+    name: str = "my-custom-scheduler"
+    namespace: str = "kube-system"
+    leader_elect: bool = True
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    network_aware: NetworkAware = NetworkAware()
+    least_loaded: LeastLoaded = LeastLoaded()
+
+    @field_validator("name", "namespace")
+    @classmethod
+    def _dns_label(cls, value: str) -> str:
+        if not DNS_LABEL.match(value):
+            raise ValueError(f"{value!r} must be a DNS label (lower-case letters, digits, '-')")
+        return value
+
+
+class Placement(_Strict):
+    high_speed_nodes: list[str] = Field(default_factory=list)
+
+
+class Lab(_Strict):
+    name: str
+    provider: Provider = Provider()
+    network: Network = Network()
+    kubernetes: Kubernetes = Kubernetes()
+    cni: Cni = Cni()
+    nodes: list[Node]
+    scheduler: SchedulerSettings = SchedulerSettings()
+    placement: Placement = Placement()
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not DNS_LABEL.match(value):
+            raise ValueError(f"{value!r} must be a DNS label (lower-case letters, digits, '-')")
+        return value
+
+    @property
+    def control_plane(self) -> Node:
+        return next(n for n in self.nodes if n.role == "control-plane")
+
+    @property
+    def workers(self) -> list[Node]:
+        return [n for n in self.nodes if n.role == "worker"]
+
+    def node(self, name: str) -> Node:
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        raise KeyError(f"no node named {name!r} in lab {self.name!r}")
+
+    def to_json(self) -> str:
+        return self.model_dump_json(indent=2)
+
+
+def _allowed_host_only_ranges() -> list[ipaddress.IPv4Network]:
+    """VirtualBox's default ranges plus any `* 10.0.0.0/8`-style lines in /etc/vbox/networks.conf."""
+    ranges = list(VIRTUALBOX_DEFAULT_RANGES)
+    try:
+        text = VBOX_NETWORKS_CONF.read_text()
+    except OSError:
+        return ranges
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] == "*":
+            for cidr in parts[1:]:
+                try:
+                    ranges.append(ipaddress.ip_network(cidr, strict=False))
+                except ValueError:
+                    continue
+    return ranges
+
+
+def _check_nodes(lab: Lab) -> Iterator[str]:
+    roles = [n for n in lab.nodes if n.role == "control-plane"]
+    if len(roles) != 1:
+        names = ", ".join(n.name for n in roles) or "none"
+        yield (f"nodes: exactly one node needs role: control-plane (found {len(roles)}: {names}); "
+               "set the others to role: worker")
+    seen_names: dict[str, int] = {}
+    seen_ips: dict[ipaddress.IPv4Address, int] = {}
+    net = lab.network.host_only_cidr
+    for i, node in enumerate(lab.nodes):
+        where = f"nodes[{i}]"
+        if node.name in seen_names:
+            yield f"{where}.name: {node.name!r} is already used by nodes[{seen_names[node.name]}]; names must be unique"
+        seen_names.setdefault(node.name, i)
+        if node.ip in seen_ips:
+            yield f"{where}.ip: {node.ip} is already used by nodes[{seen_ips[node.ip]}]; give each node its own address"
+        seen_ips.setdefault(node.ip, i)
+        if node.ip not in net:
+            yield f"{where}.ip: {node.ip} is outside network.host_only_cidr {net}; pick an address inside it"
+        elif node.ip in (net.network_address, net.broadcast_address, net.network_address + 1):
+            yield (f"{where}.ip: {node.ip} is reserved in {net} (network, broadcast, or the host's own "
+                   f"address {net.network_address + 1}); use .2 or above")
+        if node.role == "control-plane":
+            if node.cpus < CONTROL_PLANE_MIN_CPUS:
+                yield f"{where}.cpus: the control plane needs at least {CONTROL_PLANE_MIN_CPUS} CPUs (kubeadm preflight), got {node.cpus}"
+            if node.memory_mb < CONTROL_PLANE_MIN_MEMORY_MB:
+                yield (f"{where}.memory_mb: the control plane needs at least {CONTROL_PLANE_MIN_MEMORY_MB} MB "
+                       f"(kubeadm preflight), got {node.memory_mb}")
+        elif node.memory_mb < WORKER_MIN_MEMORY_MB:
+            yield f"{where}.memory_mb: a worker needs at least {WORKER_MIN_MEMORY_MB} MB to run kubelet and pods, got {node.memory_mb}"
+
+
+def _check_network(lab: Lab, allowed_ranges: list[ipaddress.IPv4Network]) -> Iterator[str]:
+    nets = {
+        "network.host_only_cidr": lab.network.host_only_cidr,
+        "network.pod_cidr": lab.network.pod_cidr,
+        "network.service_cidr": lab.network.service_cidr,
+    }
+    names = list(nets)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            if nets[a].overlaps(nets[b]):
+                yield f"{b}: {nets[b]} overlaps {a} {nets[a]}; the three ranges must not overlap"
+    if lab.provider.name == "virtualbox":
+        host_only = lab.network.host_only_cidr
+        if not any(host_only.subnet_of(r) for r in allowed_ranges):
+            allowed = ", ".join(str(r) for r in allowed_ranges)
+            yield (f"network.host_only_cidr: VirtualBox refuses {host_only} (allowed: {allowed}); pick a range "
+                   f"inside them or list it in {VBOX_NETWORKS_CONF}")
+
+
+def _check_provider(lab: Lab) -> Iterator[str]:
+    if lab.provider.name == "lxc" and not lab.provider.lxc_bridge:
+        yield "provider.lxc_bridge: the lxc provider needs the name of the host bridge for the node addresses"
+
+
+def _check_placement(lab: Lab) -> Iterator[str]:
+    workers = {n.name for n in lab.workers}
+    for i, name in enumerate(lab.placement.high_speed_nodes):
+        if name not in workers:
+            yield (f"placement.high_speed_nodes[{i}]: {name!r} is not a worker in nodes "
+                   f"(workers: {', '.join(sorted(workers)) or 'none'})")
+
+
+def validate(lab: Lab, allowed_ranges: list[ipaddress.IPv4Network] | None = None) -> list[str]:
+    """Cross-field rules pydantic's per-field checks cannot express."""
+    ranges = allowed_ranges if allowed_ranges is not None else _allowed_host_only_ranges()
+    return [*_check_nodes(lab), *_check_network(lab, ranges), *_check_provider(lab), *_check_placement(lab)]
+
+
+def _field_path(loc: tuple) -> str:
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path or "(top level)"
+
+
+def _pydantic_problems(err: ValidationError) -> list[str]:
+    problems = []
+    for e in err.errors():
+        path = _field_path(e["loc"])
+        if e["type"] == "extra_forbidden":
+            problems.append(f"{path}: unknown key; remove it or check its spelling")
+        elif e["type"] == "missing":
+            problems.append(f"{path}: required but missing")
+        else:
+            msg = e["msg"].removeprefix("Value error, ")
+            problems.append(f"{path}: {msg} (got {e.get('input')!r})")
+    return problems
+
+
+def parse_lab(data: object, source: str = "<lab>",
+              allowed_ranges: list[ipaddress.IPv4Network] | None = None) -> Lab:
+    if not isinstance(data, dict):
+        raise LabError(source, ["(top level): expected a mapping of keys such as name, nodes, network"])
+    try:
+        lab = Lab.model_validate(data)
+    except ValidationError as err:
+        raise LabError(source, _pydantic_problems(err)) from None
+    problems = validate(lab, allowed_ranges)
+    if problems:
+        raise LabError(source, problems)
+    return lab
+
+
+def load_lab(path: str | Path | None = None,
+             allowed_ranges: list[ipaddress.IPv4Network] | None = None) -> Lab:
+    path = Path(path) if path else DEFAULT_LAB_FILE
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise LabError(str(path), ["file not found; pass --lab FILE or create lab.yaml"]) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise LabError(str(path), [f"{where}not valid YAML ({getattr(err, 'problem', err)})"]) from None
+    return parse_lab(data, str(path), allowed_ranges)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        lab = load_lab(args[0] if args else None)
+    except LabError as err:
+        print(err, file=sys.stderr)
+        return 2
+    print(lab.to_json())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
