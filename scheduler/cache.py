@@ -1,0 +1,217 @@
+"""The scheduler's view of nodes and of the pods counted on them, including assumed pods.
+
+An assumed pod is one the scheduler has decided to place but has not yet seen bound through the watch.
+It is counted on its node at once, so the next decision, made microseconds later, sees the node's
+capacity already taken (no over-commit under a burst). Its life, as in kube-scheduler's cache:
+
+    assume() --bind ok--> finish_binding() --watch shows it bound--> confirmed (an ordinary pod)
+       |                        |
+       +--bind failed--> forget()   +--not seen bound within `assumed_ttl`--> expired by cleanup()
+
+Snapshots: the scheduling loop works on clones of the NodeInfos, refreshed incrementally: every change
+marks its node dirty, and `snapshot()` re-clones only dirty nodes (kube-scheduler's generation-based
+UpdateSnapshot). A cycle therefore sees one consistent state, while watch handlers keep writing to the
+live cache without waiting for the cycle, and a cycle costs no copy of the unchanged nodes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from scheduler.model import NodeInfo, PodInfo
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class _PodState:
+    pod: PodInfo
+    node: str
+    assumed: bool = False
+    deadline: float | None = None  # set when binding finished; None while binding or confirmed
+
+
+class Snapshot:
+    """Clones of the cache's NodeInfos for one scheduling cycle; never written by the cache."""
+
+    def __init__(self) -> None:
+        self.by_name: dict[str, NodeInfo] = {}
+        self.nodes: list[NodeInfo] = []
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def get(self, name: str) -> NodeInfo | None:
+        return self.by_name.get(name)
+
+
+class Cache:
+    def __init__(self, *, assumed_ttl: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.assumed_ttl = assumed_ttl
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._nodes: dict[str, NodeInfo] = {}
+        self._pods: dict[str, _PodState] = {}  # uid -> state
+        self._orphans: dict[str, dict[str, PodInfo]] = {}  # node name not (yet) known -> uid -> pod
+        self._dirty: set[str] = set()
+        self._snapshot = Snapshot()
+
+    # -- nodes -----------------------------------------------------------------------------------
+    def add_node(self, obj: Mapping[str, Any]) -> NodeInfo:
+        """Add or update a node from its API object."""
+        name = (obj.get("metadata") or {}).get("name", "")
+        with self._lock:
+            info = self._nodes.get(name)
+            if info is not None:
+                info.update_node(obj)
+            else:
+                info = NodeInfo.from_api(obj)
+                self._nodes[name] = info
+                for pod in self._orphans.pop(name, {}).values():
+                    info.add_pod(pod)
+            self._dirty.add(name)
+            return info
+
+    def remove_node(self, name: str) -> None:
+        with self._lock:
+            info = self._nodes.pop(name, None)
+            if info is None:
+                return
+            if info.pods:  # pods outlive their node object until the garbage collector deletes them
+                self._orphans[name] = dict(info.pods)
+            self._dirty.add(name)
+
+    def node_names(self) -> list[str]:
+        with self._lock:
+            return list(self._nodes)
+
+    # -- pods seen through the watch -------------------------------------------------------------
+    def add_pod(self, pod: PodInfo) -> None:
+        """A pod bound to pod.node_name (added or updated). Confirms a matching assumed pod."""
+        node = pod.node_name
+        if not node:
+            raise ValueError(f"pod {pod.key} has no nodeName")
+        with self._lock:
+            state = self._pods.get(pod.uid)
+            if state is not None:
+                if state.assumed and state.node != node:
+                    log.warning("pod %s was assumed on %s but is bound to %s", pod.key, state.node, node)
+                self._unplace(state)
+            self._place(pod, node)
+            self._pods[pod.uid] = _PodState(pod, node)
+
+    def remove_pod(self, uid: str) -> PodInfo | None:
+        """A pod deleted, finished (Succeeded/Failed), or otherwise gone."""
+        with self._lock:
+            state = self._pods.pop(uid, None)
+            if state is None:
+                return None
+            self._unplace(state)
+            return state.pod
+
+    def has_pod(self, uid: str) -> bool:
+        with self._lock:
+            return uid in self._pods
+
+    def is_assumed(self, uid: str) -> bool:
+        with self._lock:
+            state = self._pods.get(uid)
+            return state is not None and state.assumed
+
+    # -- assumed pods ----------------------------------------------------------------------------
+    def assume(self, pod: PodInfo, node: str) -> PodInfo:
+        """Count `pod` on `node` before the bind; returns the assumed copy (node_name set)."""
+        with self._lock:
+            if pod.uid in self._pods:
+                raise ValueError(f"pod {pod.key} ({pod.uid}) is already in the cache")
+            if node not in self._nodes:
+                raise KeyError(f"node {node} is no longer in the cache")
+            assumed = dataclasses.replace(pod, node_name=node)
+            self._place(assumed, node)
+            self._pods[pod.uid] = _PodState(assumed, node, assumed=True)
+            return assumed
+
+    def finish_binding(self, uid: str) -> None:
+        """The bind call succeeded: start the clock for the watch to confirm it."""
+        with self._lock:
+            state = self._pods.get(uid)
+            if state is not None and state.assumed:
+                state.deadline = self._clock() + self.assumed_ttl
+
+    def forget(self, uid: str) -> None:
+        """The bind failed or the pod is gone: stop counting the assumed pod."""
+        with self._lock:
+            state = self._pods.get(uid)
+            if state is not None and state.assumed:
+                del self._pods[uid]
+                self._unplace(state)
+
+    def cleanup(self) -> list[PodInfo]:
+        """Expire assumed pods whose binding finished but never showed up through the watch."""
+        now = self._clock()
+        expired = []
+        with self._lock:
+            for uid, state in list(self._pods.items()):
+                if state.assumed and state.deadline is not None and state.deadline <= now:
+                    del self._pods[uid]
+                    self._unplace(state)
+                    expired.append(state.pod)
+        for pod in expired:
+            log.warning("assumed pod %s on %s expired: its binding was never seen through the watch",
+                        pod.key, pod.node_name)
+        return expired
+
+    # -- snapshot --------------------------------------------------------------------------------
+    def snapshot(self) -> Snapshot:
+        """Bring the loop's snapshot up to date (re-cloning only changed nodes) and return it.
+        Only the scheduling loop calls this; the returned object is valid until its next call."""
+        with self._lock:
+            if not self._dirty:
+                return self._snapshot
+            snap = self._snapshot
+            for name in self._dirty:
+                info = self._nodes.get(name)
+                if info is None:
+                    snap.by_name.pop(name, None)
+                else:
+                    snap.by_name[name] = info.clone()
+            self._dirty.clear()
+        snap.nodes = list(snap.by_name.values())
+        return snap
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            assumed = sum(1 for s in self._pods.values() if s.assumed)
+            return {"nodes": len(self._nodes), "pods": len(self._pods) - assumed, "assumed_pods": assumed}
+
+    def node(self, name: str) -> NodeInfo | None:
+        """The live NodeInfo (tests, debugging); callers must not mutate it."""
+        with self._lock:
+            return self._nodes.get(name)
+
+    # -- internals (lock held) -------------------------------------------------------------------
+    def _place(self, pod: PodInfo, node: str) -> None:
+        info = self._nodes.get(node)
+        if info is not None:
+            info.add_pod(pod)
+            self._dirty.add(node)
+        else:
+            self._orphans.setdefault(node, {})[pod.uid] = pod
+
+    def _unplace(self, state: _PodState) -> None:
+        info = self._nodes.get(state.node)
+        if info is not None:
+            info.remove_pod(state.pod)
+            self._dirty.add(state.node)
+        else:
+            orphans = self._orphans.get(state.node)
+            if orphans is not None:
+                orphans.pop(state.pod.uid, None)
+                if not orphans:
+                    del self._orphans[state.node]

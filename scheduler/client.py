@@ -1,0 +1,240 @@
+"""A thin raw-JSON layer over the official client's connection machinery.
+
+The `kubernetes` package does what we should not rewrite: kubeconfig and in-cluster loading, client
+certificates, bearer tokens (with exec/OIDC refresh hooks) and a urllib3 connection pool. What it does
+slowly for a scheduler is everything after the socket: generated models, deep deserialisation and
+`sanitize_for_serialization` on every body. So this module borrows the pool and the auth headers and
+speaks JSON dicts (camelCase, exactly as the API sends them), parsed once.
+
+Every request passes a token bucket (clientConnection.qps / burst, like client-go's flowcontrol), so
+users can compare against kube-scheduler's defaults (qps 50, burst 100). qps <= 0 means unlimited.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import urllib3
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
+
+log = logging.getLogger(__name__)
+
+USER_AGENT = "kubelab-scheduler"
+
+
+class ConfigError(Exception):
+    """Credentials could not be loaded; the message says which file/option to fix."""
+
+
+class ApiError(Exception):
+    """A non-2xx answer from the API server, with the fields of its Status body.
+
+    status 0 means the request never got an HTTP answer (connection refused, TLS, timeout).
+    """
+
+    def __init__(self, status: int, reason: str, message: str, *, verb: str = "", path: str = "",
+                 details: Mapping[str, Any] | None = None) -> None:
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.verb = verb
+        self.path = path
+        self.details = dict(details or {})
+        super().__init__(f"{verb} {path}: {status} {reason}: {message}".strip())
+
+    @property
+    def unreachable(self) -> bool:
+        return self.status == 0
+
+
+@dataclass
+class TokenBucket:
+    """client-go style rate limiter: `qps` tokens per second, at most `burst` saved up. Thread-safe."""
+
+    qps: float
+    burst: int
+
+    def __post_init__(self) -> None:
+        self._tokens = float(max(self.burst, 1))
+        self._stamp = time.monotonic()
+        self._lock = threading.Lock()
+
+    def take(self) -> float:
+        """Block until a token is available; returns the seconds waited."""
+        if self.qps <= 0:
+            return 0.0
+        with self._lock:
+            now = time.monotonic()
+            cap = float(max(self.burst, 1))
+            self._tokens = min(cap, self._tokens + (now - self._stamp) * self.qps)
+            self._stamp = now
+            self._tokens -= 1.0
+            wait = 0.0 if self._tokens >= 0 else -self._tokens / self.qps
+        if wait > 0:
+            time.sleep(wait)
+        return wait
+
+
+def load_configuration(kubeconfig: str | None) -> k8s_client.Configuration:
+    """Credentials from `kubeconfig`, else from the pod's service account (in-cluster)."""
+    cfg = k8s_client.Configuration()
+    if kubeconfig:
+        if not os.path.exists(kubeconfig):
+            raise ConfigError(f"kubeconfig file {kubeconfig!r} does not exist: fix --kubeconfig or "
+                              "clientConnection.kubeconfig")
+        try:
+            k8s_config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
+        except Exception as exc:  # the loader raises several unrelated types
+            raise ConfigError(f"cannot load kubeconfig {kubeconfig!r}: {exc}") from exc
+        return cfg
+    if not os.environ.get("KUBERNETES_SERVICE_HOST"):
+        raise ConfigError("no kubeconfig given and not running in a cluster (KUBERNETES_SERVICE_HOST unset): "
+                          "pass --kubeconfig FILE or set clientConnection.kubeconfig in the config")
+    try:
+        k8s_config.load_incluster_config(client_configuration=cfg)
+    except k8s_config.ConfigException as exc:
+        raise ConfigError(f"in-cluster credentials unusable: {exc}") from exc
+    return cfg
+
+
+class Client:
+    """JSON requests against one API server, sharing one connection pool between threads."""
+
+    def __init__(self, configuration: k8s_client.Configuration, *, qps: float = 50.0, burst: int = 100,
+                 pool_size: int = 32) -> None:
+        configuration.connection_pool_maxsize = pool_size
+        self.configuration = configuration
+        self._api = k8s_client.ApiClient(configuration)
+        self._pool = self._api.rest_client.pool_manager
+        self.host = configuration.host.rstrip("/")
+        self.limiter = TokenBucket(qps, burst)
+
+    def close(self) -> None:
+        self._api.close()
+
+    # -- low level -------------------------------------------------------------------------------
+    def _headers(self, content_type: str | None) -> dict[str, str]:
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        if content_type:
+            headers["Content-Type"] = content_type
+        # Applies the bearer token, calling the loader's refresh hook for expiring credentials.
+        self._api.update_params_for_auth(headers, [], ["BearerToken"])
+        return headers
+
+    def _url(self, path: str, query: Mapping[str, Any] | None) -> str:
+        if not query:
+            return self.host + path
+        return self.host + path + "?" + urlencode({k: v for k, v in query.items() if v is not None})
+
+    def open(self, verb: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
+             content_type: str = "application/json", timeout: float | tuple[float, float] = 30.0,
+             stream: bool = False) -> urllib3.BaseHTTPResponse:
+        """Send one request; returns the raw response (2xx only) or raises ApiError."""
+        self.limiter.take()
+        data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+        if isinstance(timeout, tuple):
+            tmo = urllib3.Timeout(connect=timeout[0], read=timeout[1])
+        else:
+            tmo = urllib3.Timeout(connect=min(timeout, 10.0), read=timeout)
+        try:
+            resp = self._pool.request(verb, self._url(path, query), body=data,
+                                      headers=self._headers(content_type if data is not None else None),
+                                      preload_content=not stream, timeout=tmo, retries=False)
+        except urllib3.exceptions.HTTPError as exc:
+            raise ApiError(0, "Unreachable", f"{self.host}: {exc}", verb=verb, path=path) from exc
+        if resp.status >= 300:
+            raw = resp.data if not stream else resp.read()
+            if stream:
+                resp.release_conn()
+            raise _error_from(resp.status, raw, verb, path)
+        return resp
+
+    def request(self, verb: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
+                content_type: str = "application/json", timeout: float = 30.0) -> dict[str, Any]:
+        resp = self.open(verb, path, query=query, body=body, content_type=content_type, timeout=timeout)
+        raw = resp.data
+        return json.loads(raw) if raw else {}
+
+    # -- conveniences ----------------------------------------------------------------------------
+    def get(self, path: str, query: Mapping[str, Any] | None = None, timeout: float = 30.0) -> dict[str, Any]:
+        return self.request("GET", path, query=query, timeout=timeout)
+
+    def post(self, path: str, body: Any, timeout: float = 30.0) -> dict[str, Any]:
+        return self.request("POST", path, body=body, timeout=timeout)
+
+    def put(self, path: str, body: Any, timeout: float = 30.0) -> dict[str, Any]:
+        return self.request("PUT", path, body=body, timeout=timeout)
+
+    def patch(self, path: str, body: Any, content_type: str = "application/strategic-merge-patch+json",
+              timeout: float = 30.0) -> dict[str, Any]:
+        return self.request("PATCH", path, body=body, content_type=content_type, timeout=timeout)
+
+    def watch_lines(self, path: str, query: Mapping[str, Any], read_timeout: float,
+                    on_open: Callable[[urllib3.BaseHTTPResponse | None], None] = lambda r: None,
+                    ) -> Iterator[dict[str, Any]]:
+        """Stream a watch: one parsed event dict per line. Ends when the server closes the stream.
+        `on_open` receives the response (and None at the end) so another thread can shut it down."""
+        resp = self.open("GET", path, query=query, timeout=(10.0, read_timeout), stream=True)
+        on_open(resp)
+        try:
+            buf = b""
+            for chunk in _chunks(resp):
+                buf += chunk
+                if b"\n" not in buf:
+                    continue
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        yield json.loads(line)
+            if buf.strip():
+                yield json.loads(buf)
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise ApiError(0, "WatchBroken", str(exc), verb="WATCH", path=path) from exc
+        finally:
+            on_open(None)
+            resp.release_conn()
+
+
+def _chunks(resp: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
+    """Bytes as they arrive: chunked encoding (what the API uses) or a plain close-delimited body."""
+    if resp.chunked:
+        yield from resp.stream(65536, decode_content=True)
+        return
+    while True:
+        data = resp.read1(65536)
+        if not data:
+            return
+        yield data
+
+
+def _error_from(status: int, raw: bytes, verb: str, path: str) -> ApiError:
+    """Build ApiError from a metav1.Status body when there is one (the API always sends one)."""
+    try:
+        obj = json.loads(raw) if raw else {}
+    except ValueError:
+        obj = {}
+    if isinstance(obj, dict) and obj.get("kind") == "Status":
+        return ApiError(status, obj.get("reason", ""), obj.get("message", ""), verb=verb, path=path,
+                        details=obj.get("details"))
+    text = raw[:300].decode("utf-8", "replace") if raw else ""
+    return ApiError(status, "", text, verb=verb, path=path)
+
+
+def pod_path(namespace: str, name: str, sub: str = "") -> str:
+    path = f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(name, safe='')}"
+    return f"{path}/{sub}" if sub else path
+
+
+def describe_forbidden(err: ApiError, verb: str, resource: str) -> str:
+    """A log line naming the RBAC permission the scheduler lacks."""
+    return (f"permission denied: the scheduler's account needs '{verb}' on '{resource}' "
+            f"(add it to its ClusterRole): {err.message}")

@@ -1,0 +1,155 @@
+"""Events (events.k8s.io/v1) and the PodScheduled condition, written off the scheduling loop.
+
+Shapes follow kube-scheduler:
+- Scheduled:        type Normal,  action "Binding",    note "Successfully assigned ns/pod to node"
+- FailedScheduling: type Warning, action "Scheduling", note the framework's "0/N nodes are available: ..."
+- reportingController is the profile's schedulerName (kube-scheduler reports "default-scheduler"),
+  reportingInstance "<controller>-<hostname>", event name "<pod>.<unix nanos in hex>" as client-go names it.
+- An unschedulable pod gets status.conditions PodScheduled=False, reason Unschedulable, through a
+  strategic merge patch of the status subresource (conditions merge by `type`, so other conditions stay).
+
+Writes go through a small worker pool fed by a bounded queue: a slow API server delays events, never
+scheduling; when the queue is full events are dropped with a log line (client-go drops too).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from scheduler.client import ApiError, Client, describe_forbidden, pod_path
+from scheduler.leader import micro_time
+
+log = logging.getLogger(__name__)
+
+NOTE_LIMIT = 1024  # events.k8s.io/v1 validation: note must be at most 1 kB
+
+
+def _rfc3339(ts: float | None = None) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if ts is None else ts))
+
+
+def pod_reference(pod: Any) -> dict[str, str]:
+    ref = {"apiVersion": "v1", "kind": "Pod", "namespace": pod.namespace, "name": pod.name, "uid": pod.uid}
+    if getattr(pod, "resource_version", ""):
+        ref["resourceVersion"] = pod.resource_version
+    return ref
+
+
+def event_body(pod: Any, *, controller: str, instance: str, reason: str, action: str, note: str,
+               type_: str, now: float | None = None) -> dict[str, Any]:
+    now = time.time() if now is None else now
+    if len(note.encode()) > NOTE_LIMIT:
+        note = note.encode()[: NOTE_LIMIT - 3].decode("utf-8", "ignore") + "..."
+    return {
+        "apiVersion": "events.k8s.io/v1", "kind": "Event",
+        "metadata": {"name": f"{pod.name}.{int(now * 1e9):x}", "namespace": pod.namespace},
+        "eventTime": micro_time(now),
+        "reportingController": controller, "reportingInstance": instance,
+        "action": action, "reason": reason, "type": type_, "note": note,
+        "regarding": pod_reference(pod),
+    }
+
+
+def unschedulable_condition_patch(message: str, reason: str = "Unschedulable") -> dict[str, Any]:
+    return {"status": {"conditions": [{
+        "type": "PodScheduled", "status": "False", "reason": reason, "message": message,
+        "lastProbeTime": None, "lastTransitionTime": _rfc3339()}]}}
+
+
+class EventRecorder:
+    def __init__(self, client: Client, *, workers: int = 2, capacity: int = 1000,
+                 hostname: str | None = None) -> None:
+        self.client = client
+        self.hostname = hostname or socket.gethostname()
+        self._queue: queue.Queue[Callable[[], None] | None] = queue.Queue(capacity)
+        self._conditions: dict[str, str] = {}  # pod uid -> last condition message written
+        self._lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._work, name=f"events-{i}", daemon=True)
+                         for i in range(workers)]
+        for t in self._threads:
+            t.start()
+
+    # -- public API ------------------------------------------------------------------------------
+    def scheduled(self, pod: Any, node: str, controller: str) -> None:
+        with self._lock:
+            self._conditions.pop(pod.uid, None)
+        self._submit(lambda: self._post_event(pod, controller, "Scheduled", "Binding",
+                                              f"Successfully assigned {pod.namespace}/{pod.name} to {node}",
+                                              "Normal"))
+
+    def failed(self, pod: Any, message: str, controller: str, *, reason: str = "Unschedulable") -> None:
+        """FailedScheduling event, plus the PodScheduled=False condition unless already written as is."""
+        self._submit(lambda: self._post_event(pod, controller, "FailedScheduling", "Scheduling", message,
+                                              "Warning"))
+        with self._lock:
+            if self._conditions.get(pod.uid) == message:
+                return
+            self._conditions[pod.uid] = message
+        self._submit(lambda: self._patch_condition(pod, message, reason))
+
+    def forget(self, uid: str) -> None:
+        with self._lock:
+            self._conditions.pop(uid, None)
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until queued writes are done (tests, shutdown)."""
+        deadline = time.monotonic() + timeout
+        while self._queue.unfinished_tasks and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return not self._queue.unfinished_tasks
+
+    def close(self) -> None:
+        self.flush(5.0)
+        for _ in self._threads:
+            try:
+                self._queue.put_nowait(None)
+            except queue.Full:
+                pass
+
+    # -- workers ---------------------------------------------------------------------------------
+    def _submit(self, job: Callable[[], None]) -> None:
+        try:
+            self._queue.put_nowait(job)
+        except queue.Full:
+            log.warning("event queue full (%d): dropping an event", self._queue.maxsize)
+
+    def _work(self) -> None:
+        while True:
+            job = self._queue.get()
+            try:
+                if job is None:
+                    return
+                job()
+            except Exception:  # a worker must survive anything one write does
+                log.exception("writing an event failed")
+            finally:
+                self._queue.task_done()
+
+    def _post_event(self, pod: Any, controller: str, reason: str, action: str, note: str, type_: str) -> None:
+        body = event_body(pod, controller=controller, instance=f"{controller}-{self.hostname}",
+                          reason=reason, action=action, note=note, type_=type_)
+        try:
+            self.client.post(f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events", body)
+        except ApiError as err:
+            if err.status == 403:
+                log.error(describe_forbidden(err, "create", "events.events.k8s.io"))
+            else:
+                log.warning("event %s for %s/%s not recorded: %s", reason, pod.namespace, pod.name, err)
+
+    def _patch_condition(self, pod: Any, message: str, reason: str) -> None:
+        try:
+            self.client.patch(pod_path(pod.namespace, pod.name, "status"),
+                              unschedulable_condition_patch(message, reason))
+        except ApiError as err:
+            if err.status == 403:
+                log.error(describe_forbidden(err, "patch", "pods/status"))
+            elif err.status != 404:  # a deleted pod needs no condition
+                log.warning("condition PodScheduled for %s/%s not written: %s", pod.namespace, pod.name, err)
+            with self._lock:
+                self._conditions.pop(pod.uid, None)

@@ -1,0 +1,225 @@
+"""List+watch of one resource, as client-go's reflector does it, feeding a handler.
+
+- List (paginated with limit/continue: a consistent read from etcd), remember the list's
+  resourceVersion, then watch from it with allowWatchBookmarks so quiet streams still advance it.
+- A watch ends normally after timeoutSeconds (5-10 min, randomised like client-go so a fleet of
+  schedulers does not reconnect in step): re-watch from the last resourceVersion, no relist.
+- A dropped connection: re-watch from the last resourceVersion after a backoff (0.8 s doubling to 30 s).
+- 410 Gone, as an HTTP status or as an ERROR event carrying a Status with code 410 ("too old resource
+  version"): relist, and diff the new list against what the handler has been told, emitting adds,
+  updates and deletes (with a tombstone of the old object's identity), so no object is lost or
+  reported twice. https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes
+- An object re-created under the same name with a new UID is reported as delete + add.
+
+The handler is called from the informer's own thread, one event at a time, in watch order.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import urllib3
+
+from scheduler.client import ApiError, Client, describe_forbidden
+
+log = logging.getLogger(__name__)
+
+
+class Handler(Protocol):
+    def on_add(self, obj: dict[str, Any]) -> None: ...
+    def on_update(self, obj: dict[str, Any]) -> None: ...
+    def on_delete(self, obj: dict[str, Any]) -> None: ...
+
+
+@dataclass(slots=True)
+class _Seen:
+    uid: str
+    resource_version: str
+
+
+def object_key(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace")
+    return f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
+
+
+def tombstone(key: str, seen: _Seen) -> dict[str, Any]:
+    """The identity of an object deleted while we were not watching (we kept no copy of it)."""
+    ns, _, name = key.rpartition("/")
+    meta: dict[str, Any] = {"name": name, "uid": seen.uid, "resourceVersion": seen.resource_version}
+    if ns:
+        meta["namespace"] = ns
+    return {"metadata": meta, "tombstone": True}
+
+
+class Informer:
+    def __init__(self, client: Client, resource: str, path: str, handler: Handler, *,
+                 field_selector: str | None = None, label_selector: str | None = None,
+                 page_size: int = 500, min_watch_seconds: int = 300,
+                 on_relist: Callable[[str], None] = lambda cause: None) -> None:
+        self.client = client
+        self.resource = resource
+        self.path = path
+        self.handler = handler
+        self.field_selector = field_selector
+        self.label_selector = label_selector
+        self.page_size = page_size
+        self.min_watch_seconds = min_watch_seconds
+        self._on_relist = on_relist
+        self._seen: dict[str, _Seen] = {}
+        self.resource_version = ""
+        self.synced = threading.Event()
+        self._stop = threading.Event()
+        self._response: urllib3.BaseHTTPResponse | None = None
+        self._thread = threading.Thread(target=self._run, name=f"informer-{resource}", daemon=True)
+        self._backoff = _Backoff()
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        resp = self._response
+        if resp is not None:
+            try:
+                resp.shutdown()  # unblocks the watch read
+            except OSError as exc:  # best effort on a socket that may be closing already
+                log.debug("%s: closing the watch: %s", self.resource, exc)
+        self._thread.join(5)
+
+    # -- main loop -------------------------------------------------------------------------------
+    def _run(self) -> None:
+        need_list = True
+        while not self._stop.is_set():
+            try:
+                if need_list:
+                    self.relist("initial" if not self.synced.is_set() else "expired")
+                    need_list = False
+                self._watch()
+                self._backoff.reset()
+            except ApiError as err:
+                if self._stop.is_set():
+                    return
+                if err.status == 410:
+                    log.info("%s: resourceVersion %s expired (410 Gone): relisting", self.resource,
+                             self.resource_version)
+                    need_list = True
+                    continue
+                delay = self._backoff.next()
+                if err.status == 403:
+                    log.error(describe_forbidden(err, "list/watch", self.resource))
+                elif err.unreachable:
+                    log.warning("cannot reach the Kubernetes API server at %s (%s %s): %s; retrying in %.1fs",
+                                self.client.host, err.verb, self.resource, err.message, delay)
+                else:
+                    log.warning("%s: %s; retrying in %.1fs", self.resource, err, delay)
+                self._stop.wait(delay)
+            except Exception:  # a bug in a handler must not kill the watch forever
+                delay = self._backoff.next()
+                log.exception("%s informer failed; relisting in %.1fs", self.resource, delay)
+                need_list = True
+                self._stop.wait(delay)
+
+    def _query(self) -> dict[str, Any]:
+        q: dict[str, Any] = {}
+        if self.field_selector:
+            q["fieldSelector"] = self.field_selector
+        if self.label_selector:
+            q["labelSelector"] = self.label_selector
+        return q
+
+    def relist(self, cause: str) -> None:
+        """List everything and reconcile the handler's view with it."""
+        items: list[dict[str, Any]] = []
+        cont = None
+        while True:
+            q = self._query() | {"limit": self.page_size}
+            if cont:
+                q["continue"] = cont
+            page = self.client.get(self.path, q, timeout=60.0)
+            items.extend(page.get("items") or [])
+            meta = page.get("metadata") or {}
+            cont = meta.get("continue")
+            if not cont:
+                rv = meta.get("resourceVersion", "")
+                break
+        kind = self.resource[:1].upper() + self.resource[1:-1]
+        self._reconcile(items, kind)
+        self.resource_version = rv
+        if self.synced.is_set():
+            self._on_relist(cause)
+        log.info("%s: listed %d at resourceVersion %s (%s)", self.resource, len(items), rv, cause)
+        self.synced.set()
+
+    def _reconcile(self, items: list[dict[str, Any]], kind: str) -> None:
+        fresh: dict[str, dict[str, Any]] = {}
+        for obj in items:
+            obj.setdefault("kind", kind)  # list items carry no kind; handlers may want it
+            fresh[object_key(obj)] = obj
+        for key in [k for k in self._seen if k not in fresh]:
+            self.handler.on_delete(tombstone(key, self._seen.pop(key)))
+        for key, obj in fresh.items():
+            self._deliver("ADDED", key, obj)
+
+    def _deliver(self, etype: str, key: str, obj: dict[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        uid, rv = meta.get("uid", ""), meta.get("resourceVersion", "")
+        seen = self._seen.get(key)
+        if etype == "DELETED":
+            if seen is not None:
+                del self._seen[key]
+            self.handler.on_delete(obj)
+            return
+        if seen is not None and seen.uid != uid:
+            self.handler.on_delete(tombstone(key, seen))  # re-created under the same name
+            seen = None
+        self._seen[key] = _Seen(uid, rv)
+        if seen is None:
+            self.handler.on_add(obj)
+        elif seen.resource_version != rv:
+            self.handler.on_update(obj)
+
+    def _watch(self) -> None:
+        timeout = random.randint(self.min_watch_seconds, 2 * self.min_watch_seconds)
+        q = self._query() | {"watch": "true", "resourceVersion": self.resource_version,
+                             "allowWatchBookmarks": "true", "timeoutSeconds": timeout}
+        for event in self.client.watch_lines(self.path, q, read_timeout=timeout + 30,
+                                             on_open=self._opened):
+            if self._stop.is_set():
+                return
+            etype = event.get("type")
+            obj = event.get("object") or {}
+            if etype == "ERROR":
+                code = obj.get("code", 0)
+                raise ApiError(code, obj.get("reason", ""), obj.get("message", ""), verb="WATCH",
+                               path=self.path)
+            rv = (obj.get("metadata") or {}).get("resourceVersion")
+            if etype != "BOOKMARK":
+                self._deliver(etype, object_key(obj), obj)
+            if rv:
+                self.resource_version = rv
+            self._backoff.reset()
+
+    def _opened(self, resp: urllib3.BaseHTTPResponse | None) -> None:
+        self._response = resp
+
+
+class _Backoff:
+    """0.8 s doubling to 30 s with jitter (client-go's reflector backoff manager)."""
+
+    def __init__(self, first: float = 0.8, cap: float = 30.0) -> None:
+        self.first, self.cap, self._next = first, cap, first
+
+    def next(self) -> float:
+        delay = self._next
+        self._next = min(self._next * 2, self.cap)
+        return delay * random.uniform(1.0, 1.5)
+
+    def reset(self) -> None:
+        self._next = self.first

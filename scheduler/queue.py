@@ -1,0 +1,209 @@
+"""The scheduling queue: active, backoff and unschedulable pods, as kube-scheduler's PriorityQueue.
+
+- active: ordered by priority (high first), then by the time the pod entered the queue (FIFO).
+- backoff: pods that failed recently wait 1 s, doubling per attempt up to 10 s, then go to active.
+- unschedulable: pods no node could take. They move back on a cluster event that may help (node added or
+  updated, a pod deleted) and in any case after `unschedulable_timeout` (kube-scheduler's
+  podMaxInUnschedulablePodsDuration, 60 s): going to backoff if their backoff has not expired yet.
+- One entry per pod key (namespace/name): adding a pod already queued replaces its object.
+- A pod being scheduled ("in flight") is not queued twice; if a cluster event happened while it was in
+  flight and it then fails, it goes to backoff rather than unschedulable, so the event is not missed
+  (kube-scheduler's moveRequestCycle).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+ACTIVE, BACKOFF, UNSCHEDULABLE, IN_FLIGHT = "active", "backoff", "unschedulable", "in_flight"
+
+
+@dataclass(slots=True)
+class QueuedPod:
+    pod: Any  # scheduler.model.PodInfo: needs .key and .priority
+    attempts: int = 0
+    added_at: float = 0.0  # when it last entered the queue (FIFO order)
+    initial_attempt_at: float = 0.0
+    failed_at: float = 0.0  # when the last attempt failed (backoff start)
+    cycle: int = 0  # scheduling cycle in which it was popped
+    where: str = ACTIVE
+    deleted: bool = False
+    seq: int = field(default=0)
+
+
+class SchedulingQueue:
+    def __init__(self, *, initial_backoff: float = 1.0, max_backoff: float = 10.0,
+                 unschedulable_timeout: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self.unschedulable_timeout = unschedulable_timeout
+        self._clock = clock
+        self._cond = threading.Condition()
+        self._entries: dict[str, QueuedPod] = {}
+        self._active: list[tuple[int, float, int, str]] = []  # (-priority, added_at, seq, key)
+        self._backoff: list[tuple[float, int, str]] = []  # (ready_at, seq, key)
+        self._seq = itertools.count()
+        self._cycle = 0
+        self._move_request_cycle = -1
+        self._closed = False
+
+    # -- state -----------------------------------------------------------------------------------
+    def backoff_duration(self, attempts: int) -> float:
+        if attempts <= 0:
+            return 0.0
+        return min(self.initial_backoff * (2 ** (attempts - 1)), self.max_backoff)
+
+    def _backoff_expiry(self, qp: QueuedPod) -> float:
+        return qp.failed_at + self.backoff_duration(qp.attempts)
+
+    def counts(self) -> dict[str, int]:
+        with self._cond:
+            out = {ACTIVE: 0, BACKOFF: 0, UNSCHEDULABLE: 0, IN_FLIGHT: 0}
+            for qp in self._entries.values():
+                out[qp.where] += 1
+            return out
+
+    def __contains__(self, key: str) -> bool:
+        with self._cond:
+            return key in self._entries
+
+    def where(self, key: str) -> str | None:
+        with self._cond:
+            qp = self._entries.get(key)
+            return qp.where if qp else None
+
+    # -- internal moves (lock held) --------------------------------------------------------------
+    def _push_active(self, qp: QueuedPod) -> None:
+        qp.where = ACTIVE
+        qp.seq = next(self._seq)
+        heapq.heappush(self._active, (-qp.pod.priority, qp.added_at, qp.seq, qp.pod.key))
+        self._cond.notify()
+
+    def _push_backoff(self, qp: QueuedPod) -> None:
+        qp.where = BACKOFF
+        qp.seq = next(self._seq)
+        heapq.heappush(self._backoff, (self._backoff_expiry(qp), qp.seq, qp.pod.key))
+        self._cond.notify()
+
+    def _requeue(self, qp: QueuedPod, now: float) -> None:
+        """Move a waiting pod on: to backoff if its backoff is still running, else to active."""
+        qp.added_at = now
+        if self._backoff_expiry(qp) > now:
+            self._push_backoff(qp)
+        else:
+            self._push_active(qp)
+
+    def _flush(self, now: float) -> None:
+        while self._backoff and self._backoff[0][0] <= now:
+            _, seq, key = heapq.heappop(self._backoff)
+            qp = self._entries.get(key)
+            if qp is not None and qp.where == BACKOFF and qp.seq == seq:
+                qp.added_at = now
+                self._push_active(qp)
+        for qp in list(self._entries.values()):
+            if qp.where == UNSCHEDULABLE and now - qp.failed_at >= self.unschedulable_timeout:
+                self._requeue(qp, now)
+
+    # -- producers -------------------------------------------------------------------------------
+    def add(self, pod: Any) -> None:
+        """A pending pod was added or changed (informer). New pods go to active; known ones get the new
+        object, and an unschedulable one is retried since its spec may now fit."""
+        with self._cond:
+            now = self._clock()
+            qp = self._entries.get(pod.key)
+            if qp is None:
+                qp = QueuedPod(pod=pod, added_at=now, initial_attempt_at=now)
+                self._entries[pod.key] = qp
+                self._push_active(qp)
+                return
+            qp.pod = pod
+            qp.deleted = False
+            if qp.where == UNSCHEDULABLE:
+                self._requeue(qp, now)
+
+    def delete(self, key: str) -> None:
+        with self._cond:
+            qp = self._entries.get(key)
+            if qp is None:
+                return
+            if qp.where == IN_FLIGHT:
+                qp.deleted = True  # the cycle still holds it; done()/failed() will drop it
+            else:
+                del self._entries[key]  # stale heap items are skipped by seq/where checks
+
+    def move_all(self, event: str = "") -> None:
+        """A cluster event that may make unschedulable pods fit (node add/update, pod delete)."""
+        with self._cond:
+            now = self._clock()
+            self._move_request_cycle = self._cycle
+            for qp in self._entries.values():
+                if qp.where == UNSCHEDULABLE:
+                    self._requeue(qp, now)
+
+    # -- consumer --------------------------------------------------------------------------------
+    def pop(self, timeout: float | None = None) -> QueuedPod | None:
+        """The next pod to schedule, or None on timeout/close. Marks it in flight."""
+        deadline = None if timeout is None else self._clock() + timeout
+        with self._cond:
+            while True:
+                if self._closed:
+                    return None
+                now = self._clock()
+                self._flush(now)
+                while self._active:
+                    _, _, seq, key = heapq.heappop(self._active)
+                    qp = self._entries.get(key)
+                    if qp is None or qp.where != ACTIVE or qp.seq != seq:
+                        continue
+                    self._cycle += 1
+                    qp.cycle = self._cycle
+                    qp.attempts += 1
+                    qp.where = IN_FLIGHT
+                    return qp
+                wait = 1.0  # also bounds the unschedulable-timeout check interval
+                if self._backoff:
+                    wait = min(wait, max(self._backoff[0][0] - now, 0.0))
+                if deadline is not None:
+                    if now >= deadline:
+                        return None
+                    wait = min(wait, deadline - now)
+                self._cond.wait(wait)
+
+    def done(self, key: str) -> None:
+        """The in-flight pod was assumed (or is no longer ours): forget it."""
+        with self._cond:
+            qp = self._entries.get(key)
+            if qp is not None and qp.where == IN_FLIGHT:
+                del self._entries[key]
+
+    def failed(self, qp: QueuedPod, *, unschedulable: bool) -> None:
+        """The attempt failed. `unschedulable`: no node fits (wait for an event); otherwise an error
+        (bind failure, API error) retried after backoff."""
+        with self._cond:
+            key = qp.pod.key
+            cur = self._entries.get(key)
+            if cur is None:
+                # Bind failures arrive after done(): the pod re-enters with its attempt history.
+                cur = qp
+                self._entries[key] = cur
+            if cur.deleted:
+                del self._entries[key]
+                return
+            now = self._clock()
+            cur.failed_at = now
+            cur.added_at = now
+            if unschedulable and self._move_request_cycle < cur.cycle:
+                cur.where = UNSCHEDULABLE
+            else:
+                self._push_backoff(cur)
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
