@@ -1,0 +1,109 @@
+"""`./lab doctor`: is this host ready for the lab? Each check says what it found and, if wrong, the fix."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import metadata
+
+from packaging.requirements import Requirement
+
+from labkit.definition import Lab
+from labkit.vagrant import PROVIDER_TOOLS, VAGRANT_INSTALL_HINT
+
+OK, WARN, FAIL = "ok", "warn", "fail"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    verdict: str
+    detail: str
+
+
+def _version_of(command: list[str]) -> str | None:
+    try:
+        out = subprocess.run(command, check=False, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = (out.stdout or out.stderr).strip()
+    return text.splitlines()[0] if out.returncode == 0 and text else None
+
+
+def check_python_deps() -> Iterator[Check]:
+    yield Check("python", OK, sys.version.split()[0])  # ./lab refuses anything older than 3.11
+    wrong = []
+    for spec in metadata.requires("kubelab") or []:
+        req = Requirement(spec)
+        if req.marker and not req.marker.evaluate({"extra": ""}):
+            continue
+        try:
+            have = metadata.version(req.name)
+        except metadata.PackageNotFoundError:
+            wrong.append(f"{req.name} missing")
+            continue
+        if not req.specifier.contains(have, prereleases=True):
+            wrong.append(f"{req.name} {have} (want {req.specifier})")
+    if wrong:
+        yield Check("python packages", FAIL, "; ".join(wrong) + " - run ./lab again to reinstall them")
+    else:
+        yield Check("python packages", OK, "all pinned versions installed")
+
+
+def check_vagrant(lab: Lab) -> Iterator[Check]:
+    version = _version_of(["vagrant", "--version"]) if shutil.which("vagrant") else None
+    if not version:
+        yield Check("vagrant", FAIL, f"not found: {VAGRANT_INSTALL_HINT}")
+        return
+    yield Check("vagrant", OK, version)
+    provider = lab.provider.name
+    tool, hint = PROVIDER_TOOLS[provider]
+    version = _version_of([tool, "--version"]) if shutil.which(tool) else None
+    yield (Check(provider, OK, f"{tool} {version}") if version
+           else Check(provider, FAIL, f"`{tool}` not found: {hint}"))
+    if provider == "lxc":
+        # Debian's vagrant-lxc package shows up as a system plugin: "vagrant-lxc (1.4.3, system)".
+        listed = subprocess.run(["vagrant", "plugin", "list"], check=False, capture_output=True,
+                                text=True).stdout
+        found = [ln.strip() for ln in listed.splitlines() if ln.startswith("vagrant-lxc")]
+        yield (Check("vagrant-lxc", OK, found[0]) if found
+               else Check("vagrant-lxc", FAIL, "plugin not installed: " + hint))
+
+
+def _host_memory_mb() -> int:
+    with open("/proc/meminfo") as meminfo:
+        for line in meminfo:
+            if line.startswith("MemTotal:"):
+                return int(re.findall(r"\d+", line)[0]) // 1024
+    return 0
+
+
+def check_host_size(lab: Lab) -> Iterator[Check]:
+    cpus, need_cpus = os.cpu_count() or 1, max(n.cpus for n in lab.nodes)
+    if cpus < need_cpus:
+        yield Check("host CPUs", FAIL, f"{cpus} CPUs; a node asks for {need_cpus}: lower nodes[].cpus")
+    else:
+        total = sum(n.cpus for n in lab.nodes)
+        note = f" (nodes ask {total} in all: they will share)" if total > cpus else ""
+        yield Check("host CPUs", OK, f"{cpus}{note}")
+    memory, need = _host_memory_mb(), sum(n.memory_mb for n in lab.nodes)
+    if memory and memory < need:
+        yield Check("host memory", FAIL, f"{memory} MB; the nodes ask for {need} MB: lower nodes[].memory_mb")
+    elif memory and memory < need + 2048:
+        yield Check("host memory", WARN, f"{memory} MB for {need} MB of nodes leaves under 2 GB for the host")
+    else:
+        yield Check("host memory", OK, f"{memory} MB for {need} MB of nodes")
+
+
+def check_network(lab: Lab) -> Iterator[Check]:
+    # The definition was already validated against /etc/vbox/networks.conf; report what was accepted.
+    yield Check("host-only network", OK, f"{lab.network.host_only_cidr} ({lab.provider.name})")
+
+
+def run_checks(lab: Lab) -> list[Check]:
+    return [*check_python_deps(), *check_vagrant(lab), *check_host_size(lab), *check_network(lab)]

@@ -1,0 +1,73 @@
+"""The pyinfra inventory of a lab: its nodes as hosts, in groups `control_plane` and `workers`.
+
+Each host is named after its node and carries as host data:
+- `node`: that node's entry of the lab definition (name, role, ip, cpus, memory_mb, labels),
+- `lab`: the whole validated lab definition as plain data (what templates and deploys read),
+- the SSH details Vagrant reported (`ssh_hostname`, `ssh_port`, `ssh_user`, `ssh_key`), and the lab's own
+  known_hosts file with `accept-new`: the driver empties that file whenever machines are re-created, so a
+  rebuilt VM's new host key on a reused forwarded port never trips the connection.
+
+`inventory/lab.py` exposes this to the pyinfra CLI; `pyinfra_inventory()` builds the same for the API.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from labkit.definition import Lab
+from labkit.paths import LabPaths
+from labkit.vagrant import SshDetails
+
+Groups = dict[str, list[tuple[str, dict]]]
+
+
+class InventoryMissing(RuntimeError):
+    """The lab's machines have no recorded SSH details yet."""
+
+
+def lab_groups(lab: Lab, ssh: dict[str, SshDetails], known_hosts: Path) -> Groups:
+    lab_data = lab.model_dump(mode="json")
+    groups: Groups = {"control_plane": [], "workers": []}
+    for node in lab.nodes:
+        try:
+            details = ssh[node.name]
+        except KeyError:
+            raise InventoryMissing(
+                f"no SSH details for node {node.name!r}: is its machine up? Run ./lab up") from None
+        data = {
+            "node": node.model_dump(mode="json"),
+            "lab": lab_data,
+            "ssh_hostname": details.host,
+            "ssh_port": details.port,
+            "ssh_user": details.user,
+            "ssh_key": details.key_file,
+            "ssh_known_hosts_file": str(known_hosts),
+            "ssh_strict_host_key_checking": "accept-new",
+        }
+        group = "control_plane" if node.role == "control-plane" else "workers"
+        groups[group].append((node.name, data))
+    return groups
+
+
+def load_ssh_details(paths: LabPaths) -> dict[str, SshDetails]:
+    try:
+        raw = json.loads(paths.ssh_details.read_text())
+    except FileNotFoundError:
+        raise InventoryMissing(
+            f"{paths.ssh_details} does not exist: the lab's machines were never brought up. Run ./lab up"
+        ) from None
+    return {name: SshDetails(**fields) for name, fields in raw.items()}
+
+
+def recorded_groups(lab: Lab) -> Groups:
+    """Groups for a lab whose machines `./lab up` has brought up (SSH details recorded on disk)."""
+    paths = LabPaths.for_lab(lab.name)
+    return lab_groups(lab, load_ssh_details(paths), paths.known_hosts)
+
+
+def pyinfra_inventory(groups: Groups):
+    from pyinfra.api import Inventory
+
+    names = [name for hosts in groups.values() for name, _ in hosts]
+    return Inventory((names, {}), **{group: (hosts, {}) for group, hosts in groups.items()})

@@ -1,0 +1,33 @@
+"""The lab's life: bring it up, tear it down, rebuild it, snapshot it. `tasks.py` calls these."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from labkit.console import step, tool_line
+from labkit.definition import Lab
+from labkit.paths import LabPaths
+from labkit.vagrant import VagrantLab, require_tools
+
+
+def machines(lab: Lab, lab_file: Path) -> VagrantLab:
+    return VagrantLab(lab, lab_file, progress=tool_line)
+
+
+def bring_up_machines(lab: Lab, lab_file: Path) -> None:
+    require_tools(lab.provider.name)  # before any output: a missing tool is the whole story
+    vms = machines(lab, lab_file)
+    names = ", ".join(n.name for n in lab.nodes)
+    step(f"machines: {names} ({lab.provider.name})")
+    vms.up()
+
+
+def tear_down(lab: Lab, lab_file: Path) -> None:
+    """Destroy this lab's machines and remove everything it left on the host (kubeconfig included)."""
+    paths = LabPaths.for_lab(lab.name)
+    step(f"destroying the machines of lab {lab.name}")
+    machines(lab, lab_file).destroy()
+    if paths.state_dir.exists():
+        step(f"removing {paths.state_dir} (exported kubeconfig, SSH details, Vagrant state)")
+        shutil.rmtree(paths.state_dir)

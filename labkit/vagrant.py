@@ -1,0 +1,203 @@
+"""Drive the lab's machines with Vagrant (through python-vagrant).
+
+`VagrantLab(lab, lab_file)` runs `vagrant` in the project folder with the lab's definition file and its own
+state folder, so the Vagrantfile sees exactly this lab. It brings machines up, reports their state,
+destroys them, saves and restores snapshots, and records each machine's SSH details for the inventory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from labkit.definition import Lab
+from labkit.paths import PROJECT_ROOT, LabPaths
+
+Progress = Callable[[str], None]
+T = TypeVar("T")
+
+VAGRANT_INSTALL_HINT = (
+    "install Vagrant (https://developer.hashicorp.com/vagrant/install; on Debian/Ubuntu: "
+    "apt-get install --no-install-recommends vagrant), then run ./lab doctor"
+)
+PROVIDER_TOOLS = {
+    # provider -> (command that proves it is installed, what to tell the user)
+    "virtualbox": ("VBoxManage", ("install VirtualBox 7 (https://www.virtualbox.org/wiki/Downloads), or on "
+                                  "a Linux host set provider.name: lxc in the lab definition")),
+    "lxc": ("lxc-create", ("install lxc and the vagrant-lxc plugin (Debian/Ubuntu: apt-get install "
+                           "--no-install-recommends lxc vagrant-lxc)")),
+}
+
+
+class ToolMissing(RuntimeError):
+    """A program the lab needs is not installed; the message says what to install."""
+
+
+class VagrantFailed(RuntimeError):
+    """`vagrant` ran and failed; the message carries its last output lines."""
+
+
+@dataclass(frozen=True)
+class SshDetails:
+    host: str
+    port: int
+    user: str
+    key_file: str
+
+
+def parse_ssh_config(text: str) -> dict[str, SshDetails]:
+    """Turn `vagrant ssh-config` output (one `Host` block per machine) into SSH details by machine name."""
+    blocks: dict[str, dict[str, str]] = {}
+    current: dict[str, str] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, _, value = line.partition(" ")
+        value = value.strip().strip('"')
+        if key.lower() == "host":
+            current = blocks.setdefault(value, {})
+        elif current is not None:
+            # IdentityFile may repeat; the first one is the machine's own key.
+            current.setdefault(key.lower(), value)
+    details = {}
+    for name, fields in blocks.items():
+        try:
+            details[name] = SshDetails(
+                host=fields["hostname"], port=int(fields.get("port", "22")),
+                user=fields["user"], key_file=fields["identityfile"],
+            )
+        except KeyError as missing:
+            raise VagrantFailed(f"vagrant ssh-config gave no {missing} for machine {name!r}") from None
+    return details
+
+
+def require_tools(provider: str) -> None:
+    """Fail with one clear message when Vagrant or the provider is missing."""
+    if not shutil.which("vagrant"):
+        raise ToolMissing(f"Vagrant is not installed (no `vagrant` on PATH): {VAGRANT_INSTALL_HINT}")
+    tool, hint = PROVIDER_TOOLS[provider]
+    if not shutil.which(tool):
+        raise ToolMissing(f"the {provider} provider is not available (no `{tool}` on PATH): {hint}")
+
+
+def _merged_stderr():
+    """python-vagrant output context: stderr joins stdout, so a failure's tail shows Vagrant's error."""
+    return contextlib.nullcontext(subprocess.STDOUT)
+
+
+def _captured_stderr():
+    """For commands whose stdout is parsed: keep stderr apart, on the exception if the command fails."""
+    return contextlib.nullcontext(subprocess.PIPE)
+
+
+class VagrantLab:
+    def __init__(self, lab: Lab, lab_file: Path, progress: Progress | None = None,
+                 root: Path = PROJECT_ROOT):
+        self.lab = lab
+        self.lab_file = Path(lab_file).resolve()
+        self.paths = LabPaths.for_lab(lab.name, root)
+        self.root = root
+        self.progress = progress or (lambda line: None)
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            KUBELAB_FILE=str(self.lab_file),
+            KUBELAB_PYTHON=sys.executable,
+            VAGRANT_DOTFILE_PATH=str(self.paths.vagrant_dotfile),
+            VAGRANT_DEFAULT_PROVIDER=self.lab.provider.name,
+        )
+        return env
+
+    def _client(self, streaming: bool = False):
+        require_tools(self.lab.provider.name)
+        import vagrant  # imported late: python-vagrant prints a warning at import when vagrant is absent
+
+        self.paths.state_dir.mkdir(parents=True, exist_ok=True)
+        err_cm = _merged_stderr if streaming else _captured_stderr
+        return vagrant.Vagrant(root=str(self.root), env=self.env, err_cm=err_cm)
+
+    def _stream(self, what: str, lines: Iterator[str]) -> None:
+        """Pass each output line to `progress`; on failure raise with the last lines Vagrant printed."""
+        tail: list[str] = []
+        try:
+            for line in lines:
+                line = line.rstrip()
+                tail = (tail + [line])[-20:]
+                self.progress(line)
+        except subprocess.CalledProcessError as err:
+            output = "\n".join(tail)
+            raise VagrantFailed(f"`vagrant {what}` failed (exit {err.returncode}):\n{output}") from None
+
+    def _query(self, what: str, call: Callable[[], T]) -> T:
+        try:
+            return call()
+        except subprocess.CalledProcessError as err:
+            detail = (err.stderr or b"").decode(errors="replace").strip()
+            raise VagrantFailed(f"`vagrant {what}` failed (exit {err.returncode}):\n{detail}") from None
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    def status(self) -> dict[str, str]:
+        """Machine name -> Vagrant state (running, not_created, poweroff, stopped, ...)."""
+        client = self._client()
+        return {s.name: s.state for s in self._query("status", client.status)}
+
+    def up(self, machines: Iterable[str] | None = None) -> None:
+        """Create or start machines (all by default; one at a time) and record their SSH details."""
+        names = list(machines or [n.name for n in self.lab.nodes])
+        before = self.status()
+        if any(before.get(name) == "not_created" for name in names):
+            # New machines have new host keys on the same forwarded ports: start the lab's known_hosts anew.
+            self.paths.known_hosts.unlink(missing_ok=True)
+        client = self._client(streaming=True)
+        for name in names:
+            self._stream(f"up {name}", client.up(vm_name=name, no_provision=True,
+                                                 provider=self.lab.provider.name, stream_output=True))
+        self.record_ssh_details()
+
+    def destroy(self) -> None:
+        client = self._client(streaming=True)
+        self._stream("destroy", client._stream_vagrant_command(["destroy", "--force"]))
+        self.paths.ssh_details.unlink(missing_ok=True)
+        self.paths.known_hosts.unlink(missing_ok=True)
+
+    def record_ssh_details(self) -> dict[str, SshDetails]:
+        client = self._client()
+        details = parse_ssh_config(self._query("ssh-config", client.ssh_config))
+        self.paths.ssh_details.write_text(json.dumps({k: asdict(v) for k, v in details.items()}, indent=2))
+        return details
+
+    # -- snapshots (all machines at once, as `vagrant snapshot save NAME` does) -----------------------
+
+    def snapshot_save(self, name: str) -> None:
+        client = self._client(streaming=True)
+        self._stream(f"snapshot save {name}",
+                     client._stream_vagrant_command(["snapshot", "save", "--force", name]))
+
+    def snapshot_restore(self, name: str) -> None:
+        client = self._client(streaming=True)
+        self._stream(f"snapshot restore {name}",
+                     client._stream_vagrant_command(["snapshot", "restore", "--no-provision", name]))
+        # A restored machine may predate a re-creation, and with it the host key we last saw.
+        self.paths.known_hosts.unlink(missing_ok=True)
+        self.record_ssh_details()
+
+    def snapshot_list(self) -> list[str]:
+        client = self._client()
+        return self._query("snapshot list", client.snapshot_list)
+
+    def validate(self) -> None:
+        client = self._client()
+        # Not client.validate(): it runs without this lab's environment, so it would check lab.yaml.
+        self._query("validate", lambda: client._run_vagrant_command(["validate"]))

@@ -1,0 +1,141 @@
+"""The lab's verbs. Thin: parse options, call labkit, print results. `./lab --list` shows them all.
+
+Every verb takes --lab FILE (default: lab.yaml, or $KUBELAB_FILE) and validates it before anything runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from invoke import Exit, task
+from rich.table import Table
+
+from labkit import cluster, doctor, lifecycle
+from labkit.console import console, fail, step
+from labkit.definition import DEFAULT_LAB_FILE, Lab, LabError, load_lab
+from labkit.inventory import InventoryMissing
+from labkit.paths import LabPaths
+from labkit.vagrant import ToolMissing, VagrantFailed, VagrantLab
+
+LAB_HELP = {"lab": "lab definition file (default: lab.yaml, or $KUBELAB_FILE)"}
+USER_ERRORS = (LabError, ToolMissing, VagrantFailed, InventoryMissing)
+
+
+def _lab_file(lab: str | None) -> Path:
+    return Path(lab or os.environ.get("KUBELAB_FILE") or DEFAULT_LAB_FILE)
+
+
+@contextlib.contextmanager
+def _user_errors() -> Iterator[None]:
+    """Known failures become one clear message and a non-zero exit, not a traceback."""
+    try:
+        yield
+    except USER_ERRORS as err:
+        fail(str(err))
+        raise Exit(code=2) from None
+
+
+def _load(lab: str | None) -> tuple[Lab, Path]:
+    path = _lab_file(lab)
+    with _user_errors():
+        return load_lab(path), path
+
+
+@task(help=LAB_HELP | {"provision": "provision the machines after they are up (default: yes)"})
+def up(c, lab=None, provision=True):
+    """Bring the lab up: machines, then provisioning to a Ready cluster. Safe to run again."""
+    definition, path = _load(lab)
+    with _user_errors():
+        lifecycle.bring_up_machines(definition, path)
+    console.print(f"[green]machines up[/]: SSH details in {LabPaths.for_lab(definition.name).ssh_details}")
+
+
+@task(help=LAB_HELP)
+def down(c, lab=None):
+    """Destroy the lab's machines and remove its state and exported kubeconfig from the host."""
+    definition, path = _load(lab)
+    with _user_errors():
+        lifecycle.tear_down(definition, path)
+    console.print(f"[green]lab {definition.name} is gone[/]")
+
+
+@task(help=LAB_HELP)
+def rebuild(c, lab=None):
+    """Tear the lab down and bring it up again from scratch."""
+    down(c, lab=lab)
+    up(c, lab=lab)
+
+
+@task(help=LAB_HELP)
+def status(c, lab=None):
+    """Machine states; nodes and the scheduler once a cluster exists."""
+    definition, path = _load(lab)
+    with _user_errors():
+        states = VagrantLab(definition, path).status()
+    table = Table("machine", "role", "ip", "state", title=f"lab {definition.name}")
+    for node in definition.nodes:
+        table.add_row(node.name, node.role, str(node.ip), states.get(node.name, "unknown"))
+    console.print(table)
+    kubeconfig = LabPaths.for_lab(definition.name).kubeconfig
+    if not kubeconfig.exists():
+        console.print("cluster: not provisioned yet (no exported kubeconfig)")
+        return
+    try:
+        rows = cluster.nodes(kubeconfig)
+        sched = cluster.scheduler(kubeconfig, definition)
+    except Exception as err:  # noqa: BLE001 - any failure to reach the API is reported, not raised
+        console.print(f"cluster: API server not reachable with {kubeconfig}: {err}")
+        return
+    nodes = Table("node", "status", "roles", "version", "internal ip", title="cluster")
+    for row in rows:
+        nodes.add_row(row.name, row.ready, row.roles, row.version, row.internal_ip)
+    console.print(nodes)
+    console.print(f"scheduler {definition.scheduler.name}: "
+                  + (f"{sched.ready} ready, image {sched.image}" if sched else "not deployed (./lab deploy-scheduler)"))
+
+
+@task(help=LAB_HELP | {"name": "snapshot name (default: base)"})
+def snapshot(c, lab=None, name="base"):
+    """Save a snapshot of every machine (e.g. provisioned but not initialised) to restore in seconds."""
+    definition, path = _load(lab)
+    step(f"saving snapshot {name!r} of every machine")
+    with _user_errors():
+        lifecycle.machines(definition, path).snapshot_save(name)
+
+
+@task(help=LAB_HELP | {"name": "snapshot name (default: base)"})
+def restore(c, lab=None, name="base"):
+    """Restore every machine to a snapshot saved with `snapshot`."""
+    definition, path = _load(lab)
+    step(f"restoring snapshot {name!r} on every machine")
+    with _user_errors():
+        lifecycle.machines(definition, path).snapshot_restore(name)
+
+
+@task(name="doctor", help=LAB_HELP)
+def doctor_(c, lab=None):
+    """Check this host for the lab: Python packages, Vagrant, the provider, CPUs, memory, network."""
+    definition, _ = _load(lab)
+    checks = doctor.run_checks(definition)
+    table = Table("check", "result", "detail")
+    colours = {doctor.OK: "green", doctor.WARN: "yellow", doctor.FAIL: "red"}
+    for check in checks:
+        table.add_row(check.name, f"[{colours[check.verdict]}]{check.verdict}[/]", check.detail)
+    console.print(table)
+    if any(c.verdict == doctor.FAIL for c in checks):
+        raise Exit("doctor found problems: fix the lines marked fail", code=1)
+
+
+@task(help={"fast": "only the fast suites (no root, no VMs, no image builds)",
+            "k": "only tests matching this pytest -k expression"})
+def test(c, fast=False, k=None):
+    """Run the test suites (all by default; under CI=true nothing that can run may skip)."""
+    args = ["-m", "not system and not image"] if fast else []
+    if k:
+        args += ["-k", k]
+    c.run(shlex.join([sys.executable, "-m", "pytest", *args]))
