@@ -1,0 +1,134 @@
+"""Cache: assumed pods count at once, confirm/forget/expire, incremental snapshots, orphans."""
+
+from __future__ import annotations
+
+import pytest
+
+from scheduler.cache import Cache
+from scheduler.model import PodInfo
+
+
+def node(name: str, cpu: str = "2", rv: str = "1") -> dict:
+    return {"metadata": {"name": name, "resourceVersion": rv},
+            "status": {"allocatable": {"cpu": cpu, "memory": "4Gi", "pods": "110"}}}
+
+
+def pod_obj(name: str, cpu: str = "500m", node_name: str | None = None, uid: str | None = None) -> dict:
+    spec: dict = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
+    if node_name:
+        spec["nodeName"] = node_name
+    return {"metadata": {"name": name, "namespace": "default", "uid": uid or f"uid-{name}"}, "spec": spec}
+
+
+def pod(name: str, cpu: str = "500m", node_name: str | None = None) -> PodInfo:
+    return PodInfo.from_api(pod_obj(name, cpu, node_name))
+
+
+class Clock:
+    now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_assumed_pod_counts_before_bind_and_confirm_does_not_double() -> None:
+    cache = Cache()
+    cache.add_node(node("n1"))
+    cache.assume(pod("a"), "n1")
+    assert cache.snapshot().get("n1").requested.milli_cpu == 500
+    assert cache.is_assumed("uid-a")
+    cache.finish_binding("uid-a")
+    cache.add_pod(pod("a", node_name="n1"))  # the watch shows it bound
+    assert not cache.is_assumed("uid-a")
+    assert cache.snapshot().get("n1").requested.milli_cpu == 500
+    assert cache.counts() == {"nodes": 1, "pods": 1, "assumed_pods": 0}
+
+
+def test_forget_releases_capacity() -> None:
+    cache = Cache()
+    cache.add_node(node("n1"))
+    cache.assume(pod("a"), "n1")
+    cache.forget("uid-a")
+    assert cache.snapshot().get("n1").requested.milli_cpu == 0
+    assert not cache.has_pod("uid-a")
+
+
+def test_forget_ignores_confirmed_pods() -> None:
+    cache = Cache()
+    cache.add_node(node("n1"))
+    cache.add_pod(pod("a", node_name="n1"))
+    cache.forget("uid-a")
+    assert cache.has_pod("uid-a")
+
+
+def test_assumed_pod_expires_only_after_binding_finished_and_ttl() -> None:
+    clock = Clock()
+    cache = Cache(assumed_ttl=30, clock=clock)
+    cache.add_node(node("n1"))
+    cache.assume(pod("a"), "n1")
+    clock.now = 100
+    assert cache.cleanup() == []  # still binding: never expires mid-call
+    cache.finish_binding("uid-a")
+    clock.now = 129
+    assert cache.cleanup() == []
+    clock.now = 130
+    assert [p.name for p in cache.cleanup()] == ["a"]
+    assert cache.snapshot().get("n1").requested.milli_cpu == 0
+
+
+def test_snapshot_is_isolated_from_later_changes() -> None:
+    cache = Cache()
+    cache.add_node(node("n1"))
+    snap_node = cache.snapshot().get("n1")
+    cache.add_pod(pod("a", node_name="n1"))
+    assert snap_node.requested.milli_cpu == 0  # the old clone is untouched
+    assert cache.snapshot().get("n1").requested.milli_cpu == 500
+
+
+def test_snapshot_reclones_only_changed_nodes() -> None:
+    cache = Cache()
+    cache.add_node(node("n1"))
+    cache.add_node(node("n2"))
+    first = cache.snapshot()
+    n2_before = first.get("n2")
+    cache.add_pod(pod("a", node_name="n1"))
+    second = cache.snapshot()
+    assert second.get("n2") is n2_before
+    assert len(second.nodes) == 2
+
+
+def test_pod_before_its_node_is_counted_when_node_arrives() -> None:
+    cache = Cache()
+    cache.add_pod(pod("a", node_name="late"))
+    cache.add_node(node("late"))
+    assert cache.snapshot().get("late").pod_count == 1
+
+
+def test_node_removal_and_pod_delete() -> None:
+    cache = Cache()
+    cache.add_node(node("n1"))
+    cache.add_pod(pod("a", node_name="n1"))
+    cache.remove_node("n1")
+    assert cache.snapshot().get("n1") is None
+    assert cache.remove_pod("uid-a").name == "a"
+    cache.add_node(node("n1"))
+    assert cache.snapshot().get("n1").pod_count == 0
+
+
+def test_node_update_keeps_pods() -> None:
+    cache = Cache()
+    cache.add_node(node("n1"))
+    cache.add_pod(pod("a", node_name="n1"))
+    cache.add_node(node("n1", cpu="4", rv="2"))
+    info = cache.snapshot().get("n1")
+    assert info.allocatable.milli_cpu == 4000 and info.requested.milli_cpu == 500
+
+
+def test_assume_twice_or_unknown_node_is_refused() -> None:
+    cache = Cache()
+    cache.add_node(node("n1"))
+    cache.assume(pod("a"), "n1")
+    with pytest.raises(ValueError):
+        cache.assume(pod("a"), "n1")
+    with pytest.raises(KeyError):
+        cache.assume(pod("b"), "gone")

@@ -1,0 +1,153 @@
+"""SchedulingQueue: ordering, backoff, unschedulable moves, dedup, deletion (fake clock, no threads)."""
+
+from __future__ import annotations
+
+from scheduler.model import PodInfo
+from scheduler.queue import ACTIVE, BACKOFF, IN_FLIGHT, UNSCHEDULABLE, SchedulingQueue
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def pod(name: str, priority: int = 0, uid: str | None = None) -> PodInfo:
+    return PodInfo(uid=uid or f"uid-{name}", namespace="default", name=name, priority=priority)
+
+
+def make() -> tuple[SchedulingQueue, Clock]:
+    clock = Clock()
+    return SchedulingQueue(clock=clock), clock
+
+
+def test_priority_then_fifo() -> None:
+    q, clock = make()
+    q.add(pod("low-1"))
+    clock.now += 1
+    q.add(pod("high", priority=10))
+    clock.now += 1
+    q.add(pod("low-2"))
+    order = [q.pop(timeout=0).pod.name for _ in range(3)]
+    assert order == ["high", "low-1", "low-2"]
+    assert q.pop(timeout=0) is None
+
+
+def test_dedup_by_key_keeps_newest_object() -> None:
+    q, _ = make()
+    q.add(pod("a"))
+    newer = pod("a")
+    newer.resource_version = "7"
+    q.add(newer)
+    got = q.pop(timeout=0)
+    assert got.pod is newer
+    assert q.pop(timeout=0) is None
+
+
+def test_backoff_doubles_to_ten_seconds() -> None:
+    q, _ = make()
+    assert [q.backoff_duration(n) for n in range(1, 7)] == [1, 2, 4, 8, 10, 10]
+
+
+def test_error_goes_to_backoff_then_active_after_expiry() -> None:
+    q, clock = make()
+    q.add(pod("a"))
+    qp = q.pop(timeout=0)
+    q.failed(qp, unschedulable=False)
+    assert q.where("default/a") == BACKOFF
+    assert q.pop(timeout=0) is None  # backoff of 1 s not over
+    clock.now += 1.0
+    again = q.pop(timeout=0)
+    assert again is not None and again.attempts == 2
+    q.failed(again, unschedulable=False)
+    clock.now += 1.5
+    assert q.pop(timeout=0) is None  # second backoff is 2 s
+    clock.now += 0.5
+    assert q.pop(timeout=0).attempts == 3
+
+
+def test_unschedulable_waits_for_event() -> None:
+    q, clock = make()
+    q.add(pod("a"))
+    q.failed(q.pop(timeout=0), unschedulable=True)
+    assert q.where("default/a") == UNSCHEDULABLE
+    clock.now += 30
+    assert q.pop(timeout=0) is None
+    q.move_all("NodeAdd")
+    assert q.where("default/a") == ACTIVE  # backoff (1 s) long over
+    assert q.pop(timeout=0).pod.name == "a"
+
+
+def test_unschedulable_moved_to_backoff_if_event_comes_early() -> None:
+    q, clock = make()
+    q.add(pod("a"))
+    q.failed(q.pop(timeout=0), unschedulable=True)
+    clock.now += 0.2
+    q.move_all("NodeUpdate")
+    assert q.where("default/a") == BACKOFF
+
+
+def test_unschedulable_flushed_after_timeout() -> None:
+    q, clock = make()
+    q.add(pod("a"))
+    q.failed(q.pop(timeout=0), unschedulable=True)
+    clock.now += 59
+    assert q.pop(timeout=0) is None
+    clock.now += 1
+    assert q.pop(timeout=0).pod.name == "a"
+
+
+def test_event_during_flight_sends_failure_to_backoff() -> None:
+    """A node added while the pod was being scheduled must not leave it waiting for the next event."""
+    q, clock = make()
+    q.add(pod("a"))
+    qp = q.pop(timeout=0)
+    q.move_all("NodeAdd")
+    q.failed(qp, unschedulable=True)
+    assert q.where("default/a") == BACKOFF
+
+
+def test_delete_drops_queued_and_in_flight() -> None:
+    q, _ = make()
+    q.add(pod("a"))
+    q.add(pod("b"))
+    q.delete("default/a")
+    qp = q.pop(timeout=0)
+    assert qp.pod.name == "b"
+    assert q.where("default/b") == IN_FLIGHT
+    q.delete("default/b")
+    q.failed(qp, unschedulable=True)
+    assert "default/b" not in q
+    assert q.pop(timeout=0) is None
+
+
+def test_add_while_in_flight_does_not_queue_twice() -> None:
+    q, _ = make()
+    q.add(pod("a"))
+    qp = q.pop(timeout=0)
+    q.add(pod("a"))
+    assert q.pop(timeout=0) is None
+    q.done(qp.pod.key)
+    assert "default/a" not in q
+
+
+def test_bind_failure_after_done_requeues_with_history() -> None:
+    q, clock = make()
+    q.add(pod("a"))
+    qp = q.pop(timeout=0)
+    q.done(qp.pod.key)
+    q.failed(qp, unschedulable=False)
+    assert q.where("default/a") == BACKOFF
+    clock.now += 1
+    assert q.pop(timeout=0).attempts == 2
+
+
+def test_counts_by_queue() -> None:
+    q, _ = make()
+    for name in "abc":
+        q.add(pod(name))
+    q.failed(q.pop(timeout=0), unschedulable=True)
+    q.pop(timeout=0)
+    assert q.counts() == {ACTIVE: 1, BACKOFF: 0, UNSCHEDULABLE: 1, IN_FLIGHT: 1}
