@@ -37,6 +37,13 @@ class QueuedPod:
     seq: int = field(default=0)
 
 
+def scheduling_signature(pod: Any) -> tuple:
+    """What of a pod a plugin may read; a change in it may make an unschedulable pod fit."""
+    return tuple(getattr(pod, name, None) for name in (
+        "labels", "annotations", "requests", "node_selector", "required_node_affinity", "tolerations",
+        "host_ports", "priority"))
+
+
 class SchedulingQueue:
     def __init__(self, *, initial_backoff: float = 1.0, max_backoff: float = 10.0,
                  unschedulable_timeout: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
@@ -122,9 +129,10 @@ class SchedulingQueue:
                 self._entries[pod.key] = qp
                 self._push_active(qp)
                 return
-            qp.pod = pod
+            old, qp.pod = qp.pod, pod
             qp.deleted = False
-            if qp.where == UNSCHEDULABLE:
+            # Status-only updates (our own PodScheduled condition) must not retry the pod at once.
+            if qp.where == UNSCHEDULABLE and scheduling_signature(old) != scheduling_signature(pod):
                 self._requeue(qp, now)
 
     def delete(self, key: str) -> None:

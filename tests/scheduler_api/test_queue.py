@@ -101,7 +101,7 @@ def test_unschedulable_flushed_after_timeout() -> None:
 
 def test_event_during_flight_sends_failure_to_backoff() -> None:
     """A node added while the pod was being scheduled must not leave it waiting for the next event."""
-    q, clock = make()
+    q, _ = make()
     q.add(pod("a"))
     qp = q.pop(timeout=0)
     q.move_all("NodeAdd")
@@ -151,3 +151,16 @@ def test_counts_by_queue() -> None:
     q.failed(q.pop(timeout=0), unschedulable=True)
     q.pop(timeout=0)
     assert q.counts() == {ACTIVE: 1, BACKOFF: 0, UNSCHEDULABLE: 1, IN_FLIGHT: 1}
+
+
+def test_status_only_update_does_not_retry_unschedulable_pod() -> None:
+    q, clock = make()
+    q.add(pod("a"))
+    q.failed(q.pop(timeout=0), unschedulable=True)
+    clock.now += 5
+    q.add(pod("a"))  # e.g. our PodScheduled=False condition came back through the watch
+    assert q.where("default/a") == UNSCHEDULABLE
+    relabelled = pod("a")
+    relabelled.labels = {"tier": "web"}
+    q.add(relabelled)
+    assert q.where("default/a") == ACTIVE
