@@ -1,0 +1,119 @@
+"""The lab definition: the default lab is valid, and each kind of bad value is refused by field name."""
+
+import copy
+import ipaddress
+
+import pytest
+import yaml
+
+from labkit.definition import DEFAULT_LAB_FILE, LabError, load_lab, parse_lab
+
+VBOX_DEFAULT = [ipaddress.ip_network("192.168.56.0/21")]
+
+
+@pytest.fixture
+def data():
+    return yaml.safe_load(DEFAULT_LAB_FILE.read_text())
+
+
+def problems_of(data, ranges=VBOX_DEFAULT) -> list[str]:
+    with pytest.raises(LabError) as err:
+        parse_lab(data, "lab.yaml", allowed_ranges=ranges)
+    return err.value.problems
+
+
+def test_default_lab_is_the_two_vm_lab():
+    lab = load_lab(allowed_ranges=VBOX_DEFAULT)
+    assert [n.role for n in lab.nodes] == ["control-plane", "worker"]
+    assert lab.control_plane.name == "k8s-control-plane"
+    assert lab.provider.name == "virtualbox"
+    assert str(lab.network.host_only_cidr) == "192.168.56.0/24"
+    assert lab.kubernetes.minor == lab.kubernetes.version.rsplit(".", 1)[0]
+
+
+def test_more_workers_by_adding_entries(data):
+    for i in range(2, 5):
+        data["nodes"].append({"name": f"k8s-worker-0{i}", "role": "worker", "ip": f"192.168.56.{10 + i}"})
+    lab = parse_lab(data, allowed_ranges=VBOX_DEFAULT)
+    assert [w.name for w in lab.workers] == ["k8s-worker-01", "k8s-worker-02", "k8s-worker-03", "k8s-worker-04"]
+
+
+def with_change(data, change):
+    changed = copy.deepcopy(data)
+    change(changed)
+    return changed
+
+
+CASES = {
+    "unknown key": (lambda d: d["nodes"][0].update(colour="red"), "nodes[0].colour: unknown key"),
+    "unknown top-level key": (lambda d: d.update(extra=1), "extra: unknown key"),
+    "duplicate name": (lambda d: d["nodes"][1].update(name="k8s-control-plane"), "nodes[1].name: 'k8s-control-plane' is already used"),
+    "duplicate ip": (lambda d: d["nodes"][1].update(ip="192.168.56.10"), "nodes[1].ip: 192.168.56.10 is already used"),
+    "ip outside host-only": (lambda d: d["nodes"][1].update(ip="10.1.2.3"), "nodes[1].ip: 10.1.2.3 is outside network.host_only_cidr"),
+    "host's own address": (lambda d: d["nodes"][1].update(ip="192.168.56.1"), "nodes[1].ip: 192.168.56.1 is reserved"),
+    "range VirtualBox refuses": (lambda d: (d["network"].update(host_only_cidr="172.28.0.0/24"),
+                                           d["nodes"][0].update(ip="172.28.0.10"), d["nodes"][1].update(ip="172.28.0.11")),
+                                 "network.host_only_cidr: VirtualBox refuses 172.28.0.0/24"),
+    "pod cidr overlaps nodes": (lambda d: d["network"].update(pod_cidr="192.168.0.0/16"),
+                                "network.pod_cidr: 192.168.0.0/16 overlaps network.host_only_cidr"),
+    "service overlaps pods": (lambda d: d["network"].update(service_cidr="10.244.0.0/20"),
+                              "network.service_cidr: 10.244.0.0/20 overlaps network.pod_cidr"),
+    "control plane 1 cpu": (lambda d: d["nodes"][0].update(cpus=1), "nodes[0].cpus: the control plane needs at least 2 CPUs"),
+    "control plane 1 GB": (lambda d: d["nodes"][0].update(memory_mb=1024), "nodes[0].memory_mb: the control plane needs at least 2048 MB"),
+    "no control plane": (lambda d: d["nodes"][0].update(role="worker"), "nodes: exactly one node needs role: control-plane (found 0"),
+    "two control planes": (lambda d: d["nodes"][1].update(role="control-plane"), "(found 2: k8s-control-plane, k8s-worker-01)"),
+    "bad role": (lambda d: d["nodes"][1].update(role="master"), "nodes[1].role:"),
+    "bad node name": (lambda d: d["nodes"][1].update(name="Worker_1"), "nodes[1].name: 'Worker_1' is not a valid node name"),
+    "bad ip": (lambda d: d["nodes"][1].update(ip="192.168.56.300"), "nodes[1].ip:"),
+    "bad version": (lambda d: d["kubernetes"].update(version="1.34"), "kubernetes.version: '1.34' is not a Kubernetes version"),
+    "unquoted version": (lambda d: d["kubernetes"].update(version=1.34), "kubernetes.version:"),
+    "old version": (lambda d: d["kubernetes"].update(version="1.20.1"), "older than 1.28"),
+    "bad calico": (lambda d: d["cni"].update(calico_version="3.30"), "cni.calico_version: '3.30' is not a Calico release tag"),
+    "missing nodes": (lambda d: d.pop("nodes"), "nodes: required but missing"),
+    "lxc without bridge": (lambda d: d["provider"].update(name="lxc"), "provider.lxc_bridge:"),
+    "high-speed node unknown": (lambda d: d["placement"].update(high_speed_nodes=["nope"]),
+                                "placement.high_speed_nodes[0]: 'nope' is not a worker"),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_bad_value_is_named(data, case):
+    change, expected = CASES[case]
+    problems = problems_of(with_change(data, change))
+    assert any(expected in p for p in problems), problems
+
+
+def test_custom_vbox_range_is_honoured(data):
+    changed = with_change(data, CASES["range VirtualBox refuses"][0])
+    parse_lab(changed, allowed_ranges=[*VBOX_DEFAULT, ipaddress.ip_network("172.16.0.0/12")])
+
+
+def test_lxc_lab_may_use_any_private_range(data):
+    changed = with_change(data, CASES["range VirtualBox refuses"][0])
+    changed["provider"].update(name="lxc", lxc_bridge="kubelab0")
+    assert parse_lab(changed, allowed_ranges=VBOX_DEFAULT).provider.name == "lxc"
+
+
+def test_every_problem_is_reported_at_once(data):
+    def two_faults(d):
+        d["nodes"][1]["ip"] = "192.168.56.10"
+        d["network"]["pod_cidr"] = "192.168.56.0/22"
+    problems = problems_of(with_change(data, two_faults))
+    assert len(problems) >= 2
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path):
+    bad = tmp_path / "lab.yaml"
+    bad.write_text("name: x\nnodes: [\n")
+    with pytest.raises(LabError) as err:
+        load_lab(bad)
+    assert str(bad) in str(err.value) and "line" in err.value.problems[0]
+
+
+def test_missing_file_says_how_to_fix(tmp_path):
+    with pytest.raises(LabError, match="file not found"):
+        load_lab(tmp_path / "nope.yaml")
+
+
+def test_not_a_mapping():
+    assert "expected a mapping" in problems_of(["a", "b"])[0]

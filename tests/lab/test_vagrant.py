@@ -1,0 +1,164 @@
+"""The Vagrant driver's pieces that need no machine: SSH details, tool checks, and `vagrant validate`."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from labkit.definition import DEFAULT_LAB_FILE, load_lab
+from labkit.paths import PROJECT_ROOT
+from labkit.vagrant import ToolMissing, VagrantLab, parse_ssh_config, require_tools
+
+# What `vagrant ssh-config` prints for a two-machine VirtualBox lab (Vagrant 2.3).
+SSH_CONFIG = """\
+Host k8s-control-plane
+  HostName 127.0.0.1
+  User vagrant
+  Port 2222
+  UserKnownHostsFile /dev/null
+  StrictHostKeyChecking no
+  PasswordAuthentication no
+  IdentityFile /home/u/lab/.lab/schedlab/vagrant/machines/k8s-control-plane/virtualbox/private_key
+  IdentitiesOnly yes
+  LogLevel FATAL
+  PubkeyAcceptedKeyTypes +ssh-rsa
+  HostKeyAlgorithms +ssh-rsa
+
+Host k8s-worker-01
+  HostName 127.0.0.1
+  User vagrant
+  Port 2200
+  UserKnownHostsFile /dev/null
+  StrictHostKeyChecking no
+  PasswordAuthentication no
+  IdentityFile "/home/u/my lab/private_key"
+  IdentityFile /home/u/.vagrant.d/insecure_private_key
+  IdentitiesOnly yes
+"""
+
+
+def test_ssh_config_gives_each_machine_its_port_and_key():
+    details = parse_ssh_config(SSH_CONFIG)
+    assert set(details) == {"k8s-control-plane", "k8s-worker-01"}
+    cp, worker = details["k8s-control-plane"], details["k8s-worker-01"]
+    assert (cp.host, cp.port, cp.user) == ("127.0.0.1", 2222, "vagrant")
+    assert cp.key_file.endswith("k8s-control-plane/virtualbox/private_key")
+    assert worker.port == 2200
+    assert worker.key_file == "/home/u/my lab/private_key"  # quoted path, first IdentityFile wins
+
+
+def test_ssh_config_without_hostname_is_an_error():
+    from labkit.vagrant import VagrantFailed
+
+    with pytest.raises(VagrantFailed, match="no 'hostname'"):
+        parse_ssh_config("Host a\n  User vagrant\n  IdentityFile /k\n")
+
+
+def test_missing_vagrant_says_what_to_install(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ToolMissing, match="Vagrant is not installed.*install Vagrant"):
+        require_tools("virtualbox")
+
+
+def test_missing_virtualbox_says_what_to_install(monkeypatch, tmp_path):
+    fake = tmp_path / "vagrant"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ToolMissing, match="no `VBoxManage`.*install VirtualBox"):
+        require_tools("virtualbox")
+
+
+def test_each_lab_keeps_its_own_vagrant_state():
+    lab = load_lab(DEFAULT_LAB_FILE)
+    env = VagrantLab(lab, DEFAULT_LAB_FILE).env
+    assert env["VAGRANT_DOTFILE_PATH"] == str(PROJECT_ROOT / ".lab" / lab.name / "vagrant")
+    assert env["KUBELAB_FILE"] == str(DEFAULT_LAB_FILE)
+
+
+def _vagrant_or_skip():
+    if shutil.which("vagrant"):
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail("vagrant is not installed; .ci/run installs it (scripts/install-test-deps.sh)")
+    pytest.skip("vagrant is not installed on this machine")
+
+
+def _validate(lab_file, tmp_path):
+    env = dict(os.environ, KUBELAB_FILE=str(lab_file), VAGRANT_DOTFILE_PATH=str(tmp_path / "vagrant"))
+    return subprocess.run(["vagrant", "validate"], check=False, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True)
+
+
+def test_vagrant_validates_the_default_lab(tmp_path):
+    _vagrant_or_skip()
+    proc = _validate(DEFAULT_LAB_FILE, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "validated successfully" in proc.stdout
+
+
+def test_vagrantfile_refuses_a_malformed_lab_with_the_field(tmp_path):
+    _vagrant_or_skip()
+    bad = tmp_path / "lab.yaml"
+    bad.write_text(DEFAULT_LAB_FILE.read_text().replace("cpus: 2", "cpus: 1", 1))
+    proc = _validate(bad, tmp_path)
+    assert proc.returncode != 0
+    assert "nodes[0].cpus" in proc.stderr
+
+
+def _ruby_or_skip():
+    if shutil.which("ruby"):
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail("ruby is not installed; it comes with vagrant (scripts/install-test-deps.sh)")
+    pytest.skip("ruby (comes with Vagrant) is not installed on this machine")
+
+
+def _flatten(calls: list, out: dict) -> dict:
+    """Setter calls of a recorded Vagrantfile block as {"vm.provider.cpus": 2, ...} (the define prefix cut)."""
+    for call in calls:
+        if "set" in call:
+            out[call["set"].removeprefix("vm.define.")] = call["value"]
+        elif "call" in call:
+            out.setdefault(call["call"].removeprefix("vm.define."), []).append([*call["args"], call["kwargs"]])
+        elif "block" in call:
+            _flatten(call["calls"], out)
+    return out
+
+
+def vagrantfile_view(lab_data: dict, tmp_path) -> dict[str, dict]:
+    """What the Vagrantfile configures per machine for this lab, read through a recording stand-in."""
+    _ruby_or_skip()
+    lab = tmp_path / "lab.yaml"
+    lab.write_text(yaml.safe_dump(lab_data))
+    proc = subprocess.run(
+        ["ruby", str(PROJECT_ROOT / "tests/lab/ruby/vagrantfile_view.rb"), str(PROJECT_ROOT / "Vagrantfile")],
+        check=False, cwd=PROJECT_ROOT, env=dict(os.environ, KUBELAB_FILE=str(lab)), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    calls = json.loads(proc.stdout)
+    return {c["args"][0]: _flatten(c["calls"], {}) for c in calls if c.get("block") == "vm.define"}
+
+
+def test_vagrantfile_defines_one_machine_per_node(tmp_path):
+    data = yaml.safe_load(DEFAULT_LAB_FILE.read_text())
+    data["nodes"].append({"name": "k8s-worker-02", "role": "worker", "ip": "192.168.56.12", "cpus": 1,
+                          "memory_mb": 1536})
+    view = vagrantfile_view(data, tmp_path)
+    assert list(view) == ["k8s-control-plane", "k8s-worker-01", "k8s-worker-02"]
+    worker = view["k8s-worker-02"]
+    assert worker["vm.hostname"] == "k8s-worker-02"
+    assert worker["vm.network"] == [["private_network", {"ip": "192.168.56.12"}]]
+    assert (worker["vm.provider.cpus"], worker["vm.provider.memory"]) == (1, 1536)
+    assert worker["vm.provider.linked_clone"] is True
+    assert view["k8s-control-plane"]["vm.provider.memory"] == 4096
+
+
+def test_vagrantfile_lxc_provider_uses_the_lab_bridge(tmp_path):
+    data = yaml.safe_load(DEFAULT_LAB_FILE.read_text())
+    data["provider"] = {"name": "lxc", "box": "kubelab/bookworm", "lxc_bridge": "kubelab0"}
+    view = vagrantfile_view(data, tmp_path)
+    network = view["k8s-worker-01"]["vm.network"]
+    assert network == [["private_network", {"ip": "192.168.56.11", "lxc__bridge_name": "kubelab0"}]]
+    assert view["k8s-worker-01"]["vm.provider.container_name"] == "schedlab-k8s-worker-01"

@@ -1,0 +1,62 @@
+"""The invoke verbs as a user runs them: listed, and refusing bad input with a clear message and no change."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from labkit.paths import PROJECT_ROOT
+
+INVOKE = [sys.executable, "-m", "invoke"]
+
+
+def run(*args, env=None, path=None):
+    environ = dict(os.environ, **(env or {}))
+    if path is not None:
+        environ["PATH"] = path
+    return subprocess.run([*INVOKE, *args], check=False, cwd=PROJECT_ROOT, env=environ,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_list_shows_the_verbs():
+    out = run("--list").stdout
+    for verb in ("up", "down", "rebuild", "status", "snapshot", "restore", "doctor", "test"):
+        assert f"  {verb} " in out, out
+
+
+def test_malformed_lab_exits_non_zero_naming_the_field_and_changes_nothing(tmp_path):
+    bad = tmp_path / "lab.yaml"
+    bad.write_text("name: brokenlab\nnodes:\n  - {name: cp, role: control-plane, ip: 192.168.56.10, cpus: 1}\n")
+    proc = run("up", "--lab", str(bad))
+    assert proc.returncode == 2
+    assert "nodes[0].cpus" in proc.stderr and "nothing was changed" in proc.stderr
+    assert not (PROJECT_ROOT / ".lab" / "brokenlab").exists()
+
+
+def test_missing_provider_is_one_clear_message(tmp_path):
+    # Only a fake `vagrant` on PATH: VirtualBox is missing, as on these machines.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "vagrant").write_text("#!/bin/sh\necho should-not-run >&2; exit 99\n")
+    (bin_dir / "vagrant").chmod(0o755)
+    proc = run("up", path=f"{bin_dir}:{Path(sys.executable).parent}")
+    assert proc.returncode == 2
+    assert "VBoxManage" in proc.stderr and "install VirtualBox" in proc.stderr
+    assert "should-not-run" not in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_missing_vagrant_is_one_clear_message(tmp_path):
+    proc = run("status", path=str(Path(sys.executable).parent))
+    assert proc.returncode == 2
+    assert "Vagrant is not installed" in proc.stderr
+
+
+@pytest.mark.parametrize("verb", ["down", "snapshot", "restore", "doctor"])
+def test_every_verb_validates_the_lab_first(verb, tmp_path):
+    bad = tmp_path / "lab.yaml"
+    bad.write_text("name: x\nnodes: []\nbogus: 1\n")
+    proc = run(verb, "--lab", str(bad))
+    assert proc.returncode == 2 and "bogus: unknown key" in proc.stderr
