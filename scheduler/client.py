@@ -62,10 +62,12 @@ class TokenBucket:
 
     qps: float
     burst: int
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
 
     def __post_init__(self) -> None:
         self._tokens = float(max(self.burst, 1))
-        self._stamp = time.monotonic()
+        self._stamp = self.clock()
         self._lock = threading.Lock()
 
     def take(self) -> float:
@@ -73,14 +75,14 @@ class TokenBucket:
         if self.qps <= 0:
             return 0.0
         with self._lock:
-            now = time.monotonic()
+            now = self.clock()
             cap = float(max(self.burst, 1))
             self._tokens = min(cap, self._tokens + (now - self._stamp) * self.qps)
             self._stamp = now
             self._tokens -= 1.0
             wait = 0.0 if self._tokens >= 0 else -self._tokens / self.qps
         if wait > 0:
-            time.sleep(wait)
+            self.sleep(wait)
         return wait
 
 

@@ -1,0 +1,82 @@
+"""Pieces of the runtime that need no API server: token bucket, Status parsing, event/binding bodies."""
+
+from __future__ import annotations
+
+import json
+
+from scheduler.binder import binding_body
+from scheduler.client import TokenBucket, _error_from
+from scheduler.events import NOTE_LIMIT, event_body, unschedulable_condition_patch
+from scheduler.model import PodInfo
+
+
+class FakeTime:
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_token_bucket_allows_burst_then_paces_at_qps() -> None:
+    t = FakeTime()
+    bucket = TokenBucket(qps=50, burst=100, clock=t.clock, sleep=t.sleep)
+    waits = [bucket.take() for _ in range(100)]
+    assert waits == [0.0] * 100
+    assert abs(bucket.take() - 0.02) < 1e-9  # the 101st request waits one token: 1/50 s
+    t.now += 1.0  # a quiet second refills 50 tokens
+    assert [bucket.take() for _ in range(49)] == [0.0] * 49
+
+
+def test_token_bucket_disabled_with_non_positive_qps() -> None:
+    t = FakeTime()
+    bucket = TokenBucket(qps=0, burst=1, clock=t.clock, sleep=t.sleep)
+    assert all(bucket.take() == 0.0 for _ in range(1000))
+    assert t.slept == []
+
+
+def test_status_body_becomes_api_error() -> None:
+    raw = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 409,
+                      "reason": "Conflict", "message": 'Operation cannot be fulfilled on pods/binding "p": '
+                      "pod p is already assigned to node \"n1\""}).encode()
+    err = _error_from(409, raw, "POST", "/api/v1/namespaces/default/pods/p/binding")
+    assert (err.status, err.reason) == (409, "Conflict")
+    assert "already assigned" in err.message
+    assert not err.unreachable
+
+
+def test_non_status_error_body_is_kept_as_text() -> None:
+    err = _error_from(502, b"<html>bad gateway</html>", "GET", "/api/v1/pods")
+    assert err.status == 502 and "bad gateway" in err.message
+
+
+def pod() -> PodInfo:
+    return PodInfo(uid="u-1", namespace="team", name="web-1", resource_version="42")
+
+
+def test_binding_body_carries_uid_precondition() -> None:
+    body = binding_body(pod(), "n2")
+    assert body["metadata"] == {"name": "web-1", "namespace": "team", "uid": "u-1"}
+    assert body["target"] == {"apiVersion": "v1", "kind": "Node", "name": "n2"}
+
+
+def test_event_body_shape_and_note_limit() -> None:
+    body = event_body(pod(), controller="my-scheduler", instance="my-scheduler-host", reason="FailedScheduling",
+                      action="Scheduling", note="x" * 5000, type_="Warning", now=1700000000.5)
+    assert body["apiVersion"] == "events.k8s.io/v1"
+    assert body["metadata"]["name"].startswith("web-1.")
+    assert body["eventTime"] == "2023-11-14T22:13:20.500000Z"
+    assert body["regarding"] == {"apiVersion": "v1", "kind": "Pod", "namespace": "team", "name": "web-1",
+                                 "uid": "u-1", "resourceVersion": "42"}
+    assert len(body["note"].encode()) <= NOTE_LIMIT
+
+
+def test_condition_patch() -> None:
+    cond = unschedulable_condition_patch("0/1 nodes are available: 1 Insufficient cpu.")["status"]["conditions"]
+    assert cond[0]["type"] == "PodScheduled" and cond[0]["status"] == "False"
+    assert cond[0]["reason"] == "Unschedulable"
