@@ -135,7 +135,19 @@ def doctor_(c, lab=None):
             "k": "only tests matching this pytest -k expression"})
 def test(c, fast=False, k=None):
     """Run the test suites (all by default; under CI=true nothing that can run may skip)."""
+    if not fast:
+        _install_test_dependencies(c)
     args = ["-m", "not system and not image"] if fast else []
     if k:
         args += ["-k", k]
     c.run(shlex.join([sys.executable, "-m", "pytest", *args]))
+
+
+def _install_test_dependencies(c) -> None:
+    """The system and image suites need Debian packages: install them when we are root, else say why not."""
+    script = Path(__file__).parent / "scripts" / "install-test-deps.sh"
+    if os.geteuid() == 0:
+        step("test dependencies (Debian packages)")
+        c.run(shlex.quote(str(script)))
+    else:
+        console.print(f"[yellow]not root[/]: skipping {script}; the system and image suites will skip")
