@@ -11,7 +11,6 @@ it that way, so Ruby never parses the YAML itself).
 from __future__ import annotations
 
 import ipaddress
-import json
 import re
 import sys
 from collections.abc import Iterator
@@ -66,9 +65,45 @@ class Network(_Strict):
     service_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("10.96.0.0/12")
 
 
+PACKAGE_URL_SCHEMES = ("https://", "http://", "file:///")
+
+
+def _check_repository_url(value: str, what: str) -> str:
+    if not value.startswith(PACKAGE_URL_SCHEMES):
+        raise ValueError(f"{what} must start with https://, http:// or file:/// (got {value!r})")
+    return value
+
+
 class Kubernetes(_Strict):
     version: str = "1.34.2"
+    # A flat apt repository (pkgs.k8s.io's layout: Release, Packages and Release.key at its root);
+    # {minor} becomes e.g. 1.34. For air-gapped labs point it at a mirror or a directory on the nodes
+    # (file:///srv/kube-debs/) laid out the same way.
     package_source: str = "https://pkgs.k8s.io/core:/stable:/v{minor}/deb/"
+    # The repository's signing key (ASCII-armoured); unset means Release.key beside the packages.
+    package_key_url: str | None = None
+    # Debian revision of the kubelet/kubeadm/kubectl packages: pkgs.k8s.io publishes 1.34.2-1.1.
+    package_revision: str = "1.1"
+
+    @field_validator("package_source")
+    @classmethod
+    def _package_source(cls, value: str) -> str:
+        _check_repository_url(value, "the package source")
+        if not value.endswith("/"):
+            raise ValueError(f"{value!r} must end with '/' (it is the root of a flat apt repository)")
+        return value
+
+    @field_validator("package_key_url")
+    @classmethod
+    def _package_key_url(cls, value: str | None) -> str | None:
+        return None if value is None else _check_repository_url(value, "the key URL")
+
+    @field_validator("package_revision")
+    @classmethod
+    def _package_revision(cls, value: str) -> str:
+        if not re.match(r"^[0-9A-Za-z.+~]+$", value):
+            raise ValueError(f"{value!r} is not a Debian package revision like 1.1")
+        return value
 
     @field_validator("version")
     @classmethod
@@ -89,10 +124,57 @@ class Kubernetes(_Strict):
     def package_url(self) -> str:
         return self.package_source.format(minor=self.minor)
 
+    @property
+    def key_url(self) -> str:
+        return self.package_key_url or f"{self.package_url}Release.key"
+
+    @property
+    def package_version(self) -> str:
+        """The exact Debian version to install and hold, e.g. 1.34.2-1.1."""
+        return f"{self.version}-{self.package_revision}"
+
+    @property
+    def minor_number(self) -> int:
+        return int(self.version.split(".")[1])
+
+
+class Containerd(_Strict):
+    package: str = "containerd"
+    # Exact Debian version to install (apt's `containerd=VERSION`); unset installs the distribution's
+    # current one, which the run prints so it can be pinned here.
+    version: str | None = None
+
+    @field_validator("package")
+    @classmethod
+    def _package(cls, value: str) -> str:
+        if not re.match(r"^[a-z0-9][a-z0-9.+-]+$", value):
+            raise ValueError(f"{value!r} is not a Debian package name (containerd or containerd.io)")
+        return value
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"^[0-9][0-9A-Za-z.+~:-]*$", value):
+            raise ValueError(f"{value!r} is not a Debian package version like 1.6.20~ds1-1+b1")
+        return value
+
 
 class Cni(_Strict):
     calico_version: str = "v3.30.3"
     ip_autodetection: Literal["cidr", "kubernetes-internal-ip", "can-reach"] = "cidr"
+    # The Tigera operator manifest; {version} becomes calico_version. Point it at a mirror when offline.
+    operator_manifest_url: str = (
+        "https://raw.githubusercontent.com/projectcalico/calico/{version}/manifests/tigera-operator.yaml"
+    )
+
+    @field_validator("operator_manifest_url")
+    @classmethod
+    def _operator_manifest_url(cls, value: str) -> str:
+        return _check_repository_url(value, "the operator manifest URL")
+
+    @property
+    def operator_url(self) -> str:
+        return self.operator_manifest_url.format(version=self.calico_version)
 
     @field_validator("calico_version")
     @classmethod
@@ -157,6 +239,7 @@ class Lab(_Strict):
     provider: Provider = Provider()
     network: Network = Network()
     kubernetes: Kubernetes = Kubernetes()
+    containerd: Containerd = Containerd()
     cni: Cni = Cni()
     nodes: list[Node]
     scheduler: SchedulerSettings = SchedulerSettings()

@@ -1,0 +1,115 @@
+"""What the deploys write on the nodes: paths and the rendered content, all derived from the lab definition.
+
+Pure functions of (lab, node): the fast tests parse exactly what goes onto the machines.
+"""
+
+from __future__ import annotations
+
+from labkit.definition import Lab, Node
+from labkit.render import render
+
+KEYRING = "/etc/apt/keyrings/kubernetes-apt-keyring.asc"  # .asc: apt reads armoured keys, no gpg needed
+APT_SOURCE = "/etc/apt/sources.list.d/kubernetes.list"
+MODULES_FILE = "/etc/modules-load.d/kubernetes.conf"
+SYSCTL_FILE = "/etc/sysctl.d/99-kubernetes.conf"
+KUBELET_DEFAULTS = "/etc/default/kubelet"
+CONTAINERD_CONFIG = "/etc/containerd/config.toml"
+KUBELAB_DIR = "/etc/kubelab"  # our rendered inputs; kubeadm wants /etc/kubernetes to itself
+KUBEADM_INIT_CONFIG = f"{KUBELAB_DIR}/kubeadm-init.yaml"
+KUBEADM_JOIN_CONFIG = f"{KUBELAB_DIR}/kubeadm-join.yaml"
+TIGERA_OPERATOR = f"{KUBELAB_DIR}/tigera-operator.yaml"
+CALICO_INSTALLATION = f"{KUBELAB_DIR}/calico-installation.yaml"
+ADMIN_CONF = "/etc/kubernetes/admin.conf"  # written by kubeadm init: the control plane is initialised
+KUBELET_CONF = "/etc/kubernetes/kubelet.conf"  # written by init and join: the node has joined
+API_PORT = 6443
+
+KERNEL_MODULES = ("overlay", "br_netfilter")
+SYSCTLS = {
+    "net.bridge.bridge-nf-call-iptables": 1,
+    "net.bridge.bridge-nf-call-ip6tables": 1,
+    "net.ipv4.ip_forward": 1,
+}
+KUBE_PACKAGES = ("kubelet", "kubeadm", "kubectl")
+PREREQUISITES = ("ca-certificates", "curl")
+FIRST_V1BETA4_MINOR = 31  # kubeadm.k8s.io/v1beta4 arrived in Kubernetes 1.31
+
+
+def kubeadm_api_version(lab: Lab) -> str:
+    return "v1beta4" if lab.kubernetes.minor_number >= FIRST_V1BETA4_MINOR else "v1beta3"
+
+
+def api_endpoint(lab: Lab) -> str:
+    return f"{lab.control_plane.ip}:{API_PORT}"
+
+
+def kubeadm_init_config(lab: Lab) -> str:
+    node = lab.control_plane
+    return render(
+        f"kubeadm/{kubeadm_api_version(lab)}/init.yaml.j2",
+        cluster_name=lab.name,
+        kubernetes_version=lab.kubernetes.version,
+        node_name=node.name,
+        node_ip=str(node.ip),
+        pod_cidr=str(lab.network.pod_cidr),
+        service_cidr=str(lab.network.service_cidr),
+    )
+
+
+def kubeadm_join_config(lab: Lab, node: Node, token: str, ca_cert_hash: str) -> str:
+    return render(
+        f"kubeadm/{kubeadm_api_version(lab)}/join.yaml.j2",
+        api_endpoint=api_endpoint(lab),
+        token=token,
+        ca_cert_hash=ca_cert_hash,
+        node_name=node.name,
+        node_ip=str(node.ip),
+    )
+
+
+def node_address_autodetection(lab: Lab) -> dict:
+    """Calico's nodeAddressAutodetectionV4: always tied to the host-only network, never the NAT one."""
+    method = lab.cni.ip_autodetection
+    if method == "cidr":
+        return {"cidrs": [str(lab.network.host_only_cidr)]}
+    if method == "can-reach":
+        return {"canReach": str(lab.control_plane.ip)}
+    return {"kubernetes": "NodeInternalIP"}  # the kubelet's --node-ip, itself the host-only address
+
+
+def calico_installation(lab: Lab) -> str:
+    return render(
+        "calico/installation.yaml.j2",
+        calico_version=lab.cni.calico_version,
+        pod_cidr=str(lab.network.pod_cidr),
+        node_address_autodetection=node_address_autodetection(lab),
+    )
+
+
+def apt_source(lab: Lab) -> str:
+    return render(
+        "node/kubernetes.list.j2",
+        minor=lab.kubernetes.minor,
+        keyring=KEYRING,
+        package_url=lab.kubernetes.package_url,
+    )
+
+
+def modules_load() -> str:
+    return render("node/modules-load.conf.j2", modules=KERNEL_MODULES)
+
+
+def sysctl_conf() -> str:
+    return render("node/sysctl.conf.j2", sysctls=SYSCTLS)
+
+
+def kubelet_defaults(node: Node) -> str:
+    return render("node/kubelet-defaults.j2", node_ip=str(node.ip))
+
+
+def kube_package_specs(lab: Lab) -> list[str]:
+    return [f"{name}={lab.kubernetes.package_version}" for name in KUBE_PACKAGES]
+
+
+def containerd_package_spec(lab: Lab) -> str:
+    pin = lab.containerd.version
+    return f"{lab.containerd.package}={pin}" if pin else lab.containerd.package

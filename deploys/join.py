@@ -1,0 +1,106 @@
+"""Workers join with a token minted on the control plane during the same run.
+
+pyinfra fixes operation arguments when the deploy code runs, long before the control plane exists, so the
+token travels through a `JoinHandoff` that one `python.call` callback fills on the control plane and a
+later one reads on each worker (Known trap 6). Both only run when some worker has no kubelet.conf yet.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from io import StringIO
+
+from pyinfra import host
+from pyinfra.api import Host, State
+from pyinfra.api.deploy import deploy
+from pyinfra.facts.files import File as FileFact
+from pyinfra.operations import python
+
+from deploys import files as node_files
+from deploys.lab_host import node_of, sudo
+from labkit.definition import Lab
+
+TOKEN_TTL = "1h"  # only needs to outlive this run
+_JOIN_COMMAND = re.compile(
+    r"kubeadm join (?P<endpoint>\S+) --token (?P<token>[a-z0-9]{6}\.[a-z0-9]{16})"
+    r" --discovery-token-ca-cert-hash (?P<hash>sha256:[0-9a-f]{64})"
+)
+
+
+class JoinError(RuntimeError):
+    pass
+
+
+@dataclass
+class JoinCredentials:
+    endpoint: str
+    token: str
+    ca_cert_hash: str
+
+
+@dataclass
+class JoinHandoff:
+    """Carries the join credentials from the control plane's callback to the workers' callbacks."""
+
+    credentials: JoinCredentials | None = None
+    joined: list[str] = field(default_factory=list)
+
+
+def parse_join_command(output: str) -> JoinCredentials:
+    match = _JOIN_COMMAND.search(output)
+    if not match:
+        raise JoinError(f"`kubeadm token create --print-join-command` printed no join command:\n{output}")
+    return JoinCredentials(match["endpoint"], match["token"], match["hash"])
+
+
+def _run(target: Host, command: str, step: str) -> str:
+    ok, output = target.run_shell_command(command, _sudo=sudo(target))
+    if not ok:
+        raise JoinError(f"{target.name}: {step} failed: `{command}`\n{output.stdout}\n{output.stderr}".rstrip())
+    return output.stdout
+
+
+def mint_join_token(state: State, host: Host, handoff: JoinHandoff) -> None:
+    output = _run(host, f"kubeadm token create --ttl {TOKEN_TTL} --print-join-command", "minting a join token")
+    handoff.credentials = parse_join_command(output)
+
+
+def join_node(state: State, host: Host, lab: Lab, handoff: JoinHandoff) -> None:
+    node = node_of(lab, host)
+    if host.get_fact(FileFact, path=node_files.KUBELET_CONF):  # joined since planning: leave it alone
+        return
+    if handoff.credentials is None:
+        raise JoinError(f"{node.name}: no join token: minting one on {lab.control_plane.name} failed earlier")
+    creds = handoff.credentials
+    config = node_files.kubeadm_join_config(lab, node, creds.token, creds.ca_cert_hash)
+    path = node_files.KUBEADM_JOIN_CONFIG
+    _run(host, f"install -d -m 700 {node_files.KUBELAB_DIR}", "creating the config directory")
+    if not host.put_file(StringIO(config), path, _sudo=sudo(host)):
+        raise JoinError(f"{node.name}: could not upload the join configuration to {path}")
+    try:
+        _run(host, f"chmod 600 {path} && kubeadm join --config {shlex.quote(path)}", "kubeadm join")
+    finally:
+        host.run_shell_command(f"rm -f {path}", _sudo=sudo(host))  # it holds a live token
+    handoff.joined.append(node.name)
+
+
+def workers_to_join(lab: Lab, state: State) -> list[str]:
+    """Workers without /etc/kubernetes/kubelet.conf: new ones, or ones whose join never finished."""
+    pending = []
+    for target in state.inventory.iter_active_hosts():
+        node = node_of(lab, target)
+        if node.role == "worker" and not target.get_fact(FileFact, path=node_files.KUBELET_CONF):
+            pending.append(node.name)
+    return pending
+
+
+@deploy("Join workers")
+def join_workers(lab: Lab, handoff: JoinHandoff, pending: list[str]) -> None:
+    node = node_of(lab, host)
+    if node.role == "control-plane" and pending:
+        python.call(name=f"Mint a join token for {', '.join(pending)}", function=mint_join_token,
+                    handoff=handoff)
+    if node.name in pending:
+        python.call(name="kubeadm join", function=join_node, lab=lab, handoff=handoff)

@@ -1,0 +1,30 @@
+"""Which lab node the current pyinfra host is, read from its inventory data."""
+
+from __future__ import annotations
+
+from pyinfra.api import Host
+
+from labkit.definition import Lab, Node
+
+
+def node_of(lab: Lab, target: Host) -> Node:
+    """The inventory gives each host `node` data ({name, ip, role}); its name is the lab node's name."""
+    data = target.data.get("node")
+    name = data["name"] if isinstance(data, dict) else target.name
+    try:
+        return lab.node(name)
+    except KeyError:
+        raise KeyError(
+            f"inventory host {target.name!r} maps to node {name!r}, which is not in the lab definition's "
+            "nodes; regenerate the inventory from the same lab file"
+        ) from None
+
+
+def login_user(target: Host) -> str:
+    """The account that gets ~/.kube/config: inventory `kube_user`, else the SSH user, else root."""
+    return target.data.get("kube_user") or target.data.get("ssh_user") or "root"
+
+
+def sudo(target: Host) -> bool:
+    """Whether commands run through sudo (inventory `_sudo`); callbacks pass it on explicitly."""
+    return bool(target.data.get("_sudo", False))

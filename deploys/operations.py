@@ -1,0 +1,160 @@
+"""Operations the stock pyinfra operations do not cover, written the pyinfra way: read facts, yield only
+the commands that would change something, and say why when there is nothing to do (`host.noop`).
+"""
+
+from __future__ import annotations
+
+from io import StringIO
+
+from pyinfra import host
+from pyinfra.api import OperationError, operation
+from pyinfra.facts.deb import DebPackages
+from pyinfra.facts.files import File as FileFact
+from pyinfra.facts.files import FileContents, Sha1File
+from pyinfra.facts.server import Home
+from pyinfra.operations import apt, files
+
+from deploys import containerd_config, fstab
+from deploys.facts import (
+    ActiveSwap,
+    ContainerdDefaultConfig,
+    ContainerKind,
+    HeldPackages,
+    KernelModuleState,
+    KubeObjectsPresent,
+)
+from deploys.files import ADMIN_CONF, CONTAINERD_CONFIG
+
+
+def _missing_debs(specs: list[str]) -> list[str]:
+    installed = host.get_fact(DebPackages) or {}
+    missing = []
+    for spec in specs:
+        name, _, version = spec.partition("=")
+        versions = installed.get(name) or []
+        if not versions or (version and version not in versions):
+            missing.append(spec)
+    return missing
+
+
+@operation()
+def debs_installed(packages: list[str], extra_install_args: str | None = None):
+    """Install `name` or `name=version` packages; refresh the package lists only when something is
+    missing, so a finished node reports no change."""
+    missing = _missing_debs(packages)
+    if not missing:
+        host.noop(f"already installed: {', '.join(packages)}")
+        return
+    yield from apt.update._inner()
+    yield from apt.packages._inner(packages=missing, extra_install_args=extra_install_args)
+
+
+@operation()
+def debs_held(packages: list[str]):
+    held = set(host.get_fact(HeldPackages) or [])
+    to_hold = [name for name in packages if name not in held]
+    if not to_hold:
+        host.noop(f"already held: {', '.join(packages)}")
+        return
+    yield f"apt-mark hold {' '.join(to_hold)}"
+
+
+@operation()
+def kernel_module(module: str):
+    """Make a kernel module's feature available now. Built-in modules never show in /proc/modules and
+    containers (lxc, nspawn) cannot load modules at all: both are detected and reported, not modprobe'd."""
+    state = host.get_fact(KernelModuleState, module=module)
+    if state == "loaded":
+        host.noop(f"kernel module {module} is loaded")
+        return
+    if state == "builtin":
+        host.noop(f"kernel module {module}: built into the kernel (or provided by the host), nothing to load")
+        return
+    container = host.get_fact(ContainerKind)
+    if container:
+        raise OperationError(
+            f"kernel module {module} is not available and this node is a {container} container, which "
+            f"cannot load modules: run `modprobe {module}` on the machine that hosts it"
+        )
+    yield f"modprobe {module}"
+
+
+@operation()
+def swap_off():
+    active = host.get_fact(ActiveSwap)
+    if not active:
+        host.noop("no swap in use")
+        return
+    yield "swapoff -a"
+
+
+@operation()
+def fstab_without_swap(path: str = "/etc/fstab"):
+    """Comment out swap entries so swap stays off after a reboot (the whole file is rewritten)."""
+    lines = host.get_fact(FileContents, path=path)
+    if lines is None:
+        host.noop(f"{path} does not exist")
+        return
+    wanted = fstab.without_swap(lines)
+    if wanted == lines:
+        host.noop(f"{path} has no active swap entries")
+        return
+    yield from files.put._inner(src=StringIO("\n".join(wanted) + "\n"), dest=path)
+
+
+@operation()
+def containerd_configured(path: str = CONTAINERD_CONFIG):
+    """Write containerd's own defaults with SystemdCgroup = true and CRI enabled; restart it on change."""
+    default = host.get_fact(ContainerdDefaultConfig)
+    if default is None:
+        raise OperationError("containerd is not installed: `containerd config default` is not available")
+    wanted = containerd_config.kubernetes_config(default)
+    commands = list(files.put._inner(src=StringIO(wanted), dest=path, mode="644"))
+    if not commands:
+        host.noop(f"{path} already has SystemdCgroup = true and CRI enabled")
+        return
+    yield from commands
+    yield "systemctl restart containerd"
+
+
+@operation()
+def kubeadm_initialised(config_path: str):
+    """`kubeadm init` once: /etc/kubernetes/admin.conf is its mark."""
+    if host.get_fact(FileFact, path=ADMIN_CONF):
+        host.noop(f"control plane already initialised ({ADMIN_CONF} exists)")
+        return
+    yield f"kubeadm init --config {config_path}"
+
+
+@operation()
+def user_kubeconfig(user: str):
+    """The admin kubeconfig for the login user (~/.kube/config), kept equal to admin.conf."""
+    home = host.get_fact(Home, user=user) if user != "root" else "/root"
+    if not home:
+        raise OperationError(f"user {user!r} has no home directory on this node")
+    dest = f"{home}/.kube/config"
+    admin = host.get_fact(Sha1File, path=ADMIN_CONF)
+    if admin is None:
+        raise OperationError(f"{ADMIN_CONF} is missing: `kubeadm init` has not completed on this node")
+    if host.get_fact(Sha1File, path=dest) == admin:
+        host.noop(f"{dest} is up to date")
+        return
+    yield f"install -D -m 600 -o {user} -g $(id -gn {user}) {ADMIN_CONF} {dest}"
+
+
+@operation()
+def manifest_applied(path: str, kubeconfig: str = ADMIN_CONF, content: str | None = None,
+                     server_side: bool = False, wait_for: str | None = None):
+    """Upload `content` to `path` (if given) and `kubectl apply` it when it changed or any of its objects
+    is missing from the cluster. `wait_for`: a `kubectl wait` condition to meet first (e.g. CRDs)."""
+    commands = []
+    if content is not None:
+        commands = list(files.put._inner(src=StringIO(content), dest=path, mode="600"))
+    if not commands and host.get_fact(KubeObjectsPresent, kubeconfig=kubeconfig, manifest=path):
+        host.noop(f"every object in {path} exists in the cluster")
+        return
+    yield from commands
+    if wait_for:
+        yield f"kubectl --kubeconfig {kubeconfig} wait --for {wait_for} --timeout 120s"
+    side = " --server-side --force-conflicts" if server_side else ""
+    yield f"kubectl --kubeconfig {kubeconfig} apply{side} -f {path}"
