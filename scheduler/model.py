@@ -28,7 +28,10 @@ __all__ = [
     "DEFAULT_MILLI_CPU_REQUEST",
     "EPHEMERAL_STORAGE",
     "MEMORY",
+    "NO_EXECUTE",
+    "NO_SCHEDULE",
     "PODS",
+    "PREFER_NO_SCHEDULE",
     "TAINT_NOT_READY",
     "TAINT_UNREACHABLE",
     "TAINT_UNSCHEDULABLE",
@@ -42,6 +45,7 @@ __all__ = [
     "SelectorTerm",
     "Taint",
     "Toleration",
+    "is_tolerated",
 ]
 
 CPU = "cpu"
@@ -210,7 +214,7 @@ class Toleration:
         return False
 
 
-def tolerates_all(tolerations: Iterable[Toleration], taint: Taint) -> bool:
+def is_tolerated(tolerations: Iterable[Toleration], taint: Taint) -> bool:
     """True if any toleration tolerates the taint."""
     for toleration in tolerations:
         if toleration.tolerates(taint):

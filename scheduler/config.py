@@ -1,0 +1,346 @@
+"""The scheduler's configuration file: a subset of kube-scheduler's KubeSchedulerConfiguration
+(apiVersion kubescheduler.config.k8s.io/v1), so a config written for kube-scheduler reads the same here.
+
+Supported: ``profiles[]`` (schedulerName, percentageOfNodesToScore, plugins.{multiPoint,filter,score}
+with enabled [{name, weight}] / disabled [{name} or "*"], pluginConfig [{name, args}]),
+``leaderElection`` (leaderElect, leaseDuration, renewDeadline, retryPeriod, resourceLock: leases,
+resourceNamespace, resourceName), ``clientConnection`` (kubeconfig, qps, burst) and
+``percentageOfNodesToScore``. Anything else, or a plugin this scheduler does not have, stops start-up
+with a message naming it (kube-scheduler fields we do not implement, such as ``parallelism``, included:
+silently ignoring them would mislead).
+
+Differences from kube-scheduler, on purpose:
+- ``healthzBindAddress`` / ``metricsBindAddress`` (``host:port``) are extra top-level fields: v1 dropped
+  them because kube-scheduler serves those paths on its secure port; this scheduler serves /healthz,
+  /readyz and /metrics over plain HTTP there (default 0.0.0.0:10251, kube-scheduler's old insecure port,
+  free on every current control plane).
+- ``schedulerName`` is required: defaulting to "default-scheduler" would race the cluster's own
+  scheduler for every pod.
+- ``leaderElection.resourceName`` defaults to the first profile's schedulerName rather than
+  "kube-scheduler", so this scheduler never contends for kube-scheduler's Lease.
+
+Plugin sets follow kube-scheduler's merge rules: the defaults (``scheduler.plugins.DEFAULT_*``) are the
+multiPoint set; a user's multiPoint entries are appended, or replace a default of the same name in place
+(e.g. to change its weight); ``disabled: [{name: "*"}]`` drops the defaults at that point. A plugin named
+under ``filter``/``score`` overrides its multiPoint entry there. The seed config (multiPoint enabling
+NetworkAware) therefore runs the defaults plus NetworkAware.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+
+from scheduler.plugins import DEFAULT_FILTERS, DEFAULT_SCORES, REGISTRY, Args, Plugin
+
+__all__ = [
+    "API_VERSION",
+    "ConfigError",
+    "KubeSchedulerConfiguration",
+    "ProfileConfig",
+    "ResolvedProfile",
+    "load_config",
+    "parse_bind_address",
+    "parse_config",
+    "parse_duration",
+]
+
+API_VERSION = "kubescheduler.config.k8s.io/v1"
+DEFAULT_BIND_ADDRESS = "0.0.0.0:10251"
+
+_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h)")
+_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+class ConfigError(ValueError):
+    """The configuration cannot be used; the message names the file, each bad field and the fix."""
+
+
+def parse_duration(value: Any) -> float:
+    """A Go duration string ("15s", "1m30s", "500ms") in seconds."""
+    if isinstance(value, bool) or not isinstance(value, str):
+        raise ValueError(f"expected a duration string such as '15s' or '1m30s', got {value!r}")  # noqa: TRY004 (pydantic reports ValueError)
+    text = value.strip()
+    pos, total = 0, 0.0
+    while pos < len(text):
+        match = _DURATION_PART.match(text, pos)
+        if match is None:
+            raise ValueError(f"{value!r} is not a duration (use a number with ns, us, ms, s, m or h: '15s')")
+        total += float(match[1]) * _UNIT_SECONDS[match[2]]
+        pos = match.end()
+    if not text:
+        raise ValueError("empty duration (use e.g. '15s')")
+    return total
+
+
+def parse_bind_address(value: str) -> tuple[str, int]:
+    """``host:port`` (``[::]:port`` for IPv6) -> (host, port); raises ValueError naming the value."""
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"{value!r} is not host:port (e.g. 0.0.0.0:10251)")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def _bind_address(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected host:port, got {value!r}")  # noqa: TRY004 (pydantic reports ValueError)
+    parse_bind_address(value)
+    return value
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+BindAddress = Annotated[str, BeforeValidator(_bind_address)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PluginRef(_Strict):
+    name: str = Field(min_length=1)
+    weight: int = Field(0, ge=0, le=1_000_000)  # 0: the plugin's default weight
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_name(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
+
+
+class PluginSet(_Strict):
+    enabled: list[PluginRef] = []
+    disabled: list[PluginRef] = []
+
+
+class Plugins(_Strict):
+    multiPoint: PluginSet = PluginSet()
+    filter: PluginSet = PluginSet()
+    score: PluginSet = PluginSet()
+
+
+class PluginConfig(_Strict):
+    name: str
+    args: dict[str, Any] = {}
+
+
+class ResolvedProfile(BaseModel):
+    """The plugins a profile runs, in order, with their parsed args and score weights."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    scheduler_name: str
+    filters: tuple[tuple[Plugin, Args], ...]
+    scores: tuple[tuple[Plugin, Args, int], ...]
+    percentage_of_nodes_to_score: int | None
+
+
+class ProfileConfig(_Strict):
+    schedulerName: str = Field(min_length=1, pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+    percentageOfNodesToScore: int | None = Field(None, ge=0, le=100)
+    plugins: Plugins = Plugins()
+    pluginConfig: list[PluginConfig] = []
+
+    @model_validator(mode="after")
+    def _check(self) -> ProfileConfig:
+        errors = []
+        for point in ("multiPoint", "filter", "score"):
+            plugin_set: PluginSet = getattr(self.plugins, point)
+            for kind in ("enabled", "disabled"):
+                for i, ref in enumerate(getattr(plugin_set, kind)):
+                    where = f"plugins.{point}.{kind}[{i}]"
+                    if ref.name == "*" and kind == "disabled":
+                        continue
+                    plugin = REGISTRY.get(ref.name)
+                    if plugin is None:
+                        errors.append(f"{where}: unknown plugin {ref.name!r} (known: {', '.join(REGISTRY)})")
+                    elif kind == "enabled" and point == "filter" and not plugin.filters:
+                        errors.append(f"{where}: {ref.name} has no filter; enable it under score or multiPoint")
+                    elif kind == "enabled" and point == "score" and not plugin.scores:
+                        errors.append(f"{where}: {ref.name} has no score; enable it under filter or multiPoint")
+        seen = set()
+        for i, item in enumerate(self.pluginConfig):
+            if item.name not in REGISTRY:
+                errors.append(f"pluginConfig[{i}].name: unknown plugin {item.name!r} (known: {', '.join(REGISTRY)})")
+                continue
+            if item.name in seen:
+                errors.append(f"pluginConfig[{i}].name: {item.name} is configured twice")
+            seen.add(item.name)
+            try:
+                REGISTRY[item.name].args.model_validate(item.args)
+            except ValidationError as err:
+                errors.extend(_error_lines(err, f"pluginConfig[{i}].args"))
+        names = [ref.name for ref in self.plugins.multiPoint.enabled]
+        for name in {n for n in names if names.count(n) > 1}:
+            errors.append(f"plugins.multiPoint.enabled: {name} is listed twice")
+        if errors:
+            raise ValueError("\n".join(errors))
+        return self
+
+    def args_for(self, name: str) -> Args:
+        for item in self.pluginConfig:
+            if item.name == name:
+                return REGISTRY[name].args.model_validate(item.args)
+        return REGISTRY[name].default_args()
+
+    def resolve(self, global_percentage: int | None = None) -> ResolvedProfile:
+        """The plugins this profile runs at filter and score, after kube-scheduler's merge rules."""
+        defaults = [PluginRef(name=n) for n in DEFAULT_FILTERS]
+        weights = dict(DEFAULT_SCORES)
+        default_multi = [PluginRef(name=r.name, weight=weights.get(r.name, 0)) for r in defaults]
+        multi = _merge(default_multi, self.plugins.multiPoint)
+        filters = _expand(multi, self.plugins.filter, lambda p: p.filters)
+        scores = _expand(multi, self.plugins.score, lambda p: p.scores)
+        args = {name: self.args_for(name) for name in {r.name for r in filters + scores}}
+        return ResolvedProfile(
+            scheduler_name=self.schedulerName,
+            filters=tuple((REGISTRY[r.name], args[r.name]) for r in filters),
+            scores=tuple(
+                (REGISTRY[r.name], args[r.name], r.weight or 1)  # 0 (unset) means 1, as in kube-scheduler
+                for r in scores
+            ),
+            percentage_of_nodes_to_score=(
+                self.percentageOfNodesToScore if self.percentageOfNodesToScore is not None else global_percentage
+            ),
+        )
+
+
+def _merge(defaults: list[PluginRef], custom: PluginSet) -> list[PluginRef]:
+    """kube-scheduler's mergePluginSet: defaults minus disabled, re-configured in place, then additions."""
+    disabled = {r.name for r in custom.disabled}
+    by_name = {r.name: r for r in custom.enabled}
+    result: list[PluginRef] = []
+    replaced = set()
+    if "*" not in disabled:
+        for ref in defaults:
+            if ref.name in disabled:
+                continue
+            if ref.name in by_name:
+                ref = by_name[ref.name]
+                replaced.add(ref.name)
+            result.append(ref)
+    result.extend(r for r in custom.enabled if r.name not in replaced)
+    return result
+
+
+def _expand(multi: list[PluginRef], point: PluginSet, implements: Any) -> list[PluginRef]:
+    """Plugins at one extension point: those named there first (overrides keep their order), then
+    multiPoint plugins implementing it and not disabled there (kube-scheduler's expandMultiPointPlugins)."""
+    disabled = {r.name for r in point.disabled}
+    specific = {r.name: r for r in point.enabled}
+    overrides, from_multi = [], []
+    if "*" not in disabled:
+        for ref in multi:
+            if not implements(REGISTRY[ref.name]) or ref.name in disabled:
+                continue
+            if ref.name in specific:
+                overrides.append(specific[ref.name])
+            else:
+                from_multi.append(ref)
+    override_names = {r.name for r in overrides}
+    rest = [r for r in point.enabled if r.name not in override_names]
+    return overrides + from_multi + rest
+
+
+class LeaderElection(_Strict):
+    leaderElect: bool = True
+    leaseDuration: Duration = 15.0
+    renewDeadline: Duration = 10.0
+    retryPeriod: Duration = 2.0
+    resourceLock: Literal["leases"] = "leases"
+    resourceNamespace: str = Field("kube-system", min_length=1)
+    resourceName: str | None = Field(None, min_length=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> LeaderElection:
+        # The same rules as client-go's leader election (JitterFactor 1.2).
+        if self.leaseDuration <= self.renewDeadline:
+            raise ValueError("leaseDuration must be greater than renewDeadline (defaults: 15s > 10s)")
+        if self.renewDeadline <= 1.2 * self.retryPeriod:
+            raise ValueError("renewDeadline must be greater than 1.2 x retryPeriod (defaults: 10s, 2s)")
+        if self.retryPeriod <= 0:
+            raise ValueError("retryPeriod must be greater than zero")
+        return self
+
+
+class ClientConnection(_Strict):
+    kubeconfig: str = ""
+    qps: float = Field(50.0, ge=0)  # kube-scheduler's defaults; 0 disables the limit
+    burst: int = Field(100, ge=1)
+
+
+class KubeSchedulerConfiguration(_Strict):
+    apiVersion: Literal["kubescheduler.config.k8s.io/v1"]
+    kind: Literal["KubeSchedulerConfiguration"]
+    profiles: list[ProfileConfig] = Field(min_length=1)
+    leaderElection: LeaderElection = LeaderElection()
+    clientConnection: ClientConnection = ClientConnection()
+    percentageOfNodesToScore: int | None = Field(None, ge=0, le=100)
+    healthzBindAddress: BindAddress = DEFAULT_BIND_ADDRESS
+    metricsBindAddress: BindAddress = DEFAULT_BIND_ADDRESS
+
+    @model_validator(mode="after")
+    def _check(self) -> KubeSchedulerConfiguration:
+        names = [p.schedulerName for p in self.profiles]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"profiles: schedulerName {', '.join(dupes)} used by more than one profile")
+        return self
+
+    @property
+    def lease_name(self) -> str:
+        return self.leaderElection.resourceName or self.profiles[0].schedulerName
+
+    def resolved_profiles(self) -> list[ResolvedProfile]:
+        return [p.resolve(self.percentageOfNodesToScore) for p in self.profiles]
+
+
+_PATH = re.compile(r"^[A-Za-z][\w.\[\]-]*$")
+
+
+def _error_lines(err: ValidationError, prefix: str = "") -> list[str]:
+    """One line per problem, each starting with the field's full path."""
+    lines = []
+    for item in err.errors():
+        loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in item["loc"]).lstrip(".")
+        where = ".".join(x for x in (prefix, loc) if x)
+        if item["type"] == "extra_forbidden":
+            lines.append(f"{where}: unknown field (remove it; supported fields are listed in scheduler/config.py)")
+        elif item["type"] == "missing":
+            lines.append(f"{where}: required field is missing")
+        else:
+            # a validator may report several problems, one per line, each "relative.path: message"
+            for part in item["msg"].removeprefix("Value error, ").split("\n"):
+                head, sep, rest = part.partition(": ")
+                if sep and _PATH.match(head):
+                    lines.append(f"{where}.{head}: {rest}" if where else part)
+                else:
+                    lines.append(f"{where}: {part}" if where else part)
+    return lines
+
+
+def parse_config(data: Any, source: str = "config") -> KubeSchedulerConfiguration:
+    """Validate a parsed YAML document; raises ConfigError listing every problem with its field path."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a KubeSchedulerConfiguration mapping, got {type(data).__name__}")
+    try:
+        return KubeSchedulerConfiguration.model_validate(data)
+    except ValidationError as err:
+        lines = _error_lines(err)
+        raise ConfigError(f"{source}: invalid scheduler configuration:\n  " + "\n  ".join(lines)) from None
+
+
+def load_config(path: str | Path) -> KubeSchedulerConfiguration:
+    """Read and validate a configuration file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read the scheduler configuration: {err.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+    return parse_config(data, str(path))

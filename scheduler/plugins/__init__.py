@@ -1,0 +1,52 @@
+"""The scheduler's plugins, one module each, registered by the name a KubeSchedulerConfiguration uses.
+
+``DEFAULT_FILTERS`` and ``DEFAULT_SCORES`` are kube-scheduler's default plugin set (v1 config), reduced to
+the plugins this scheduler has, in kube-scheduler's order and with its default score weights:
+TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1. NetworkAware and LeastLoaded are opt-in.
+"""
+
+from __future__ import annotations
+
+from scheduler.plugins import (
+    least_loaded,
+    network_aware,
+    node_affinity,
+    node_name,
+    node_ports,
+    node_resources_fit,
+    node_unschedulable,
+    taint_toleration,
+)
+from scheduler.plugins.base import SUCCESS, Args, Code, NoArgs, Plugin, Status
+
+__all__ = ["DEFAULT_FILTERS", "DEFAULT_SCORES", "REGISTRY", "SUCCESS", "Args", "Code", "NoArgs", "Plugin",
+           "Status"]
+
+REGISTRY: dict[str, Plugin] = {
+    p.name: p
+    for p in (
+        node_unschedulable.PLUGIN,
+        node_name.PLUGIN,
+        taint_toleration.PLUGIN,
+        node_affinity.PLUGIN,
+        node_ports.PLUGIN,
+        node_resources_fit.PLUGIN,
+        network_aware.PLUGIN,
+        least_loaded.PLUGIN,
+    )
+}
+
+# Filters run cheapest and most decisive first, in kube-scheduler's default order.
+DEFAULT_FILTERS: tuple[str, ...] = (
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+)
+DEFAULT_SCORES: tuple[tuple[str, int], ...] = (
+    ("TaintToleration", 3),
+    ("NodeAffinity", 2),
+    ("NodeResourcesFit", 1),
+)

@@ -1,0 +1,172 @@
+"""What every plugin is made of: a verdict type, a plugin descriptor, score normalisation helpers.
+
+A plugin answers one question from a read-only snapshot, like a kube-scheduler framework plugin:
+- Filter: may this pod go on this node? ``pre_filter(pod, args)`` runs once per scheduling cycle and
+  returns the per-pod state the node check needs (kube-scheduler's PreFilter / CycleState), or ``None``
+  when the plugin has nothing to check for this pod (every node passes, and the framework skips it).
+  ``filter_node(state, node)`` then runs per node and returns ``None`` when the node passes or a
+  ``Status`` with kube-scheduler's reason text when it does not.
+- Score: how good is this node? ``pre_score(pod, args)`` -> state or ``None`` (every node scores 0),
+  ``score_node(state, node)`` -> int, and optionally ``normalize(scores, args)`` to rescale the list in
+  place to 0..100 once all feasible nodes are scored.
+
+Splitting per-pod work from per-node work keeps the hot path cheap: the node loop does no parsing and,
+on success, allocates nothing. ``Plugin.filter(pod, node, args)`` and ``Plugin.score(pod, node, args)``
+wrap both halves for tests and for the placement explainer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from scheduler.model import NodeInfo, PodInfo
+
+__all__ = [
+    "MAX_NODE_SCORE",
+    "SUCCESS",
+    "Args",
+    "Code",
+    "NoArgs",
+    "Plugin",
+    "Status",
+    "default_normalize",
+    "min_max_normalize",
+]
+
+MAX_NODE_SCORE = 100
+
+
+class Code(IntEnum):
+    """Verdict codes, as kube-scheduler's framework names them."""
+
+    SUCCESS = 0
+    # The node does not fit now but could (e.g. after other pods leave): preemption might help.
+    UNSCHEDULABLE = 2
+    # Nothing about other pods would make this node fit (taints, selectors, names).
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """A filter verdict. ``reasons`` are counted per node in the FailedScheduling message, so they never
+    name the node: "Insufficient cpu", "node(s) were unschedulable"."""
+
+    code: Code
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+
+    @property
+    def reason(self) -> str:
+        return ", ".join(self.reasons)
+
+    @property
+    def ok(self) -> bool:
+        return self.code == Code.SUCCESS
+
+
+SUCCESS = Status(Code.SUCCESS)
+
+
+class Args(BaseModel):
+    """Base of every plugin's pluginConfig args: unknown fields are errors. ``apiVersion``/``kind`` are
+    accepted because kube-scheduler configs often carry them inside args (kind: NodeResourcesFitArgs)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    apiVersion: str | None = None
+    kind: str | None = None
+
+
+class NoArgs(Args):
+    """For plugins that take no arguments."""
+
+
+PreFn = Callable[[PodInfo, Any], Any]
+FilterFn = Callable[[Any, NodeInfo], "Status | None"]
+ScoreFn = Callable[[Any, NodeInfo], int]
+NormalizeFn = Callable[[list[int], Any], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Plugin:
+    """One plugin: its name, args model, and the function pairs it implements (None = not implemented)."""
+
+    name: str
+    args: type[Args] = NoArgs
+    pre_filter: PreFn | None = None
+    filter_node: FilterFn | None = None
+    pre_score: PreFn | None = None
+    score_node: ScoreFn | None = None
+    normalize: NormalizeFn | None = None
+    default_weight: int = 1
+
+    @property
+    def filters(self) -> bool:
+        return self.filter_node is not None
+
+    @property
+    def scores(self) -> bool:
+        return self.score_node is not None
+
+    def default_args(self) -> Args:
+        return self.args()
+
+    def filter(self, pod: PodInfo, node: NodeInfo, args: Args | None = None) -> Status:
+        """Whole filter verdict for one pod on one node (both halves; for tests and explanations)."""
+        assert self.pre_filter is not None and self.filter_node is not None, f"{self.name} does not filter"
+        state = self.pre_filter(pod, args if args is not None else self.default_args())
+        if state is None:
+            return SUCCESS
+        return self.filter_node(state, node) or SUCCESS
+
+    def score(self, pod: PodInfo, node: NodeInfo, args: Args | None = None) -> int:
+        """Raw (not normalised) score of one node."""
+        assert self.pre_score is not None and self.score_node is not None, f"{self.name} does not score"
+        state = self.pre_score(pod, args if args is not None else self.default_args())
+        return 0 if state is None else self.score_node(state, node)
+
+    def score_nodes(self, pod: PodInfo, nodes: list[NodeInfo], args: Args | None = None) -> list[int]:
+        """Final 0..100 scores of several nodes (raw scores, then normalize if the plugin has one)."""
+        assert self.pre_score is not None and self.score_node is not None, f"{self.name} does not score"
+        args = args if args is not None else self.default_args()
+        state = self.pre_score(pod, args)
+        if state is None:
+            return [0] * len(nodes)
+        scores = [self.score_node(state, node) for node in nodes]
+        if self.normalize is not None:
+            self.normalize(scores, args)
+        return scores
+
+
+def default_normalize(scores: list[int], reverse: bool = False) -> None:
+    """kube-scheduler's DefaultNormalizeScore: scale so the highest raw score becomes 100; with
+    ``reverse`` a higher raw score is worse (100 - scaled). All zeros stay 0, or all become 100 reversed."""
+    top = max(scores, default=0)
+    if top == 0:
+        if reverse:
+            scores[:] = [MAX_NODE_SCORE] * len(scores)
+        return
+    for i, raw in enumerate(scores):
+        scaled = MAX_NODE_SCORE * raw // top
+        scores[i] = MAX_NODE_SCORE - scaled if reverse else scaled
+
+
+def min_max_normalize(scores: list[int], lower_is_better: bool) -> None:
+    """Map the best raw value to 100 and the worst to 0, linearly, rounding down: only nodes holding the
+    best raw value get 100, so a random pick among the top never takes a worse node."""
+    if not scores:
+        return
+    low, high = min(scores), max(scores)
+    if low == high:
+        scores[:] = [MAX_NODE_SCORE] * len(scores)
+        return
+    span = high - low
+    if lower_is_better:
+        scores[:] = [MAX_NODE_SCORE * (high - s) // span for s in scores]
+    else:
+        scores[:] = [MAX_NODE_SCORE * (s - low) // span for s in scores]

@@ -1,0 +1,70 @@
+"""NetworkAware: pods that ask for the high-speed network run only on nodes labelled for it, and
+prefer them when the filter is disabled.
+
+A pod opts in with the annotation ``my-network-preference: high-speed``; only nodes labelled
+``network-topology=high-speed`` pass the filter and they score 100 (others 0). The annotation key, label
+key and label value are pluginConfig args (annotationKey, labelKey, labelValue). Pods without the
+annotation, or with another well-formed value, are unaffected (every node passes and scores 0), as in
+the seed plugin. A value that could never be a label value (empty, spaces, over 63 characters) is a
+mistake in the pod, reported as a PodSpecError naming the annotation rather than silently ignored.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import Field
+
+from scheduler.model import NodeInfo, PodInfo, PodSpecError
+from scheduler.plugins.base import MAX_NODE_SCORE, Args, Code, Plugin, Status
+
+NAME = "NetworkAware"
+_LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+
+
+class NetworkAwareArgs(Args):
+    annotationKey: str = Field("my-network-preference", min_length=1)
+    labelKey: str = Field("network-topology", min_length=1)
+    labelValue: str = Field("high-speed", pattern=_LABEL_VALUE.pattern)
+
+
+def reason(args: NetworkAwareArgs) -> str:
+    return (f"node(s) didn't have label {args.labelKey}={args.labelValue} "
+            f"requested by pod annotation {args.annotationKey}")
+
+
+def _wants(pod: PodInfo, args: NetworkAwareArgs) -> tuple[str, str, Status] | None:
+    value = pod.annotations.get(args.annotationKey)
+    if value is None:
+        return None
+    if not _LABEL_VALUE.match(value):
+        raise PodSpecError(
+            f"metadata.annotations[{args.annotationKey}]",
+            f"{value!r} is not a valid network preference; use {args.labelValue!r} or remove the annotation",
+        )
+    if value != args.labelValue:
+        return None
+    return args.labelKey, args.labelValue, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (reason(args),), NAME)
+
+
+def pre_filter(pod: PodInfo, args: NetworkAwareArgs) -> tuple[str, str, Status] | None:
+    return _wants(pod, args)
+
+
+def filter_node(state: tuple[str, str, Status], node: NodeInfo) -> Status | None:
+    key, value, reject = state
+    return None if node.labels.get(key) == value else reject
+
+
+def pre_score(pod: PodInfo, args: NetworkAwareArgs) -> tuple[str, str, Status] | None:
+    return _wants(pod, args)
+
+
+def score_node(state: tuple[str, str, Status], node: NodeInfo) -> int:
+    return MAX_NODE_SCORE if node.labels.get(state[0]) == state[1] else 0
+
+
+PLUGIN = Plugin(NAME, args=NetworkAwareArgs, pre_filter=pre_filter, filter_node=filter_node,
+                pre_score=pre_score, score_node=score_node, default_weight=1)
+filter = PLUGIN.filter
+score = PLUGIN.score

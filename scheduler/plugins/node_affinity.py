@@ -1,0 +1,58 @@
+"""NodeAffinity: ``spec.nodeSelector`` and required node affinity rule nodes out; preferred node affinity
+terms add their weights to a node's score (highest total scores 100).
+
+Operators In, NotIn, Exists, DoesNotExist, Gt, Lt on labels; matchFields on metadata.name. Terms are
+ORed, expressions inside a term ANDed; a Gt/Lt against a label that is not an integer does not match.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scheduler.model import NodeInfo, NodeSelector, PodInfo, PreferredTerm
+from scheduler.plugins.base import Args, Code, Plugin, Status, default_normalize
+
+NAME = "NodeAffinity"
+REASON = "node(s) didn't match Pod's node affinity/selector"
+_REJECT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON,), NAME)
+
+
+@dataclass(frozen=True, slots=True)
+class _Required:
+    selector: tuple[tuple[str, str], ...]
+    affinity: NodeSelector | None
+
+
+def pre_filter(pod: PodInfo, args: Args) -> _Required | None:
+    if not pod.node_selector and pod.required_node_affinity is None:
+        return None
+    return _Required(tuple(pod.node_selector.items()), pod.required_node_affinity)
+
+
+def filter_node(required: _Required, node: NodeInfo) -> Status | None:
+    labels = node.labels
+    for key, value in required.selector:
+        if labels.get(key) != value:
+            return _REJECT
+    if required.affinity is not None and not required.affinity.matches(node.name, labels):
+        return _REJECT
+    return None
+
+
+def pre_score(pod: PodInfo, args: Args) -> tuple[PreferredTerm, ...] | None:
+    return pod.preferred_node_affinity or None
+
+
+def score_node(preferred: tuple[PreferredTerm, ...], node: NodeInfo) -> int:
+    """Raw score: sum of the weights of the preferred terms this node matches."""
+    return sum(p.weight for p in preferred if p.term.matches(node.name, node.labels))
+
+
+def normalize(scores: list[int], args: Args) -> None:
+    default_normalize(scores)
+
+
+PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, pre_score=pre_score,
+                score_node=score_node, normalize=normalize, default_weight=2)
+filter = PLUGIN.filter
+score = PLUGIN.score

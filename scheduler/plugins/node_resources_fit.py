@@ -1,0 +1,169 @@
+"""NodeResourcesFit: a node fits if its allocatable minus what its counted pods request covers the pod's
+effective request (cpu, memory, ephemeral-storage, extended resources and a pod slot); init containers
+and pod overhead are already folded into ``PodInfo.requests``.
+
+Score (kube-scheduler's scoringStrategy): LeastAllocated (default) favours nodes with more room,
+MostAllocated packs nodes; both per resource (cpu and memory, weight 1 each, by default), averaged by
+weight. Scoring counts a container with no cpu/memory request as 100m / 200Mi, as kube-scheduler does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from scheduler.model import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo, Resources
+from scheduler.plugins.base import MAX_NODE_SCORE, Args, Code, Plugin, Status
+
+NAME = "NodeResourcesFit"
+TOO_MANY_PODS = "Too many pods"
+
+
+class ResourceWeight(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    weight: int = Field(1, ge=1, le=100)
+
+
+class ScoringStrategy(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    type: Literal["LeastAllocated", "MostAllocated"] = "LeastAllocated"
+    resources: tuple[ResourceWeight, ...] = (ResourceWeight(name=CPU), ResourceWeight(name=MEMORY))
+
+
+class NodeResourcesFitArgs(Args):
+    ignoredResources: tuple[str, ...] = ()
+    scoringStrategy: ScoringStrategy = ScoringStrategy()
+
+
+def insufficient(resource: str) -> str:
+    return f"Insufficient {resource}"
+
+
+_STATUS = {
+    name: Status(Code.UNSCHEDULABLE, (insufficient(name),), NAME) for name in (CPU, MEMORY, EPHEMERAL_STORAGE)
+}
+_TOO_MANY = Status(Code.UNSCHEDULABLE, (TOO_MANY_PODS,), NAME)
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    milli_cpu: int
+    memory: int
+    ephemeral_storage: int
+    scalar: tuple[tuple[str, int], ...]
+    empty: bool
+
+
+def pre_filter(pod: PodInfo, args: NodeResourcesFitArgs) -> _Request:
+    r = pod.requests
+    ignored = set(args.ignoredResources)
+    scalar = tuple((name, value) for name, value in r.scalar.items() if value and name not in ignored)
+    empty = not (r.milli_cpu or r.memory or r.ephemeral_storage or scalar)
+    return _Request(r.milli_cpu, r.memory, r.ephemeral_storage, scalar, empty)
+
+
+def filter_node(req: _Request, node: NodeInfo) -> Status | None:
+    alloc = node.allocatable
+    used = node.requested
+    reasons: list[str] | None = None
+    if node.pod_count + 1 > alloc.pods:
+        if req.empty:
+            return _TOO_MANY
+        reasons = [TOO_MANY_PODS]
+    elif req.empty:
+        return None
+    first: Status | None = None
+    if req.milli_cpu and req.milli_cpu > alloc.milli_cpu - used.milli_cpu:
+        first = _STATUS[CPU]
+    if req.memory and req.memory > alloc.memory - used.memory:
+        first = _add(first, _STATUS[MEMORY])
+    if req.ephemeral_storage and req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage:
+        first = _add(first, _STATUS[EPHEMERAL_STORAGE])
+    for name, value in req.scalar:
+        if value > alloc.scalar.get(name, 0) - used.scalar.get(name, 0):
+            first = _add(first, Status(Code.UNSCHEDULABLE, (insufficient(name),), NAME))
+    if reasons is not None:
+        return Status(Code.UNSCHEDULABLE, (*reasons, *(first.reasons if first else ())), NAME)
+    return first
+
+
+def _add(first: Status | None, more: Status) -> Status:
+    """Collect every shortage, as kube-scheduler lists them all ("Insufficient cpu, Insufficient memory")."""
+    if first is None:
+        return more
+    return Status(Code.UNSCHEDULABLE, first.reasons + more.reasons, NAME)
+
+
+# score ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Scoring:
+    most: bool
+    default_resources: bool  # cpu and memory with equal weights: the fast path
+    resources: tuple[tuple[str, int], ...]
+    milli_cpu: int  # non-zero requests, as scored
+    memory: int
+    requests: Resources
+
+
+def pre_score(pod: PodInfo, args: NodeResourcesFitArgs) -> _Scoring:
+    strategy = args.scoringStrategy
+    resources = tuple((r.name, r.weight) for r in strategy.resources)
+    default = len(resources) == 2 and {n for n, _ in resources} == {CPU, MEMORY} \
+        and resources[0][1] == resources[1][1]
+    return _Scoring(strategy.type == "MostAllocated", default, resources, pod.non_zero_milli_cpu,
+                    pod.non_zero_memory, pod.requests)
+
+
+def _least(requested: int, capacity: int) -> int:
+    if requested > capacity:
+        return 0
+    return (capacity - requested) * MAX_NODE_SCORE // capacity
+
+
+def _most(requested: int, capacity: int) -> int:
+    return min(requested, capacity) * MAX_NODE_SCORE // capacity
+
+
+def score_node(s: _Scoring, node: NodeInfo) -> int:
+    alloc = node.allocatable
+    nz = node.non_zero_requested
+    fn = _most if s.most else _least
+    if s.default_resources:
+        total = count = 0
+        if alloc.milli_cpu:
+            total += fn(nz.milli_cpu + s.milli_cpu, alloc.milli_cpu)
+            count += 1
+        if alloc.memory:
+            total += fn(nz.memory + s.memory, alloc.memory)
+            count += 1
+        return total // count if count else 0
+    total = weights = 0
+    for name, weight in s.resources:
+        requested, capacity = _amounts(s, node, name)
+        if capacity == 0:
+            continue  # a node without the resource does not count it (kube-scheduler does the same)
+        total += fn(requested, capacity) * weight
+        weights += weight
+    return total // weights if weights else 0
+
+
+def _amounts(s: _Scoring, node: NodeInfo, name: str) -> tuple[int, int]:
+    alloc, nz, used = node.allocatable, node.non_zero_requested, node.requested
+    if name == CPU:
+        return nz.milli_cpu + s.milli_cpu, alloc.milli_cpu
+    if name == MEMORY:
+        return nz.memory + s.memory, alloc.memory
+    if name == EPHEMERAL_STORAGE:
+        return used.ephemeral_storage + s.requests.ephemeral_storage, alloc.ephemeral_storage
+    return used.scalar.get(name, 0) + s.requests.scalar.get(name, 0), alloc.scalar.get(name, 0)
+
+
+PLUGIN = Plugin(NAME, args=NodeResourcesFitArgs, pre_filter=pre_filter, filter_node=filter_node,
+                pre_score=pre_score, score_node=score_node, default_weight=1)
+filter = PLUGIN.filter
+score = PLUGIN.score

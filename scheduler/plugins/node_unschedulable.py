@@ -1,0 +1,25 @@
+"""NodeUnschedulable: skip cordoned nodes (``spec.unschedulable: true``) unless the pod tolerates the
+``node.kubernetes.io/unschedulable:NoSchedule`` taint, as kube-scheduler's plugin of the same name does."""
+
+from __future__ import annotations
+
+from scheduler.model import TAINT_UNSCHEDULABLE, NodeInfo, PodInfo, Taint, is_tolerated
+from scheduler.plugins.base import Args, Code, Plugin, Status
+
+NAME = "NodeUnschedulable"
+REASON = "node(s) were unschedulable"
+_REJECT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON,), NAME)
+_UNSCHEDULABLE = Taint(TAINT_UNSCHEDULABLE, "", "NoSchedule")
+
+
+def pre_filter(pod: PodInfo, args: Args) -> bool | None:
+    """None (nothing to check) when the pod tolerates cordoned nodes."""
+    return None if is_tolerated(pod.tolerations, _UNSCHEDULABLE) else True
+
+
+def filter_node(state: bool, node: NodeInfo) -> Status | None:
+    return _REJECT if node.unschedulable else None
+
+
+PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node)
+filter = PLUGIN.filter

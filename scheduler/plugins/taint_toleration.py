@@ -1,0 +1,58 @@
+"""TaintToleration: NoSchedule and NoExecute taints the pod does not tolerate rule a node out; untolerated
+PreferNoSchedule taints lower its score (fewest such taints scores 100).
+
+The reason names the first untolerated taint as kube-scheduler 1.25-1.34 does:
+"node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }" (1.35 shortened it to
+"node(s) had untolerated taint(s)"; the lab runs 1.34, and the longer form tells users which taint).
+"""
+
+from __future__ import annotations
+
+from scheduler.model import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, NodeInfo, PodInfo, Toleration
+from scheduler.plugins.base import Args, Code, Plugin, Status, default_normalize
+
+NAME = "TaintToleration"
+
+
+def reason(key: str, value: str) -> str:
+    return f"node(s) had untolerated taint {{{key}: {value}}}"
+
+
+def pre_filter(pod: PodInfo, args: Args) -> tuple[Toleration, ...]:
+    return pod.tolerations
+
+
+def filter_node(tolerations: tuple[Toleration, ...], node: NodeInfo) -> Status | None:
+    for taint in node.taints:
+        if taint.effect != NO_SCHEDULE and taint.effect != NO_EXECUTE:
+            continue
+        for toleration in tolerations:
+            if toleration.tolerates(taint):
+                break
+        else:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (reason(taint.key, taint.value),), NAME)
+    return None
+
+
+def pre_score(pod: PodInfo, args: Args) -> tuple[Toleration, ...]:
+    # Only tolerations that can match PreferNoSchedule taints (an empty effect matches every effect).
+    return tuple(t for t in pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE))
+
+
+def score_node(tolerations: tuple[Toleration, ...], node: NodeInfo) -> int:
+    """Raw score: how many PreferNoSchedule taints the pod does not tolerate (normalised reversed)."""
+    count = 0
+    for taint in node.taints:
+        if taint.effect == PREFER_NO_SCHEDULE and not any(t.tolerates(taint) for t in tolerations):
+            count += 1
+    return count
+
+
+def normalize(scores: list[int], args: Args) -> None:
+    default_normalize(scores, reverse=True)
+
+
+PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, pre_score=pre_score,
+                score_node=score_node, normalize=normalize, default_weight=3)
+filter = PLUGIN.filter
+score = PLUGIN.score
