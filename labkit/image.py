@@ -1,0 +1,395 @@
+"""The scheduler's container image: content tag, build context, build, and a single-platform archive.
+
+No registry is involved. The image is built with whichever of docker, podman or buildah works on the host
+(or, when none does, inside the control-plane VM: see deploys/scheduler_image.py) and saved as a
+docker-archive tarball, the format `ctr -n k8s.io images import` reads without guessing names and which
+holds exactly one platform (a multi-platform or attested save fails there with "content digest not found").
+
+The tag is derived from everything that goes into the image: the Containerfile, the base image and its
+Python version, the platform, the pinned runtime dependencies and the scheduler's sources. Changing any of
+them gives a new tag, so a re-deploy rolls the pod; changing nothing gives the same tag, so nothing moves.
+
+    python -m labkit.image tag                 # print the image reference the lab would deploy
+    python -m labkit.image build [--out DIR]   # build it and print where the archive is
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import importlib.metadata
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+import tomllib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.markers import default_environment
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SCHEDULER_DIR = PROJECT_ROOT / "scheduler"
+CONTAINERFILE = SCHEDULER_DIR / "Containerfile"
+PYPROJECT = PROJECT_ROOT / "pyproject.toml"
+DEFAULT_IMAGE = "localhost/kubelab-scheduler"
+DEFAULT_PLATFORM = "linux/amd64"
+
+# pip platform tags per image architecture; Debian bookworm's glibc (2.36) runs all of these.
+WHEEL_PLATFORMS = {
+    "amd64": ("manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_28_x86_64"),
+    "arm64": ("manylinux2014_aarch64", "manylinux_2_17_aarch64", "manylinux_2_28_aarch64"),
+}
+
+
+class ImageError(RuntimeError):
+    """The image cannot be built or read; the message names the file or tool and the fix."""
+
+
+@dataclass(frozen=True)
+class BaseImage:
+    """The image the scheduler's image starts from, and the Python minor version it runs."""
+
+    ref: str
+    python_version: str
+
+
+@dataclass(frozen=True)
+class BuiltImage:
+    ref: str             # repository:tag, as the Deployment names it
+    archive: Path        # docker-archive tarball for `ctr -n k8s.io images import`
+    image_id: str        # sha256:<config digest>, what `crictl images` shows as IMAGE ID
+    builder: str         # which tool built it (docker, podman, buildah, or "vm:<node>")
+    seconds: float       # wall time of the build itself
+
+
+# ---------------------------------------------------------------------------------------------------
+# What goes into the image
+# ---------------------------------------------------------------------------------------------------
+
+def containerfile_args(path: Path = CONTAINERFILE) -> dict[str, str]:
+    """The `ARG NAME=default` lines of the Containerfile: the pinned base lives there, nowhere else."""
+    args = {}
+    for line in path.read_text().splitlines():
+        match = re.match(r"^ARG\s+([A-Z_]+)=(\S+)\s*$", line)
+        if match:
+            args[match.group(1)] = match.group(2)
+    return args
+
+
+def default_base(path: Path = CONTAINERFILE) -> BaseImage:
+    args = containerfile_args(path)
+    try:
+        return BaseImage(args["BASE_IMAGE"], args["PYTHON_VERSION"])
+    except KeyError as missing:
+        raise ImageError(f"{path}: needs an `ARG {missing.args[0]}=...` line with a default") from None
+
+
+def scheduler_sources(root: Path = SCHEDULER_DIR) -> list[Path]:
+    """The package's Python files, sorted: what gets copied into the image."""
+    return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _imported_top_modules(files: Iterable[Path]) -> set[str]:
+    names: set[str] = set()
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+    return names - set(sys.stdlib_module_names) - {"__future__", "scheduler"}
+
+
+def _project_pins(pyproject: Path = PYPROJECT) -> dict[str, str]:
+    """canonical name -> 'name==version' for every exact pin in [project.dependencies]."""
+    deps = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+    pins = {}
+    for text in deps:
+        req = Requirement(text)
+        specs = list(req.specifier)
+        if len(specs) == 1 and specs[0].operator == "==":
+            pins[canonicalize_name(req.name)] = f"{req.name}=={specs[0].version}"
+    return pins
+
+
+def runtime_requirements(files: Sequence[Path] | None = None, pyproject: Path = PYPROJECT) -> list[str]:
+    """The distributions the scheduler imports, with their pyproject.toml pins where it has one.
+
+    Deriving them (rather than keeping a second list) means a new import cannot be forgotten in the image.
+    """
+    files = scheduler_sources() if files is None else files
+    by_module = importlib.metadata.packages_distributions()
+    pins = _project_pins(pyproject)
+    wanted: set[str] = set()
+    for module in sorted(_imported_top_modules(files)):
+        dists = by_module.get(module)
+        if not dists:
+            raise ImageError(f"scheduler/ imports {module!r}, which no installed distribution provides; "
+                             f"add it to [project.dependencies] in {pyproject} and reinstall")
+        for dist in dists:
+            wanted.add(canonicalize_name(dist))
+    # A module imported directly but installed only as a dependency of a pinned one (urllib3 through
+    # kubernetes) is locked to the installed version by lock_requirements.
+    return sorted(pins.get(name, name) for name in wanted)
+
+
+def lock_requirements(requirements: Sequence[str], python_version: str) -> list[str]:
+    """Every distribution the image needs, pinned to the versions installed in this environment.
+
+    The transitive dependencies (urllib3, certifi, ...) are not pinned in pyproject.toml; pinning them to
+    what the project's own environment runs makes the image reproducible and its tag meaningful.
+    """
+    env = default_environment()
+    env.update(python_version=python_version, python_full_version=f"{python_version}.0",
+               sys_platform="linux", platform_system="Linux", extra="")
+    locked: dict[str, str] = {}
+    todo = [Requirement(r) for r in requirements]
+    while todo:
+        req = todo.pop()
+        name = canonicalize_name(req.name)
+        if name in locked or (req.marker and not req.marker.evaluate(env)):
+            continue
+        try:
+            dist = importlib.metadata.distribution(req.name)
+        except importlib.metadata.PackageNotFoundError:
+            raise ImageError(f"{req.name} (needed by the scheduler image) is not installed here; "
+                             "run `pip install -e .[dev]` in the project's virtualenv") from None
+        locked[name] = f"{name}=={dist.version}"
+        todo.extend(Requirement(r) for r in dist.requires or [])
+    return sorted(locked.values())
+
+
+def content_tag(base: BaseImage, platform: str = DEFAULT_PLATFORM, lock: Sequence[str] | None = None,
+                containerfile: Path = CONTAINERFILE, sources: Sequence[Path] | None = None,
+                source_root: Path = SCHEDULER_DIR) -> str:
+    """`<scheduler version>-<12 hex>`: a digest of everything the image is made of."""
+    lock = lock_requirements(runtime_requirements(), base.python_version) if lock is None else lock
+    sources = scheduler_sources(source_root) if sources is None else sources
+    digest = hashlib.sha256()
+
+    def part(label: str, data: bytes) -> None:
+        digest.update(f"{label}\0{len(data)}\0".encode())
+        digest.update(data)
+
+    part("containerfile", containerfile.read_bytes())
+    part("base", f"{base.ref} python{base.python_version} {platform}".encode())
+    part("lock", "\n".join(lock).encode())
+    for path in sources:
+        part(f"src:{path.relative_to(source_root).as_posix()}", path.read_bytes())
+    return f"{scheduler_version(source_root)}-{digest.hexdigest()[:12]}"
+
+
+def scheduler_version(source_root: Path = SCHEDULER_DIR) -> str:
+    match = re.search(r'^__version__\s*=\s*"([^"]+)"', (source_root / "__init__.py").read_text(),
+                      re.MULTILINE)
+    if not match:
+        raise ImageError(f"{source_root / '__init__.py'}: no `__version__ = \"x.y.z\"` line")
+    return match.group(1)
+
+
+def image_ref(repository: str = DEFAULT_IMAGE, base: BaseImage | None = None,
+              platform: str = DEFAULT_PLATFORM) -> str:
+    return f"{repository}:{content_tag(base or default_base(), platform)}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Build context
+# ---------------------------------------------------------------------------------------------------
+
+def download_wheels(lock: Sequence[str], dest: Path, python_version: str, platform: str,
+                    run: Callable[..., subprocess.CompletedProcess] = subprocess.run) -> None:
+    """Fetch the image's wheels on the host (through its pip configuration), for the image's Python."""
+    arch = platform.split("/")[1]
+    if arch not in WHEEL_PLATFORMS:
+        raise ImageError(f"platform {platform!r} is not supported; use one of "
+                         f"{', '.join('linux/' + a for a in WHEEL_PLATFORMS)}")
+    dest.mkdir(parents=True, exist_ok=True)
+    requirements = dest.parent / "requirements.lock"
+    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+           "--only-binary=:all:", "--implementation", "cp", "--python-version", python_version,
+           "--requirement", str(requirements), "--dest", str(dest)]
+    for tag in WHEEL_PLATFORMS[arch]:
+        cmd += ["--platform", tag]
+    result = run(cmd, check=False, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise ImageError(f"downloading the scheduler's wheels for Python {python_version} ({platform}) "
+                         f"failed; check pip can reach its index:\n{result.stderr.strip()}")
+
+
+def prepare_context(dest: Path, base: BaseImage, platform: str = DEFAULT_PLATFORM,
+                    lock: Sequence[str] | None = None) -> Path:
+    """Lay out the build context: Containerfile, requirements.lock, wheels/, scheduler/*.py."""
+    lock = lock_requirements(runtime_requirements(), base.python_version) if lock is None else lock
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    shutil.copy2(CONTAINERFILE, dest / "Containerfile")
+    (dest / "requirements.lock").write_text("\n".join(lock) + "\n")
+    for path in scheduler_sources():
+        target = dest / "scheduler" / path.relative_to(SCHEDULER_DIR)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+    download_wheels(lock, dest / "wheels", base.python_version, platform)
+    return dest
+
+
+# ---------------------------------------------------------------------------------------------------
+# Builders
+# ---------------------------------------------------------------------------------------------------
+
+@dataclass
+class Builder:
+    """One host build tool: how to check it works, build, and save a single-platform docker-archive."""
+
+    name: str
+    global_args: tuple[str, ...] = ()   # e.g. buildah's --root/--runroot/--storage-driver for tests
+
+    def usable(self) -> bool:
+        exe = shutil.which(self.name)
+        if not exe:
+            return False
+        # A docker client without a daemon is common (CI images, remote contexts): ask the daemon.
+        probe = {"docker": ["info", "--format", "{{.ServerVersion}}"], "podman": ["info"],
+                 "buildah": ["info"]}[self.name]
+        return subprocess.run([exe, *self.global_args, *probe], check=False, capture_output=True).returncode == 0
+
+    def _run(self, *args: str, log: Callable[[str], None]) -> None:
+        cmd = [self.name, *self.global_args, *args]
+        log("$ " + " ".join(cmd))
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        tail: list[str] = []
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            tail = (tail + [line.rstrip()])[-40:]
+            log("  " + line.rstrip())
+        if proc.wait() != 0:
+            raise ImageError(f"{self.name} failed (exit {proc.returncode}) running {' '.join(cmd)}:\n"
+                             + "\n".join(tail))
+
+    def build(self, context: Path, ref: str, base: BaseImage, platform: str, archive: Path,
+              log: Callable[[str], None], pull: bool = True) -> None:
+        build_args = ["--build-arg", f"BASE_IMAGE={base.ref}",
+                      "--build-arg", f"PYTHON_VERSION={base.python_version}"]
+        common = ["-f", str(context / "Containerfile"), "-t", ref, "--platform", platform, *build_args]
+        if self.name == "docker":
+            # No provenance/SBOM attestations: they make the save multi-manifest, which ctr rejects.
+            self._run("build", *common, "--provenance=false", "--network=none",
+                      *([] if pull else ["--pull=false"]), str(context), log=log)
+            self._run("save", "-o", str(archive), ref, log=log)
+        elif self.name == "podman":
+            self._run("build", *common, "--network=none", f"--pull={'missing' if pull else 'never'}",
+                      str(context), log=log)
+            self._run("save", "--format", "docker-archive", "-o", str(archive), ref, log=log)
+        else:
+            self._run("bud", *common, "--network=none", "--layers",
+                      f"--pull={'true' if pull else 'never'}", str(context), log=log)
+            self._run("push", "--quiet", ref, f"docker-archive:{archive}:{ref}", log=log)
+
+
+BUILDER_ORDER = ("docker", "podman", "buildah")
+
+
+def find_builder(order: Sequence[str] = BUILDER_ORDER) -> Builder | None:
+    """The first build tool that is installed and answers; None means: build in the control-plane VM."""
+    for name in order:
+        builder = Builder(name)
+        if builder.usable():
+            return builder
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Archives
+# ---------------------------------------------------------------------------------------------------
+
+def archive_image_id(archive: Path) -> str:
+    """The image's config digest (`sha256:...`) from a docker-archive, as `crictl images` reports it."""
+    try:
+        with tarfile.open(archive) as tar:
+            member = tar.extractfile("manifest.json")
+            manifest = json.load(member) if member else None
+    except (OSError, KeyError, tarfile.TarError, json.JSONDecodeError) as err:
+        raise ImageError(f"{archive}: not a docker-archive image tarball ({err})") from None
+    if not isinstance(manifest, list) or len(manifest) != 1:
+        raise ImageError(f"{archive}: holds {len(manifest or [])} images; side-loading needs exactly one")
+    config = manifest[0]["Config"]  # "<hex>.json" (docker, buildah) or "blobs/sha256/<hex>" (docker 25+)
+    hexdigest = Path(config).name.removesuffix(".json")
+    if not re.fullmatch(r"[0-9a-f]{64}", hexdigest):
+        raise ImageError(f"{archive}: unexpected config entry {config!r} in manifest.json")
+    return f"sha256:{hexdigest}"
+
+
+def archive_repo_tags(archive: Path) -> list[str]:
+    with tarfile.open(archive) as tar:
+        member = tar.extractfile("manifest.json")
+        return list(json.load(member)[0].get("RepoTags") or []) if member else []
+
+
+def build_image(out_dir: Path, repository: str = DEFAULT_IMAGE, base: BaseImage | None = None,
+                platform: str = DEFAULT_PLATFORM, builder: Builder | None = None,
+                log: Callable[[str], None] = print) -> BuiltImage:
+    """Build the scheduler image on this host and save it as `<out_dir>/<tag>.tar`.
+
+    An existing archive for the same content tag is reused: the tag already says nothing changed.
+    """
+    base = base or default_base()
+    lock = lock_requirements(runtime_requirements(), base.python_version)
+    tag = content_tag(base, platform, lock)
+    ref = f"{repository}:{tag}"
+    archive = out_dir / f"scheduler-{tag}.tar"
+    if archive.exists() and ref in archive_repo_tags(archive):
+        log(f"image {ref} already built: {archive}")
+        return BuiltImage(ref, archive, archive_image_id(archive), "cached", 0.0)
+    builder = builder or find_builder()
+    if builder is None:
+        raise ImageError("none of docker, podman or buildah works on this host; build in the control-plane "
+                         "VM instead (deploy-scheduler does this by itself) or install one of them")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    context = prepare_context(out_dir / "context", base, platform, lock)
+    partial = archive.with_suffix(".partial")
+    partial.unlink(missing_ok=True)
+    started = time.monotonic()
+    builder.build(context, ref, base, platform, partial, log,
+                  pull=not base.ref.startswith("localhost/"))
+    seconds = time.monotonic() - started
+    partial.rename(archive)
+    return BuiltImage(ref, archive, archive_image_id(archive), builder.name, seconds)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m labkit.image", description=__doc__.split("\n")[0])
+    parser.add_argument("command", choices=["tag", "build"])
+    parser.add_argument("--repository", default=DEFAULT_IMAGE)
+    parser.add_argument("--base", help="base image reference (default: the Containerfile's pinned one)")
+    parser.add_argument("--python-version", help="Python minor version of --base, e.g. 3.11")
+    parser.add_argument("--platform", default=DEFAULT_PLATFORM)
+    parser.add_argument("--out", type=Path, default=PROJECT_ROOT / ".lab" / "images")
+    args = parser.parse_args(argv)
+    base = default_base()
+    if args.base:
+        if not args.python_version:
+            parser.error("--base needs --python-version (wheels are downloaded for it)")
+        base = BaseImage(args.base, args.python_version)
+    try:
+        if args.command == "tag":
+            print(image_ref(args.repository, base, args.platform))
+        else:
+            built = build_image(args.out, args.repository, base, args.platform)
+            print(f"{built.ref}\t{built.archive}\t{built.image_id}\tbuilt with {built.builder} "
+                  f"in {built.seconds:.1f}s")
+    except ImageError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
