@@ -214,6 +214,11 @@ class LeastLoaded(_Strict):
     strategy: Literal["LeastAllocated", "MostAllocated"] = "LeastAllocated"
 
 
+# An image repository without tag or digest (the distribution reference grammar, lower-case).
+IMAGE_REPOSITORY = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._/-][a-z0-9]+)*)*$")
+QUANTITY = re.compile(r"^([0-9]+(\.[0-9]*)?|\.[0-9]+)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$")
+
+
 class SchedulerSettings(_Strict):
     name: str = "my-custom-scheduler"
     namespace: str = "kube-system"
@@ -221,12 +226,35 @@ class SchedulerSettings(_Strict):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     network_aware: NetworkAware = NetworkAware()
     least_loaded: LeastLoaded = LeastLoaded()
+    # deploy-scheduler: the side-loaded image (repository only: the tag is derived from the content),
+    # the Deployment's size, and the port of /healthz, /readyz and /metrics.
+    image: str = "localhost/kubelab-scheduler"
+    replicas: int = Field(1, ge=1, le=5)
+    port: int = Field(10251, ge=1024, le=65535)
+    cpu_request: str = "100m"
+    memory_request: str = "128Mi"
+    memory_limit: str = "256Mi"
 
     @field_validator("name", "namespace")
     @classmethod
     def _dns_label(cls, value: str) -> str:
         if not DNS_LABEL.match(value):
             raise ValueError(f"{value!r} must be a DNS label (lower-case letters, digits, '-')")
+        return value
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, value: str) -> str:
+        if not IMAGE_REPOSITORY.match(value):
+            raise ValueError(f"{value!r} is not an image repository like localhost/kubelab-scheduler "
+                             "(lower-case, no tag or digest: the tag is computed from the content)")
+        return value
+
+    @field_validator("cpu_request", "memory_request", "memory_limit")
+    @classmethod
+    def _quantity(cls, value: str) -> str:
+        if not QUANTITY.match(value):
+            raise ValueError(f"{value!r} is not a Kubernetes quantity like 100m, 0.5, 128Mi or 1Gi")
         return value
 
 
@@ -352,10 +380,17 @@ def _check_placement(lab: Lab) -> Iterator[str]:
                    f"(workers: {', '.join(sorted(workers)) or 'none'})")
 
 
+def _check_scheduler(lab: Lab) -> Iterator[str]:
+    if lab.scheduler.replicas > 1 and not lab.scheduler.leader_elect:
+        yield (f"scheduler.replicas: {lab.scheduler.replicas} replicas without leader election would all "
+               "schedule the same pods; set scheduler.leader_elect: true or replicas: 1")
+
+
 def validate(lab: Lab, allowed_ranges: list[ipaddress.IPv4Network] | None = None) -> list[str]:
     """Cross-field rules pydantic's per-field checks cannot express."""
     ranges = allowed_ranges if allowed_ranges is not None else _allowed_host_only_ranges()
-    return [*_check_nodes(lab), *_check_network(lab, ranges), *_check_provider(lab), *_check_placement(lab)]
+    return [*_check_nodes(lab), *_check_network(lab, ranges), *_check_provider(lab), *_check_placement(lab),
+            *_check_scheduler(lab)]
 
 
 def _field_path(loc: tuple) -> str:
