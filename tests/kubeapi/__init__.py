@@ -1,0 +1,87 @@
+"""Kubernetes API test server: real HTTP, real API semantics, in-process test hooks.
+
+A stand-in for kube-apiserver + etcd for the API test suites (marker `api`). Clients talk to it over
+HTTP/1.1 on 127.0.0.1 with the official `kubernetes` client (or anything else). It keeps the rules
+the scheduler and the placement runner rely on, each implemented where its docstring/comment cites
+the Kubernetes documentation or source it follows.
+
+Quick start
+-----------
+In a test (fixtures from tests/kubeapi/fixtures.py; add `pytest_plugins = ["tests.kubeapi.fixtures"]`
+to the top-level tests/conftest.py, or `from tests.kubeapi.fixtures import kube_api,
+kube_api_kubeconfig  # noqa: F401` in your suite's conftest.py)::
+
+    def test_binds(kube_api, kube_api_kubeconfig):
+        kube_api.add_nodes(3, cpu="2", memory="4Gi")                # node-0..node-2, Ready
+        kube_api.add_pod("p1", cpu="500m", scheduler_name="my-scheduler")
+        run_my_scheduler(kubeconfig=kube_api_kubeconfig)            # kubernetes.config.load_kube_config works
+        kube_api.wait_for(lambda: kube_api.bound_pods().get("default/p1"))
+        assert kube_api.request_count("create", "pods/binding") == 1
+
+Without pytest::
+
+    from tests.kubeapi import KubeApiServer, running_server
+    with running_server() as server:          # or KubeApiServer().start() ... .stop()
+        server.write_kubeconfig("/tmp/kubeconfig")
+        print(server.url)
+
+By hand: `python -m tests.kubeapi --port 8001 --kubeconfig /tmp/kc --nodes 3` (Ctrl-C stops it).
+
+Fixtures: `kube_api` (a fresh started KubeApiServer per test), `kube_api_kubeconfig` (Path),
+`kube_api_client` (official ApiClient), `core_v1` (CoreV1Api). Context manager `running_server(**kw)`.
+
+Served API
+----------
+- core/v1: namespaces (+status), nodes (+status), pods (+status, +binding), events, configmaps;
+  POST namespaces/{ns}/bindings (legacy binding); coordination.k8s.io/v1 leases;
+  events.k8s.io/v1 events (same stored objects as core/v1 events, converted field by field).
+- Verbs: get, list (limit/continue), watch, create (generateName, uid, creationTimestamp,
+  resourceVersion; 201), update (PUT; metadata.resourceVersion precondition -> 409 Conflict),
+  patch (merge, strategic-merge for maps, keyed lists like status.conditions, $patch; json-patch),
+  delete (DeleteOptions preconditions), deletecollection. Server-side apply is not served (415).
+- Pods: defaults (schedulerName default-scheduler, priority 0, default not-ready/unreachable
+  NoExecute tolerations, status Pending + qosClass); main-resource updates keep status, /status
+  keeps spec; spec changes other than images/tolerations-additions are 422 Invalid.
+  Deletion is immediate (no kubelet here to finish a graceful delete). Namespace deletion deletes
+  everything in it before returning (Terminating, then gone).
+- One global resourceVersion; watch (`?watch=true`) from a resourceVersion streams later
+  ADDED/MODIFIED/DELETED, BOOKMARK with allowWatchBookmarks (every `bookmark_interval` s without
+  events and before timeout), honours timeoutSeconds; no resourceVersion or "0" starts with ADDED
+  for current objects; an RV older than the history window gets an ERROR event with Status 410
+  Expired "too old resource version: N (M)". Objects leaving a selector arrive as DELETED.
+- fieldSelector (per resource; pods: metadata.name, metadata.namespace, spec.nodeName,
+  spec.schedulerName, status.phase, ...; = == != joined by commas) and labelSelector
+  (= == != in notin exists !key) on list, watch and deletecollection.
+- Errors are metav1.Status bodies: NotFound, AlreadyExists, Conflict, Expired/Gone, Forbidden,
+  Invalid, BadRequest, with the real messages (see errors.py).
+
+Test hooks (methods of KubeApiServer; all changes bump resourceVersion and reach watchers)
+------------------------------------------------------------------------------------------
+- Objects: add_node(name | dict, cpu=, memory=, pods=, labels=, taints=, ready=, unschedulable=),
+  add_nodes(n, prefix="node-"), update_node(name, patch_dict | fn), remove_node(name),
+  set_node_ready(name, ready, taint=True), add_pod(name | dict, namespace, cpu=, memory=,
+  scheduler_name=, node_name=, labels=, annotations=, node_selector=, tolerations=, validate=True),
+  add_pods(n, ...), update_pod(name, patch | fn, namespace), remove_pod(name, namespace),
+  add_namespace(name), create_object/update_object/delete_object/get_object/list_objects(storage, ...)
+  with storage one of namespaces, nodes, pods, events, configmaps, leases.
+  validate=False stores a pod the real API would refuse (e.g. a malformed quantity).
+  Builders: objects.make_node(...), objects.make_pod(...).
+- Reads: pods(ns), nodes(), events(ns) (core/v1 form), bound_pods() -> {"ns/name": node}.
+- History/watches: compact_history() (later watches from older RVs get 410), drop_watches(graceful=False)
+  (cuts every open watch connection; graceful=True ends the responses cleanly), open_watches,
+  resource_version.
+- Failures: fail_next(count, code, path=regex, method=, verb=, resource="pods/binding", message=,
+  reason=, retry_after=) answers the next matching requests with that Status (403 gets the RBAC
+  wording), clear_failures().
+- Counters: requests (list of RequestRecord(method, path, verb, resource, group, namespace, name,
+  code)), request_count(verb, resource, namespace=, code=, method=), reset_requests().
+- wait_for(predicate, timeout=10) polls until truthy (raises TimeoutError).
+- KubeApiServer(token="t") requires "Authorization: Bearer t" (401 otherwise); the kubeconfig
+  carries the token. Default: no authentication.
+"""
+
+from tests.kubeapi.fixtures import running_server
+from tests.kubeapi.objects import make_node, make_pod
+from tests.kubeapi.server import KubeApiServer, RequestRecord
+
+__all__ = ["KubeApiServer", "RequestRecord", "make_node", "make_pod", "running_server"]

@@ -1,0 +1,229 @@
+"""HTTP/1.1 framing: requests to Api calls, JSON responses, chunked watch streams.
+
+Watch responses are newline-delimited JSON events `{"type": ..., "object": ...}` in one chunked
+HTTP 200 response (https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes);
+an expired start revision is an ERROR event holding a Status (code 410, reason Expired) inside a
+200 response, as the watch cache answers (cacher.go: "treat the watch as successful" and send the
+error as an event).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from http.server import BaseHTTPRequestHandler
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit
+
+from tests.kubeapi.api import WatchPlan, to_wire, watch_event
+from tests.kubeapi.errors import ApiError
+from tests.kubeapi.routes import Route, parse, query_bool, verb_of
+
+if TYPE_CHECKING:
+    from tests.kubeapi.server import KubeApiServer
+
+_JSON = "application/json"
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+class KubeApiRequestHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "kubelab-test-apiserver"
+    api_server: KubeApiServer  # set on the subclass made per server
+
+    # Quiet: the test server must not spam pytest output.
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def setup(self) -> None:
+        super().setup()
+        self.api_server.track_connection(self.connection, True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.api_server.track_connection(self.connection, False)
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_PUT(self) -> None:
+        self._dispatch("PUT")
+
+    def do_PATCH(self) -> None:
+        self._dispatch("PATCH")
+
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
+    # ---- plumbing ----------------------------------------------------------------------------
+    def _read_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _send_json(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        data = _dumps(body)
+        self.send_response(code)
+        self.send_header("Content-Type", _JSON)
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _dispatch(self, method: str) -> None:
+        raw = self._read_body()
+        url = urlsplit(self.path)
+        query = dict(parse_qsl(url.query, keep_blank_values=True))
+        server = self.api_server
+        record = server.begin_request(method, url.path)
+        try:
+            if not server.authorized(self.headers.get("Authorization")):
+                raise ApiError.unauthorized()
+            fixed = server.fixed_response(url.path)
+            if fixed is not None:
+                record.finish(200)
+                self._send_json(200, fixed)
+                return
+            route = parse(url.path)
+            watch = query_bool(query, "watch")
+            verb = verb_of(method, route, watch)
+            record.describe(verb, route)
+            server.maybe_fail(record)
+            if verb == "watch":
+                self._watch(route, query, record)
+                return
+            code, body = self._call(method, verb, route, query, raw)
+            record.finish(code)
+            self._send_json(code, body)
+        except ApiError as err:
+            record.finish(err.code)
+            self._send_json(err.code, err.body, err.headers)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except Exception as exc:  # noqa: BLE001 - a server bug must reach the client as a 500
+            record.finish(500)
+            err = ApiError.internal(f"test server error: {type(exc).__name__}: {exc}")
+            self._send_json(500, err.body)
+
+    def _call(self, method: str, verb: str, route: Route, query: dict[str, str], raw: bytes) -> tuple[int, Any]:
+        api = self.api_server.api
+        body: Any = None
+        if raw:
+            try:
+                body = json.loads(raw)
+            except ValueError as exc:
+                raise ApiError.bad_request(f"invalid JSON in request body: {exc}") from exc
+        if route.rtype is None or route.subresource == "binding":
+            if verb != "create":
+                raise ApiError.method_not_allowed(f"the server does not allow this method on the requested "
+                                                  f"resource ({method})")
+            return 201, api.bind(route, body)
+        if verb == "get":
+            return 200, api.get(route)
+        if verb == "list":
+            return 200, api.list(route, query)
+        if verb == "create":
+            if route.name is not None:
+                raise ApiError.method_not_allowed("the server does not allow this method on the requested "
+                                                  "resource")
+            return 201, api.create(route, body)
+        if verb == "update":
+            return 200, api.update(route, body)
+        if verb == "patch":
+            return 200, api.patch(route, self.headers.get("Content-Type") or "", body)
+        if verb == "delete":
+            return 200, api.delete(route, body)
+        if verb == "deletecollection":
+            return 200, api.delete_collection(route, query)
+        raise ApiError.method_not_allowed(f"unsupported method {method}")
+
+    # ---- watch -------------------------------------------------------------------------------
+    def _write_chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def _watch(self, route: Route, query: dict[str, str], record: Any) -> None:
+        server = self.api_server
+        api = server.api
+        epoch = server.store.watch_epoch
+        plan = api.plan_watch(route, query)
+        bookmarks = query_bool(query, "allowWatchBookmarks")
+        timeout = float(query.get("timeoutSeconds") or 0) or server.default_watch_timeout
+        deadline = time.monotonic() + timeout
+        record.finish(200)
+        self.send_response(200)
+        self.send_header("Content-Type", _JSON)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        server.watch_opened()
+        try:
+            if plan.error is not None:
+                self._write_chunk(_dumps({"type": "ERROR", "object": plan.error.body}) + b"\n")
+            else:
+                ended_cleanly = self._stream(plan, bookmarks, deadline, epoch)
+                if not ended_cleanly:
+                    # drop_watches(graceful=False): cut the connection mid-stream like a network failure.
+                    self.close_connection = True
+                    try:
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+                    return
+            self._write_chunk(b"")  # terminating chunk (empty data) ends the response
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.close_connection = True
+        finally:
+            server.watch_closed()
+
+    def _bookmark(self, plan: WatchPlan, rv: int, initial_end: bool = False) -> bytes:
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        if initial_end:
+            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+        obj = {"kind": plan.rtype.kind, "apiVersion": plan.rtype.api_version, "metadata": meta}
+        return _dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
+
+    def _stream(self, plan: WatchPlan, bookmarks: bool, deadline: float, epoch: int) -> bool:
+        """Send events until the deadline. False if the watch was dropped abruptly by a test hook."""
+        server = self.api_server
+        rtype = plan.rtype
+        if plan.initial:
+            lines = [_dumps({"type": "ADDED", "object": to_wire(rtype, o)}) + b"\n" for o in plan.initial]
+            self._write_chunk(b"".join(lines))
+        if plan.initial_events_end and bookmarks:
+            self._write_chunk(self._bookmark(plan, plan.start_rv, initial_end=True))
+        cursor = plan.start_rv
+        last_sent = time.monotonic()
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                if bookmarks:
+                    # The watch cache sends a bookmark just before a watch times out.
+                    self._write_chunk(self._bookmark(plan, cursor))
+                return True
+            wait = deadline - now
+            if bookmarks:
+                wait = min(wait, server.bookmark_interval)
+            changes = server.store.changes_after(cursor, wait, epoch)
+            if changes is None:
+                return server.drop_graceful
+            lines = []
+            for change in changes:
+                event = watch_event(plan, change)
+                if event is not None:
+                    lines.append(_dumps({"type": event[0], "object": to_wire(rtype, event[1])}) + b"\n")
+            if changes:
+                cursor = changes[-1].rv
+            if lines:
+                self._write_chunk(b"".join(lines))
+                last_sent = time.monotonic()
+            elif bookmarks and time.monotonic() - last_sent >= server.bookmark_interval:
+                self._write_chunk(self._bookmark(plan, cursor))
+                last_sent = time.monotonic()

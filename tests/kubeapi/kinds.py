@@ -1,0 +1,95 @@
+"""The resource types this test server serves, with their supported field selectors.
+
+URL layout (https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-uris):
+/api/v1/[namespaces/{ns}/]{resource}[/{name}[/{subresource}]] for the core group,
+/apis/{group}/{version}/... for named groups.
+
+Field selector sets follow each registry's GetAttrs/field label conversions in kubernetes/kubernetes
+(pkg/registry/core/pod/strategy.go PodToSelectableFields, pkg/registry/core/node/strategy.go,
+pkg/registry/core/event/strategy.go, pkg/apis/events/v1/conversion.go for events.k8s.io) and
+https://kubernetes.io/docs/concepts/overview/working-with-objects/field-selectors/#supported-fields .
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.kubeapi.selectors import path_getter
+
+FieldGetters = Mapping[str, Callable[[Mapping[str, Any]], str]]
+
+
+def _getters(*paths: str, renames: Mapping[str, str] | None = None) -> dict[str, Callable[..., str]]:
+    out = {p: path_getter(p) for p in ("metadata.name", "metadata.namespace", *paths)}
+    for label, path in (renames or {}).items():
+        out[label] = path_getter(path)
+    return out
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+    storage: str  # objects are kept under this key; events.k8s.io events share core "events"
+    fields: FieldGetters
+    subresources: frozenset[str] = field(default_factory=frozenset)
+    short_names: tuple[str, ...] = ()
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def list_kind(self) -> str:
+        return self.kind + "List"
+
+
+_EVENT_FIELDS = ("involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+                 "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+                 "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type")
+
+RESOURCES: tuple[ResourceType, ...] = (
+    ResourceType("", "v1", "namespaces", "Namespace", False, "namespaces",
+                 _getters("status.phase"), frozenset({"status"}), ("ns",)),
+    ResourceType("", "v1", "nodes", "Node", False, "nodes",
+                 _getters("spec.unschedulable"), frozenset({"status"}), ("no",)),
+    ResourceType("", "v1", "pods", "Pod", True, "pods",
+                 _getters("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+                          "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",
+                          "status.nominatedNodeName"),
+                 frozenset({"status", "binding"}), ("po",)),
+    ResourceType("", "v1", "events", "Event", True, "events", _getters(*_EVENT_FIELDS), short_names=("ev",)),
+    ResourceType("", "v1", "configmaps", "ConfigMap", True, "configmaps", _getters(), short_names=("cm",)),
+    ResourceType("coordination.k8s.io", "v1", "leases", "Lease", True, "leases", _getters()),
+    # events.k8s.io/v1 is another representation of the same stored events; its field labels
+    # (regarding.*, reportingController, ...) are converted to the core ones.
+    ResourceType("events.k8s.io", "v1", "events", "Event", True, "events",
+                 _getters(*_EVENT_FIELDS, renames={
+                     "regarding.kind": "involvedObject.kind",
+                     "regarding.namespace": "involvedObject.namespace",
+                     "regarding.name": "involvedObject.name",
+                     "regarding.uid": "involvedObject.uid",
+                     "regarding.apiVersion": "involvedObject.apiVersion",
+                     "regarding.resourceVersion": "involvedObject.resourceVersion",
+                     "regarding.fieldPath": "involvedObject.fieldPath",
+                     "reportingController": "reportingComponent",
+                     "deprecatedSource": "source",
+                 }), short_names=("ev",)),
+)
+
+BY_PATH: dict[tuple[str, str, str], ResourceType] = {(r.group, r.version, r.plural): r for r in RESOURCES}
+# The representation used inside the store and by the test hooks for each storage key.
+STORAGE_TYPE: dict[str, ResourceType] = {r.storage: r for r in RESOURCES if r.group in ("", "coordination.k8s.io")}
+
+
+def lookup(group: str, version: str, plural: str) -> ResourceType | None:
+    return BY_PATH.get((group, version, plural))
+
+
+def storage_type(storage: str) -> ResourceType:
+    return STORAGE_TYPE[storage]

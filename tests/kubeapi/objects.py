@@ -1,0 +1,92 @@
+"""Builders for realistic Node and Pod objects (plain dicts, API JSON shape).
+
+Nodes look like a kubelet-registered node (and like scheduler_perf's node template
+test/integration/scheduler_perf/templates/node-default.yaml): capacity/allocatable cpu, memory,
+pods, a Ready condition, well-known labels kubernetes.io/hostname, kubernetes.io/os, kubernetes.io/arch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.kubeapi.store import now_rfc3339
+
+Obj = dict[str, Any]
+
+
+def node_ready_condition(ready: bool) -> Obj:
+    now = now_rfc3339()
+    return {
+        "type": "Ready",
+        "status": "True" if ready else "False",
+        "reason": "KubeletReady" if ready else "KubeletNotReady",
+        "message": "kubelet is posting ready status" if ready else "container runtime network not ready",
+        "lastHeartbeatTime": now,
+        "lastTransitionTime": now,
+    }
+
+
+def make_node(name: str, *, cpu: str = "4", memory: str = "32Gi", pods: int = 110,
+              labels: dict[str, str] | None = None, taints: list[Obj] | None = None,
+              ready: bool = True, unschedulable: bool = False, extra_resources: dict[str, str] | None = None,
+              address: str | None = None) -> Obj:
+    resources = {"cpu": cpu, "memory": memory, "pods": str(pods), "ephemeral-storage": "100Gi",
+                 **(extra_resources or {})}
+    spec: Obj = {}
+    if taints:
+        spec["taints"] = list(taints)
+    if unschedulable:
+        spec["unschedulable"] = True
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+                       **(labels or {})},
+        },
+        "spec": spec,
+        "status": {
+            "capacity": dict(resources),
+            "allocatable": dict(resources),
+            "conditions": [node_ready_condition(ready)],
+            "addresses": [{"type": "InternalIP", "address": address or "10.0.0.1"},
+                          {"type": "Hostname", "address": name}],
+            # Every NodeSystemInfo field is required in the API schema (the Python client enforces it).
+            "nodeInfo": {"machineID": name, "systemUUID": name, "bootID": name, "kernelVersion": "6.1.0",
+                         "osImage": "Debian GNU/Linux 12 (bookworm)", "containerRuntimeVersion": "containerd://1.7.0",
+                         "kubeletVersion": "v1.34.0", "kubeProxyVersion": "", "operatingSystem": "linux",
+                         "architecture": "amd64"},
+        },
+    }
+
+
+def make_pod(name: str | None = None, namespace: str = "default", *, cpu: str | None = None,
+             memory: str | None = None, scheduler_name: str | None = None, node_name: str | None = None,
+             labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None,
+             node_selector: dict[str, str] | None = None, tolerations: list[Obj] | None = None,
+             generate_name: str | None = None, image: str = "registry.k8s.io/pause:3.10") -> Obj:
+    """A pending pod with one pause container, like scheduler_perf's pod-default.yaml."""
+    requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
+    container: Obj = {"name": "pause", "image": image}
+    if requests:
+        container["resources"] = {"requests": requests}
+    meta: Obj = {"namespace": namespace}
+    if name:
+        meta["name"] = name
+    if generate_name:
+        meta["generateName"] = generate_name
+    if labels:
+        meta["labels"] = dict(labels)
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    spec: Obj = {"containers": [container]}
+    if scheduler_name:
+        spec["schedulerName"] = scheduler_name
+    if node_name:
+        spec["nodeName"] = node_name
+    if node_selector:
+        spec["nodeSelector"] = dict(node_selector)
+    if tolerations:
+        spec["tolerations"] = list(tolerations)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}

@@ -1,0 +1,417 @@
+"""KubeApiServer: the HTTP server object plus the in-process test hooks."""
+
+from __future__ import annotations
+
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Self
+
+from tests.kubeapi import strategies
+from tests.kubeapi.api import Api
+from tests.kubeapi.errors import ApiError
+from tests.kubeapi.http_handler import KubeApiRequestHandler
+from tests.kubeapi.kinds import RESOURCES, storage_type
+from tests.kubeapi.kubeconfig import write_kubeconfig
+from tests.kubeapi.objects import make_node, make_pod, node_ready_condition
+from tests.kubeapi.patches import strategic_merge_patch
+from tests.kubeapi.routes import Route
+from tests.kubeapi.store import Obj, Store
+
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+NOT_READY_TAINT = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
+
+
+@dataclass(slots=True)
+class RequestRecord:
+    """One request as the server saw it (for assertions on what a client did)."""
+
+    method: str
+    path: str
+    verb: str = ""
+    resource: str = ""  # "pods", "pods/binding", "leases", ...
+    group: str = ""
+    namespace: str = ""
+    name: str = ""
+    code: int = 0
+
+    def describe(self, verb: str, route: Route) -> None:
+        self.verb = verb
+        self.resource = route.resource_label
+        self.group = route.rtype.group if route.rtype else ""
+        self.namespace = route.namespace
+        self.name = route.name or ""
+
+    def finish(self, code: int) -> None:
+        self.code = code
+
+
+@dataclass(slots=True)
+class FailureRule:
+    remaining: int
+    code: int
+    path: re.Pattern[str] | None
+    method: str | None
+    verb: str | None
+    resource: str | None
+    message: str | None
+    reason: str | None
+    retry_after: int | None
+
+    def matches(self, rec: RequestRecord) -> bool:
+        if self.method and self.method != rec.method:
+            return False
+        if self.verb and self.verb != rec.verb:
+            return False
+        if self.resource and self.resource not in (rec.resource, rec.resource.split("/")[0]):
+            return False
+        return not (self.path and not self.path.search(rec.path))
+
+
+@dataclass
+class _Hooks:
+    rules: list[FailureRule] = field(default_factory=list)
+    records: list[RequestRecord] = field(default_factory=list)
+
+
+class KubeApiServer:
+    """A Kubernetes API test server on 127.0.0.1 (see the package docstring for the full API)."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, token: str | None = None,
+                 history_limit: int = 200_000, bookmark_interval: float = 5.0,
+                 default_watch_timeout: float = 1800.0, user: str = "system:anonymous") -> None:
+        self.host, self.port = host, port
+        self.token = token
+        self.user = user
+        self.store = Store(history_limit)
+        self.api = Api(self.store)
+        self.bookmark_interval = bookmark_interval
+        self.default_watch_timeout = default_watch_timeout
+        self.drop_graceful = False
+        self._hooks = _Hooks()
+        self._lock = threading.Lock()
+        self._connections: set[socket.socket] = set()
+        self._open_watches = 0
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        for ns in SYSTEM_NAMESPACES:
+            self.add_namespace(ns)
+
+    # ---- lifecycle ---------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> KubeApiServer:
+        handler = type("BoundHandler", (KubeApiRequestHandler,), {"api_server": self})
+        httpd = ThreadingHTTPServer((self.host, self.port), handler)
+        httpd.daemon_threads = True
+        httpd.request_queue_size = 1024
+        self._httpd = httpd
+        self.port = httpd.server_address[1]
+        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1},
+                                        name=f"kubeapi:{self.port}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is None:
+            return
+        self.drop_graceful = False
+        self.store.drop_watches()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        with self._lock:
+            conns = list(self._connections)
+        for conn in conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def write_kubeconfig(self, path: str | Path, namespace: str = "default") -> Path:
+        return write_kubeconfig(path, self.url, token=self.token, namespace=namespace)
+
+    # ---- used by the request handler ---------------------------------------------------------
+    def track_connection(self, conn: socket.socket, opened: bool) -> None:
+        with self._lock:
+            if opened:
+                self._connections.add(conn)
+            else:
+                self._connections.discard(conn)
+
+    def authorized(self, header: str | None) -> bool:
+        # Optional bearer-token check; without a configured token every request is allowed.
+        return self.token is None or header == f"Bearer {self.token}"
+
+    def begin_request(self, method: str, path: str) -> RequestRecord:
+        rec = RequestRecord(method, path)
+        with self._lock:
+            self._hooks.records.append(rec)
+        return rec
+
+    def maybe_fail(self, rec: RequestRecord) -> None:
+        with self._lock:
+            for rule in self._hooks.rules:
+                if rule.remaining > 0 and rule.matches(rec):
+                    rule.remaining -= 1
+                    break
+            else:
+                return
+        raise self._injected_error(rule, rec)
+
+    def _injected_error(self, rule: FailureRule, rec: RequestRecord) -> ApiError:
+        if rule.code == 403 and rule.message is None:
+            # The RBAC authorizer's wording (plugin/pkg/auth/authorizer/rbac).
+            target = f'{rec.resource.split("/")[0]} "{rec.name}"' if rec.name else rec.resource.split("/")[0]
+            scope = f'in the namespace "{rec.namespace}"' if rec.namespace else "at the cluster scope"
+            message = (f'{target} is forbidden: User "{self.user}" cannot {rec.verb} resource '
+                       f'"{rec.resource}" in API group "{rec.group}" {scope}')
+            err = ApiError.for_code(403, message)
+            err.body["details"] = {"kind": rec.resource.split("/")[0], **({"name": rec.name} if rec.name else {})}
+            if rec.group:
+                err.body["details"]["group"] = rec.group
+            return err
+        return ApiError.for_code(rule.code, rule.message, rule.reason, rule.retry_after)
+
+    def fixed_response(self, path: str) -> Any:
+        """Discovery and version documents clients may ask for."""
+        path = path.rstrip("/")
+        if path == "/version":
+            return {"major": "1", "minor": "34", "gitVersion": "v1.34.0-kubelab-test", "platform": "linux/amd64"}
+        if path == "/api":
+            return {"kind": "APIVersions", "versions": ["v1"],
+                    "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": self.url[7:]}]}
+        if path == "/apis":
+            groups = sorted({r.group for r in RESOURCES if r.group})
+            return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+                {"name": g, "versions": [{"groupVersion": f"{g}/v1", "version": "v1"}],
+                 "preferredVersion": {"groupVersion": f"{g}/v1", "version": "v1"}} for g in groups]}
+        for gv in {r.api_version for r in RESOURCES}:
+            if path == ("/api/" if "/" not in gv else "/apis/") + gv:
+                return self._resource_list(gv)
+        if path in ("/healthz", "/readyz", "/livez"):
+            return {"kind": "Status", "apiVersion": "v1", "status": "Success", "message": "ok", "code": 200}
+        return None
+
+    def _resource_list(self, group_version: str) -> Obj:
+        verbs = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+        resources = []
+        for r in RESOURCES:
+            if r.api_version != group_version:
+                continue
+            resources.append({"name": r.plural, "singularName": r.kind.lower(), "namespaced": r.namespaced,
+                              "kind": r.kind, "verbs": verbs, "shortNames": list(r.short_names)})
+            for sub in sorted(r.subresources):
+                resources.append({"name": f"{r.plural}/{sub}", "singularName": "", "namespaced": r.namespaced,
+                                  "kind": "Binding" if sub == "binding" else r.kind,
+                                  "verbs": ["create"] if sub == "binding" else ["get", "patch", "update"]})
+        return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
+                "resources": resources}
+
+    def watch_opened(self) -> None:
+        with self._lock:
+            self._open_watches += 1
+
+    def watch_closed(self) -> None:
+        with self._lock:
+            self._open_watches -= 1
+
+    # ---- hooks: failures and counters --------------------------------------------------------
+    def fail_next(self, count: int, code: int, *, path: str | None = None, method: str | None = None,
+                  verb: str | None = None, resource: str | None = None, message: str | None = None,
+                  reason: str | None = None, retry_after: int | None = None) -> None:
+        """Answer the next `count` matching requests with `code` and a Status body.
+
+        Matching: `path` is a regex searched in the URL path; `verb` an API verb (get, list, watch,
+        create, update, patch, delete); `resource` like "pods" (also matches its subresources) or
+        "pods/binding". 403 gets the RBAC authorizer's message unless `message` is given.
+        """
+        rule = FailureRule(count, code, re.compile(path) if path else None, method, verb, resource,
+                           message, reason, retry_after)
+        with self._lock:
+            self._hooks.rules.append(rule)
+
+    def clear_failures(self) -> None:
+        with self._lock:
+            self._hooks.rules.clear()
+
+    @property
+    def requests(self) -> list[RequestRecord]:
+        with self._lock:
+            return list(self._hooks.records)
+
+    def request_count(self, verb: str | None = None, resource: str | None = None, *,
+                      namespace: str | None = None, code: int | None = None, method: str | None = None) -> int:
+        return sum(1 for r in self.requests
+                   if (verb is None or r.verb == verb) and (resource is None or r.resource == resource)
+                   and (namespace is None or r.namespace == namespace) and (code is None or r.code == code)
+                   and (method is None or r.method == method))
+
+    def reset_requests(self) -> None:
+        with self._lock:
+            self._hooks.records.clear()
+
+    @property
+    def open_watches(self) -> int:
+        with self._lock:
+            return self._open_watches
+
+    def wait_for(self, predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.02) -> Any:
+        """Poll `predicate` until it returns something truthy; raise TimeoutError naming it otherwise."""
+        end = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            if time.monotonic() >= end:
+                raise TimeoutError(f"condition {getattr(predicate, '__name__', predicate)!r} not met "
+                                   f"within {timeout}s")
+            time.sleep(interval)
+
+    # ---- hooks: history and watches ----------------------------------------------------------
+    def compact_history(self, upto_rv: int | None = None) -> int:
+        """Forget change history (all of it by default); later watches from older revisions get 410."""
+        return self.store.compact(upto_rv)
+
+    def drop_watches(self, graceful: bool = False) -> None:
+        """End every open watch: graceful ends the chunked response, otherwise the socket is cut."""
+        self.drop_graceful = graceful
+        self.store.drop_watches()
+
+    @property
+    def resource_version(self) -> int:
+        return self.store.resource_version
+
+    # ---- hooks: objects ----------------------------------------------------------------------
+    def add_namespace(self, name: str) -> Obj:
+        rtype = storage_type("namespaces")
+        obj = strategies.prepare_create(rtype, {"metadata": {"name": name}}, "")
+        return self.store.create("namespaces", obj)
+
+    def _ensure_namespace(self, name: str) -> None:
+        if self.store.get("namespaces", "", name) is None:
+            try:
+                self.add_namespace(name)
+            except ApiError:
+                pass
+
+    def create_object(self, storage: str, obj: Obj, *, validate: bool = True) -> Obj:
+        """Store an object directly (no HTTP). validate=False skips defaulting and validation, e.g.
+        for a malformed pod the real API would refuse but a scheduler must survive."""
+        rtype = storage_type(storage)
+        namespace = (obj.get("metadata") or {}).get("namespace", "default") if rtype.namespaced else ""
+        if rtype.namespaced:
+            self._ensure_namespace(namespace)
+        if validate:
+            obj = strategies.prepare_create(rtype, obj, namespace)
+        else:
+            obj = {"apiVersion": rtype.api_version, "kind": rtype.kind, **obj}
+            if rtype.namespaced:
+                obj["metadata"] = {**obj["metadata"], "namespace": namespace}
+        return self.store.create(storage, obj)
+
+    def update_object(self, storage: str, name: str, change: Obj | Callable[[Obj], Obj],
+                      namespace: str = "") -> Obj:
+        """Change an object directly: `change` is a strategic-merge patch dict or a function returning
+        the new object (which must not mutate its argument). Status and spec may both change."""
+        def mutate(old: Obj) -> Obj:
+            return change(old) if callable(change) else strategic_merge_patch(old, change)
+        return self.store.update(storage, namespace, name, mutate)
+
+    def delete_object(self, storage: str, name: str, namespace: str = "") -> Obj:
+        return self.store.delete(storage, namespace, name)
+
+    def get_object(self, storage: str, name: str, namespace: str = "") -> Obj | None:
+        return self.store.get(storage, namespace, name)
+
+    def list_objects(self, storage: str, namespace: str | None = None) -> list[Obj]:
+        return self.store.list(storage, namespace)[0]
+
+    def add_node(self, node: str | Obj, **kwargs: Any) -> Obj:
+        """add_node("n1", cpu="4", memory="8Gi", labels={...}, taints=[...], ready=True) or a full dict."""
+        obj = make_node(node, **kwargs) if isinstance(node, str) else node
+        return self.create_object("nodes", obj)
+
+    def add_nodes(self, count: int, prefix: str = "node-", **kwargs: Any) -> list[Obj]:
+        return [self.add_node(f"{prefix}{i}", **kwargs) for i in range(count)]
+
+    def update_node(self, name: str, change: Obj | Callable[[Obj], Obj]) -> Obj:
+        return self.update_object("nodes", name, change)
+
+    def remove_node(self, name: str) -> Obj:
+        return self.delete_object("nodes", name)
+
+    def set_node_ready(self, name: str, ready: bool, *, taint: bool = True) -> Obj:
+        """Flip the node's Ready condition. With taint=True the node.kubernetes.io/not-ready:NoSchedule
+        taint is added/removed too, as the node lifecycle controller does (TaintNodesByCondition,
+        https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/#taint-nodes-by-condition)."""
+        def mutate(old: Obj) -> Obj:
+            status = dict(old.get("status") or {})
+            conds = [c for c in status.get("conditions") or [] if c.get("type") != "Ready"]
+            status["conditions"] = [*conds, node_ready_condition(ready)]
+            spec = dict(old.get("spec") or {})
+            if taint:
+                taints = [t for t in spec.get("taints") or [] if t.get("key") != NOT_READY_TAINT["key"]]
+                if not ready:
+                    taints.append(dict(NOT_READY_TAINT))
+                if taints:
+                    spec["taints"] = taints
+                else:
+                    spec.pop("taints", None)
+            return {**old, "spec": spec, "status": status}
+        return self.update_object("nodes", name, mutate)
+
+    def add_pod(self, pod: str | Obj, namespace: str = "default", *, validate: bool = True, **kwargs: Any) -> Obj:
+        """add_pod("p1", cpu="100m", scheduler_name="my-scheduler") or a full dict."""
+        obj = make_pod(pod, namespace, **kwargs) if isinstance(pod, str) else pod
+        return self.create_object("pods", obj, validate=validate)
+
+    def add_pods(self, count: int, namespace: str = "default", prefix: str = "pod-", **kwargs: Any) -> list[Obj]:
+        return [self.add_pod(f"{prefix}{i}", namespace, **kwargs) for i in range(count)]
+
+    def update_pod(self, name: str, change: Obj | Callable[[Obj], Obj], namespace: str = "default") -> Obj:
+        return self.update_object("pods", name, change, namespace)
+
+    def remove_pod(self, name: str, namespace: str = "default") -> Obj:
+        return self.delete_object("pods", name, namespace)
+
+    def pods(self, namespace: str | None = None) -> list[Obj]:
+        return self.list_objects("pods", namespace)
+
+    def nodes(self) -> list[Obj]:
+        return self.list_objects("nodes")
+
+    def events(self, namespace: str | None = None) -> list[Obj]:
+        """Stored events in core/v1 form (events.k8s.io/v1 posts included)."""
+        return self.list_objects("events", namespace)
+
+    def bound_pods(self, namespace: str | None = None) -> dict[str, str]:
+        """{namespace/name: nodeName} for every pod with spec.nodeName."""
+        return {f'{p["metadata"]["namespace"]}/{p["metadata"]["name"]}': p["spec"]["nodeName"]
+                for p in self.pods(namespace) if (p.get("spec") or {}).get("nodeName")}
+
+
+def serve(port: int = 0, nodes: int = 0, node_kwargs: dict[str, Any] | None = None,
+          **kwargs: Any) -> KubeApiServer:
+    """Start a server (optionally with `nodes` fake nodes) and return it running."""
+    server = KubeApiServer(port=port, **kwargs).start()
+    if nodes:
+        server.add_nodes(nodes, **(node_kwargs or {}))
+    return server
+
+

@@ -1,0 +1,232 @@
+"""Per-type create/update rules (the registry "strategies" of kubernetes/kubernetes pkg/registry/...).
+
+Only rules a scheduler or a placement runner can observe are kept; each names its source.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+from tests.kubeapi.errors import ApiError
+from tests.kubeapi.kinds import ResourceType
+
+Obj = dict[str, Any]
+
+# k8s.io/apimachinery/pkg/util/validation: DNS-1123 subdomain (most object names).
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+# k8s.io/apimachinery/pkg/api/resource/quantity.go splitREString
+_QUANTITY = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
+# apiserver/pkg/storage/names/generate.go: 5 random chars from this alphabet (no vowels, no
+# confusable digits), appended to generateName.
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_rng = random.Random()
+
+
+def generate_name(prefix: str) -> str:
+    prefix = prefix[: 63 - 5]
+    return prefix + "".join(_rng.choice(_NAME_ALPHABET) for _ in range(5))
+
+
+def prepare_create(rtype: ResourceType, obj: Obj, namespace: str) -> Obj:
+    """System metadata, name generation and type defaults for a create request (POST)."""
+    meta = dict(obj.get("metadata") or {})
+    if meta.get("resourceVersion"):
+        # etcd3 store Create: a plain error, surfaced as a 500 by the handler.
+        raise ApiError.internal("resourceVersion should not be set on objects to be created")
+    if not meta.get("name"):
+        if meta.get("generateName"):
+            meta["name"] = generate_name(meta["generateName"])
+        else:
+            raise ApiError.invalid(rtype.kind, "", [("metadata.name", "FieldValueRequired",
+                                                     "Required value: name or generateName is required")],
+                                   rtype.group)
+    name = meta["name"]
+    if len(name) > 253 or not _DNS1123_SUBDOMAIN.match(name):
+        raise ApiError.invalid(rtype.kind, name, [(
+            "metadata.name", "FieldValueInvalid",
+            (f'Invalid value: "{name}": a lowercase RFC 1123 subdomain must consist of lower case '
+            "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"))],
+            rtype.group)
+    if rtype.namespaced:
+        body_ns = meta.get("namespace")
+        if body_ns and body_ns != namespace:
+            raise ApiError.bad_request("the namespace of the provided object does not match the namespace "
+                                       "sent on the request")
+        meta["namespace"] = namespace
+    else:
+        meta.pop("namespace", None)
+    # rest.FillObjectMetaSystemFields: the server owns these.
+    for system_field in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+                         "selfLink", "generation"):
+        meta.pop(system_field, None)
+    if rtype.storage == "pods":
+        meta["generation"] = 1  # pods track metadata.generation (PodObservedGenerationTracking)
+    out = {**obj, "apiVersion": rtype.api_version, "kind": rtype.kind, "metadata": meta}
+    preparer = _CREATE.get(rtype.storage)
+    return preparer(out) if preparer else out
+
+
+def _prepare_pod(pod: Obj) -> Obj:
+    spec = dict(pod.get("spec") or {})
+    containers = spec.get("containers") or []
+    name = pod["metadata"]["name"]
+    if not containers:
+        raise ApiError.invalid("Pod", name, [("spec.containers", "FieldValueRequired", "Required value")])
+    for i, c in enumerate(containers):
+        for section in ("requests", "limits"):
+            for res, qty in ((c.get("resources") or {}).get(section) or {}).items():
+                if not _QUANTITY.match(str(qty)):
+                    # Decoding fails before validation: 400 from the JSON decoder.
+                    raise ApiError.bad_request(
+                        f'Pod in version "v1" cannot be handled as a Pod: quantities must match the regular '
+                        f"expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' "
+                        f"(spec.containers[{i}].resources.{section}.{res}={qty!r})")
+    # Defaults from pkg/apis/core/v1/defaults.go (SetDefaults_PodSpec).
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("securityContext", {})
+    spec.setdefault("enableServiceLinks", True)
+    # Priority admission: pods without a priority class get priority 0.
+    spec.setdefault("priority", 0)
+    spec["tolerations"] = _default_tolerations(spec.get("tolerations") or [])
+    # PodStrategy.PrepareForCreate (pkg/registry/core/pod/strategy.go) discards client status.
+    status = {"phase": "Pending", "qosClass": _qos_class(containers)}
+    return {**pod, "spec": spec, "status": status}
+
+
+def _default_tolerations(tolerations: list[Obj]) -> list[Obj]:
+    """DefaultTolerationSeconds admission plugin: tolerate not-ready/unreachable NoExecute for 300 s
+    unless the pod already tolerates them (plugin/pkg/admission/defaulttolerationseconds)."""
+    out = list(tolerations)
+    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+        covered = any(t.get("effect", "") in ("", "NoExecute") and
+                      (t.get("key") == key or (not t.get("key") and t.get("operator") == "Exists"))
+                      for t in out)
+        if not covered:
+            out.append({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300})
+    return out
+
+
+def _qos_class(containers: list[Obj]) -> str:
+    """pkg/apis/core/helper/qos GetPodQOS, reduced to cpu and memory."""
+    requests_seen = limits_all = False
+    guaranteed = True
+    for c in containers:
+        res = c.get("resources") or {}
+        req, lim = res.get("requests") or {}, res.get("limits") or {}
+        if req or lim:
+            requests_seen = True
+        for name in ("cpu", "memory"):
+            if name not in lim or req.get(name, lim[name]) != lim[name]:
+                guaranteed = False
+        limits_all = limits_all or bool(lim)
+    if not requests_seen:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed and limits_all else "Burstable"
+
+
+def _prepare_namespace(ns: Obj) -> Obj:
+    # namespaceStrategy.PrepareForCreate + the kubernetes.io/metadata.name label set by the API server.
+    name = ns["metadata"]["name"]
+    labels = {**(ns["metadata"].get("labels") or {}), "kubernetes.io/metadata.name": name}
+    spec = {"finalizers": ["kubernetes"], **(ns.get("spec") or {})}
+    return {**ns, "metadata": {**ns["metadata"], "labels": labels}, "spec": spec,
+            "status": {"phase": "Active"}}
+
+
+def _prepare_event(event: Obj) -> Obj:
+    return event
+
+
+_CREATE = {"pods": _prepare_pod, "namespaces": _prepare_namespace, "events": _prepare_event}
+
+
+def validate_events_v1_create(event_v1: Obj) -> None:
+    """Strict validation for events created through events.k8s.io/v1
+    (pkg/apis/core/validation/events.go ValidateEventCreate)."""
+    name = (event_v1.get("metadata") or {}).get("name", "")
+    causes = []
+    if not event_v1.get("eventTime"):
+        causes.append(("eventTime", "FieldValueRequired", "Required value"))
+    if event_v1.get("type") not in ("Normal", "Warning"):
+        causes.append(("type", "FieldValueInvalid", f'Invalid value: "": has invalid value: {event_v1.get("type")}'))
+    for field in ("deprecatedFirstTimestamp", "deprecatedLastTimestamp"):
+        if event_v1.get(field):
+            causes.append((field, "FieldValueInvalid", "Invalid value: \"\": needs to be unset"))
+    for field in ("reportingController", "reportingInstance", "action", "reason"):
+        if not event_v1.get(field):
+            causes.append((field, "FieldValueRequired", "Required value"))
+    if len(event_v1.get("note") or "") > 1024:
+        causes.append(("note", "FieldValueTooLong", "Too long: may not be more than 1024 bytes"))
+    regarding_ns = (event_v1.get("regarding") or {}).get("namespace")
+    event_ns = (event_v1.get("metadata") or {}).get("namespace")
+    if regarding_ns and event_ns and regarding_ns != event_ns:
+        causes.append(("regarding.namespace", "FieldValueInvalid",
+                       f'Invalid value: "{regarding_ns}": does not match event.namespace'))
+    if causes:
+        raise ApiError.invalid("Event", name, causes, "events.k8s.io")
+
+
+def prepare_update(rtype: ResourceType, new: Obj, old: Obj, subresource: str | None) -> Obj:
+    """Carry server-owned metadata over and apply the main-resource/status split.
+
+    PrepareForUpdate of pods, nodes and namespaces (pkg/registry/core/*/strategy.go): an update of the
+    main resource keeps the old status; an update through /status keeps the old spec.
+    """
+    meta = dict(new.get("metadata") or {})
+    old_meta = old["metadata"]
+    for system_field in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+                         "namespace", "name", "generation"):
+        if system_field in old_meta:
+            meta[system_field] = old_meta[system_field]
+        else:
+            meta.pop(system_field, None)
+    out = {**new, "apiVersion": old.get("apiVersion"), "kind": old.get("kind"), "metadata": meta}
+    if rtype.storage in ("pods", "nodes", "namespaces"):
+        if subresource == "status":
+            out["spec"] = old.get("spec")
+            if rtype.storage == "pods":
+                meta["ownerReferences"] = old_meta.get("ownerReferences")
+                if meta["ownerReferences"] is None:
+                    del meta["ownerReferences"]
+        else:
+            if "status" in old:
+                out["status"] = old["status"]
+            else:
+                out.pop("status", None)
+    if out.get("spec") != old.get("spec") and "generation" in old_meta:
+        meta["generation"] = old_meta["generation"] + 1
+    if rtype.storage == "pods" and subresource is None:
+        _validate_pod_spec_update(out, old)
+    return out
+
+
+def _validate_pod_spec_update(new: Obj, old: Obj) -> None:
+    """ValidatePodUpdate: only images, activeDeadlineSeconds, added tolerations and a few more may change."""
+    new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    if new_spec == old_spec:
+        return
+    comparable = dict(new_spec)
+    for field in ("containers", "initContainers"):
+        olds = {c.get("name"): c for c in old_spec.get(field) or []}
+        comparable[field] = [{**c, "image": olds[c.get("name")].get("image")} if c.get("name") in olds else c
+                             for c in new_spec.get(field) or []]
+        if not comparable[field] and field not in old_spec:
+            comparable.pop(field)
+    for field in ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds"):
+        if field in old_spec:
+            comparable[field] = old_spec[field]
+        else:
+            comparable.pop(field, None)
+    old_tolerations = old_spec.get("tolerations") or []
+    if comparable != old_spec or any(t not in (new_spec.get("tolerations") or []) for t in old_tolerations):
+        raise ApiError.invalid("Pod", new["metadata"]["name"], [(
+            "spec", "FieldValueForbidden",
+            ("Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
+            "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` "
+            "(only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "
+            "(allow it to be set to 1 if it was previously negative)"))])
