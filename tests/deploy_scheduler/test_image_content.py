@@ -1,0 +1,160 @@
+"""What the image is made of (labkit.image), without building it: content tag, runtime dependencies,
+the Containerfile's pinned base, archive reading and build-tool detection."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import stat
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from labkit.definition import LabError, parse_lab
+from labkit.image import (
+    CONTAINERFILE,
+    BaseImage,
+    Builder,
+    ImageError,
+    archive_image_id,
+    content_tag,
+    default_base,
+    find_builder,
+    lock_requirements,
+    runtime_requirements,
+    scheduler_sources,
+)
+
+BASE = BaseImage("localhost/base:1", "3.11")
+LOCK = ["kubernetes==36.0.3", "urllib3==2.8.0"]
+
+
+@pytest.fixture
+def sources(tmp_path: Path) -> Path:
+    root = tmp_path / "scheduler"
+    root.mkdir()
+    (root / "__init__.py").write_text('__version__ = "9.9.9"\n')
+    (root / "app.py").write_text("import yaml\nfrom kubernetes import client\nfrom . import app\n")
+    return root
+
+
+def tag(root: Path, lock: list[str] = LOCK, base: BaseImage = BASE, platform: str = "linux/amd64") -> str:
+    return content_tag(base, platform, lock, sources=scheduler_sources(root), source_root=root)
+
+
+def test_tag_is_stable_and_names_the_scheduler_version(sources: Path) -> None:
+    first = tag(sources)
+    assert first == tag(sources)
+    assert first.startswith("9.9.9-") and len(first.split("-")[1]) == 12
+
+
+def test_tag_changes_with_code_dependencies_base_and_platform(sources: Path) -> None:
+    before = tag(sources)
+    assert tag(sources, lock=["kubernetes==36.0.2", "urllib3==2.8.0"]) != before
+    assert tag(sources, base=BaseImage("localhost/base:2", "3.11")) != before
+    assert tag(sources, platform="linux/arm64") != before
+    (sources / "app.py").write_text((sources / "app.py").read_text() + "# changed\n")
+    assert tag(sources) != before
+
+
+def test_tag_ignores_bytecode_caches(sources: Path) -> None:
+    before = tag(sources)
+    (sources / "__pycache__").mkdir()
+    (sources / "__pycache__" / "app.cpython-311.pyc").write_bytes(b"\0")
+    assert tag(sources) == before
+
+
+def test_runtime_requirements_come_from_the_imports_and_the_project_pins(sources: Path) -> None:
+    assert runtime_requirements(scheduler_sources(sources)) == ["kubernetes==36.0.3", "pyyaml==6.0.3"]
+
+
+def test_an_import_nobody_provides_is_named(sources: Path) -> None:
+    (sources / "extra.py").write_text("import no_such_module_anywhere\n")
+    with pytest.raises(ImageError, match="no_such_module_anywhere"):
+        runtime_requirements(scheduler_sources(sources))
+
+
+def test_lock_pins_the_transitive_dependencies() -> None:
+    lock = lock_requirements(["kubernetes==36.0.3"], "3.11")
+    names = {line.split("==")[0] for line in lock}
+    assert {"kubernetes", "urllib3", "certifi", "python-dateutil"} <= names
+    assert all("==" in line for line in lock)
+    assert "google-auth" not in names  # only behind an extra
+
+
+def test_the_real_scheduler_needs_its_pinned_client_and_pydantic() -> None:
+    reqs = runtime_requirements()
+    assert "kubernetes==36.0.3" in reqs and "pydantic==2.14.3" in reqs
+
+
+def test_containerfile_pins_its_base_by_digest_and_runs_as_non_root() -> None:
+    base = default_base()
+    assert "@sha256:" in base.ref and len(base.ref.split("@sha256:")[1]) == 64
+    assert base.python_version == "3.12" and "python:3.12" in base.ref
+    text = CONTAINERFILE.read_text()
+    user = [line.split()[1] for line in text.splitlines() if line.startswith("USER ")]
+    assert user and not user[-1].startswith(("0", "root"))
+
+
+def _archive(path: Path, manifest: object) -> Path:
+    data = json.dumps(manifest).encode()
+    with tarfile.open(path, "w") as tar:
+        info = tarfile.TarInfo("manifest.json")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_archive_image_id_reads_the_config_digest(tmp_path: Path) -> None:
+    hexd = "ab" * 32
+    legacy = _archive(tmp_path / "a.tar", [{"Config": f"{hexd}.json", "RepoTags": ["x:1"], "Layers": []}])
+    oci = _archive(tmp_path / "b.tar", [{"Config": f"blobs/sha256/{hexd}", "RepoTags": ["x:1"], "Layers": []}])
+    assert archive_image_id(legacy) == archive_image_id(oci) == f"sha256:{hexd}"
+
+
+def test_a_multi_image_archive_is_refused(tmp_path: Path) -> None:
+    entry = {"Config": f"{'ab' * 32}.json", "RepoTags": ["x:1"], "Layers": []}
+    with pytest.raises(ImageError, match="exactly one"):
+        archive_image_id(_archive(tmp_path / "m.tar", [entry, entry]))
+
+
+def test_a_docker_client_without_a_daemon_is_not_a_builder(tmp_path: Path, monkeypatch) -> None:
+    """Stand-in executables on PATH: a `docker` whose daemon is unreachable, a working `buildah`."""
+    for name, code in (("docker", 1), ("buildah", 0)):
+        exe = tmp_path / name
+        exe.write_text(f"#!/bin/sh\nexit {code}\n")
+        exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert shutil.which("docker") and not Builder("docker").usable()
+    found = find_builder()
+    assert found is not None and found.name == "buildah"
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert find_builder() is None
+
+
+def _lab_data() -> dict:
+    return yaml.safe_load(Path(__file__).resolve().parents[2].joinpath("lab.yaml").read_text())
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("image", "Localhost/Scheduler:1", "scheduler.image"),
+    ("cpu_request", "a lot", "scheduler.cpu_request"),
+    ("port", 80, "scheduler.port"),
+])
+def test_lab_rejects_bad_scheduler_deploy_fields(field: str, value: object, message: str) -> None:
+    data = _lab_data()
+    data["scheduler"][field] = value
+    with pytest.raises(LabError, match=message):
+        parse_lab(data, "lab.yaml")
+
+
+def test_lab_rejects_several_replicas_without_leader_election() -> None:
+    data = _lab_data()
+    data["scheduler"].update(replicas=2, leader_elect=False)
+    with pytest.raises(LabError, match="scheduler.replicas"):
+        parse_lab(data, "lab.yaml")
+    data["scheduler"]["leader_elect"] = True
+    assert parse_lab(data, "lab.yaml")

@@ -1,0 +1,163 @@
+"""Rendered scheduler manifests: schema-valid for the lab's Kubernetes version, and the fields that bite.
+
+Validation uses kubernetes-validate (strict: unknown fields fail) against the lab definition's version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from labkit.definition import Lab, load_lab
+from labkit.scheduler_deploy import CHECKSUM_ANNOTATION, MANIFESTS, main, render_config, render_manifests
+from scheduler.config import parse_config
+
+IMAGE = "localhost/kubelab-scheduler:0.1.0-0123456789ab"
+
+
+def lab_with(**scheduler: object) -> Lab:
+    base = load_lab()
+    return Lab.model_validate({**base.model_dump(mode="json"),
+                               "scheduler": {**base.scheduler.model_dump(mode="json"), **scheduler}})
+
+
+def objects(lab: Lab) -> dict[str, dict]:
+    return {obj["kind"]: obj for m in render_manifests(lab, IMAGE) for obj in m.objects}
+
+
+def deployment(lab: Lab) -> dict:
+    return objects(lab)["Deployment"]
+
+
+def pod_spec(lab: Lab) -> dict:
+    return deployment(lab)["spec"]["template"]["spec"]
+
+
+@pytest.fixture(scope="module")
+def lab() -> Lab:
+    return load_lab()
+
+
+def test_every_manifest_is_valid_for_the_labs_kubernetes_version(lab: Lab) -> None:
+    docs = [obj for m in render_manifests(lab, IMAGE) for obj in m.objects]
+    assert sorted(d["kind"] for d in docs) == sorted(
+        ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ConfigMap", "Deployment"])
+    for doc in docs:
+        # raises ValidationError naming the field on any schema violation or unknown field
+        kubernetes_validate.validate(doc, lab.kubernetes.version, strict=True)
+
+
+def test_validator_rejects_a_broken_manifest(lab: Lab) -> None:
+    """The check above can fail: a misspelt field is caught for this version."""
+    dep = deployment(lab)
+    dep["spec"]["template"]["spec"]["nodeSelectr"] = {}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(dep, lab.kubernetes.version, strict=True)
+
+
+def test_deployment_targets_the_control_plane_as_kubeadm_labels_it(lab: Lab) -> None:
+    spec = pod_spec(lab)
+    # kubeadm sets the label with an empty value: "true" would never match (DESIGN trap 11)
+    assert spec["nodeSelector"] == {"node-role.kubernetes.io/control-plane": ""}
+    assert {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists",
+            "effect": "NoSchedule"} in spec["tolerations"]
+
+
+def test_image_is_never_pulled_from_a_registry(lab: Lab) -> None:
+    container = pod_spec(lab)["containers"][0]
+    assert container["image"] == IMAGE
+    assert container["imagePullPolicy"] in ("Never", "IfNotPresent")
+
+
+def test_probes_hit_the_health_endpoints_on_the_configured_port(lab: Lab) -> None:
+    custom = lab_with(port=18080)
+    container = pod_spec(custom)["containers"][0]
+    port = container["ports"][0]
+    assert port["containerPort"] == 18080
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": port["name"]}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": port["name"]}
+    config = parse_config(yaml.safe_load(render_config(custom)))
+    assert config.healthzBindAddress.endswith(":18080") and config.metricsBindAddress.endswith(":18080")
+
+
+def test_resources_and_restricted_security_context(lab: Lab) -> None:
+    spec = pod_spec(lab_with(cpu_request="250m", memory_request="64Mi", memory_limit="96Mi"))
+    container = spec["containers"][0]
+    assert container["resources"] == {"requests": {"cpu": "250m", "memory": "64Mi"}, "limits": {"memory": "96Mi"}}
+    assert spec["securityContext"]["runAsNonRoot"] is True
+    assert spec["securityContext"]["runAsUser"] != 0
+    assert spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    sc = container["securityContext"]
+    assert sc["allowPrivilegeEscalation"] is False
+    assert sc["capabilities"] == {"drop": ["ALL"]}
+    assert sc["readOnlyRootFilesystem"] is True
+
+
+def _rules(obj: dict) -> set[tuple[str, str, str]]:
+    return {(group, resource, verb) for rule in obj["rules"] for group in rule["apiGroups"]
+            for resource in rule["resources"] for verb in rule["verbs"]}
+
+
+def test_rbac_grants_exactly_what_the_scheduler_uses(lab: Lab) -> None:
+    objs = objects(lab)
+    expected_cluster = {
+        *{("", "pods", v) for v in ("get", "list", "watch")},
+        ("", "pods/binding", "create"),
+        *{("", "pods/status", v) for v in ("patch", "update")},
+        *{("", "nodes", v) for v in ("get", "list", "watch")},
+        *{(g, "events", v) for g in ("", "events.k8s.io") for v in ("create", "patch")},
+    }
+    assert _rules(objs["ClusterRole"]) == expected_cluster
+    assert _rules(objs["Role"]) == {("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")}
+    assert objs["Role"]["metadata"]["namespace"] == lab.scheduler.namespace
+    sa = {"kind": "ServiceAccount", "name": lab.scheduler.name, "namespace": lab.scheduler.namespace}
+    for binding, role in (("ClusterRoleBinding", "ClusterRole"), ("RoleBinding", "Role")):
+        assert objs[binding]["subjects"] == [sa]
+        assert objs[binding]["roleRef"]["name"] == objs[role]["metadata"]["name"]
+    assert pod_spec(lab)["serviceAccountName"] == lab.scheduler.name
+
+
+def test_config_in_the_configmap_is_accepted_by_the_scheduler(lab: Lab) -> None:
+    config_map = objects(lab)["ConfigMap"]
+    config = parse_config(yaml.safe_load(config_map["data"]["config.yaml"]), "configmap")
+    assert [p.schedulerName for p in config.profiles] == [lab.scheduler.name]
+    assert config.leaderElection.leaderElect is lab.scheduler.leader_elect
+    mounted = {v["name"]: v for v in pod_spec(lab)["volumes"]}["config"]
+    assert mounted["configMap"]["name"] == config_map["metadata"]["name"]
+    args = pod_spec(lab)["containers"][0]["args"]
+    assert "--config=/etc/kubelab-scheduler/config.yaml" in args
+    assert "config.yaml" in config_map["data"]
+
+
+def test_checksum_follows_the_config_only(lab: Lab) -> None:
+    def checksum(l: Lab) -> str:
+        return deployment(l)["spec"]["template"]["metadata"]["annotations"][CHECKSUM_ANNOTATION]
+
+    text = objects(lab)["ConfigMap"]["data"]["config.yaml"]
+    assert checksum(lab) == hashlib.sha256(text.encode()).hexdigest()
+    assert checksum(lab_with(least_loaded={"mode": "podCount", "strategy": "MostAllocated"})) != checksum(lab)
+    assert checksum(lab_with(leader_elect=False)) != checksum(lab)
+    # Not config: same checksum, so scaling or a new image does not count as a config change.
+    assert checksum(lab_with(replicas=2)) == checksum(lab)
+
+
+def test_rendering_twice_gives_identical_text(lab: Lab) -> None:
+    assert [m.text for m in render_manifests(lab, IMAGE)] == [m.text for m in render_manifests(lab, IMAGE)]
+
+
+def test_without_leader_election_old_and_new_pods_never_overlap(lab: Lab) -> None:
+    assert deployment(lab)["spec"]["strategy"]["type"] == "RollingUpdate"
+    assert deployment(lab_with(leader_elect=False))["spec"]["strategy"]["type"] == "Recreate"
+
+
+def test_render_only_writes_every_manifest(tmp_path: Path) -> None:
+    lines: list[str] = []
+    assert main(["--render-only", str(tmp_path / "out")], echo=lines.append) == 0
+    written = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert [name.split("-", 1)[1] for name in written] == list(MANIFESTS)
+    dep = yaml.safe_load((tmp_path / "out" / written[-1]).read_text())
+    assert dep["spec"]["template"]["spec"]["containers"][0]["image"].startswith("localhost/kubelab-scheduler:")
