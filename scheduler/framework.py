@@ -40,7 +40,6 @@ import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, islice
 
 from scheduler.config import KubeSchedulerConfiguration, ProfileConfig, ResolvedProfile
 from scheduler.model import NodeInfo, PodInfo
@@ -187,41 +186,43 @@ class Profile:
         return result
 
     def _find_feasible(self, checks: list, nodes: Sequence[NodeInfo]) -> tuple[list[NodeInfo], dict[str, Status], int]:
+        """Visit nodes from where the last decision stopped until enough are feasible.
+
+        Nodes are checked in chunks, one plugin at a time over the chunk (a list comprehension per
+        plugin instead of a Python loop per node and plugin: the same verdicts, about half the cost).
+        A chunk is sized to what is still wanted, so at most one chunk's worth beyond it is visited --
+        kube-scheduler's parallel filter overshoots the same way.
+        """
         num_all = len(nodes)
         wanted = num_feasible_nodes_to_find(self.percentage_of_nodes_to_score, num_all)
         start = self._next_start % num_all
+        order = list(nodes[start:]) + list(nodes[:start]) if start else list(nodes)
         feasible: list[NodeInfo] = []
         failures: dict[str, Status] = {}
-        evaluated = 0
-        if not checks:  # nothing to check: the next `wanted` nodes are all feasible
-            order = chain(islice(nodes, start, None), islice(nodes, 0, start))
-            feasible = list(islice(order, wanted))
-            evaluated = len(feasible)
-        elif len(checks) == 1:
-            check, state = checks[0]
-            for node in chain(islice(nodes, start, None), islice(nodes, 0, start)):
-                evaluated += 1
-                status = check(state, node)
-                if status is None:
-                    feasible.append(node)
-                    if len(feasible) >= wanted:
-                        break
-                else:
-                    failures[node.name] = status
-        else:
-            for node in chain(islice(nodes, start, None), islice(nodes, 0, start)):
-                evaluated += 1
-                for check, state in checks:
-                    status = check(state, node)
-                    if status is not None:
+        pos = 0
+        while pos < num_all and len(feasible) < wanted:
+            missing = wanted - len(feasible)
+            if pos:  # scale the next chunk by the pass rate seen so far
+                missing = missing * pos // max(len(feasible), 1)
+            chunk = order[pos:pos + max(missing, 16)]
+            pos += len(chunk)
+            for check, state in checks:
+                verdicts = [check(state, node) for node in chunk]
+                if verdicts.count(None) == len(verdicts):
+                    continue
+                passed = []
+                for node, status in zip(chunk, verdicts, strict=True):
+                    if status is None:
+                        passed.append(node)
+                    else:
                         failures[node.name] = status
-                        break
-                else:
-                    feasible.append(node)
-                    if len(feasible) >= wanted:
-                        break
-        self._next_start = (start + evaluated) % num_all
-        return feasible, failures, evaluated
+                chunk = passed
+                if not chunk:
+                    break
+            feasible.extend(chunk)
+        del feasible[wanted:]
+        self._next_start = (start + pos) % num_all
+        return feasible, failures, pos
 
     def _score(self, pod: PodInfo, feasible: list[NodeInfo], result: ScheduleResult) -> None:
         totals = [0] * len(feasible)
