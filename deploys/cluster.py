@@ -1,7 +1,9 @@
 """The whole cluster in one deploy: node prep everywhere, then control plane, Calico and joins.
 
-pyinfra orders operations by where they are called, and runs each one on every host before the next, so
-the control plane is initialised and the token minted before any worker joins.
+pyinfra runs each operation on every host before the next one. Through its Python API it matches
+operations across hosts by their position in each host's list, so every host calls the same operations
+in the same order and role-specific ones are switched off with `_if` (a host-only `if` would shift the
+positions and let a worker's join run beside the control plane's init).
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from labkit.definition import Lab
 
 @deploy("Kubernetes cluster")
 def kubernetes_cluster(lab: Lab, handoff: JoinHandoff, pending_joins: list[str]) -> None:
+    is_control_plane = node_of(lab, host).role == "control-plane"
     prepare_node(lab)
-    if node_of(lab, host).role == "control-plane":
-        control_plane(lab)
-        calico(lab)
+    control_plane(lab, _if=lambda: is_control_plane)
+    calico(lab, _if=lambda: is_control_plane)
     join_workers(lab, handoff, pending_joins)

@@ -19,7 +19,7 @@ from pyinfra.facts.files import File as FileFact
 from pyinfra.operations import python
 
 from deploys import files as node_files
-from deploys.lab_host import node_of, sudo
+from deploys.lab_host import node_label, node_of, sudo
 from labkit.definition import Lab
 
 TOKEN_TTL = "1h"  # only needs to outlive this run
@@ -46,6 +46,10 @@ class JoinHandoff:
 
     credentials: JoinCredentials | None = None
     joined: list[str] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)  # node -> why its callback failed
+
+    def record(self, node: str, error: Exception) -> None:
+        self.errors[node] = str(error)
 
 
 def parse_join_command(output: str) -> JoinCredentials:
@@ -58,27 +62,40 @@ def parse_join_command(output: str) -> JoinCredentials:
 def _run(target: Host, command: str, step: str) -> str:
     ok, output = target.run_shell_command(command, _sudo=sudo(target))
     if not ok:
-        raise JoinError(f"{target.name}: {step} failed: `{command}`\n{output.stdout}\n{output.stderr}".rstrip())
+        raise JoinError(f"{step} failed: `{command}`\n{output.stdout}\n{output.stderr}".rstrip())
     return output.stdout
 
 
 def mint_join_token(state: State, host: Host, handoff: JoinHandoff) -> None:
-    output = _run(host, f"kubeadm token create --ttl {TOKEN_TTL} --print-join-command", "minting a join token")
-    handoff.credentials = parse_join_command(output)
+    try:
+        output = _run(host, f"kubeadm token create --ttl {TOKEN_TTL} --print-join-command",
+                      "minting a join token")
+        handoff.credentials = parse_join_command(output)
+    except JoinError as err:
+        handoff.record(node_label(host), err)
+        raise
 
 
 def join_node(state: State, host: Host, lab: Lab, handoff: JoinHandoff) -> None:
+    try:
+        _join(host, lab, handoff)
+    except JoinError as err:
+        handoff.record(node_label(host), err)
+        raise
+
+
+def _join(host: Host, lab: Lab, handoff: JoinHandoff) -> None:
     node = node_of(lab, host)
     if host.get_fact(FileFact, path=node_files.KUBELET_CONF):  # joined since planning: leave it alone
         return
     if handoff.credentials is None:
-        raise JoinError(f"{node.name}: no join token: minting one on {lab.control_plane.name} failed earlier")
+        raise JoinError(f"no join token: minting one on {lab.control_plane.name} failed earlier")
     creds = handoff.credentials
     config = node_files.kubeadm_join_config(lab, node, creds.token, creds.ca_cert_hash)
     path = node_files.KUBEADM_JOIN_CONFIG
     _run(host, f"install -d -m 700 {node_files.KUBELAB_DIR}", "creating the config directory")
     if not host.put_file(StringIO(config), path, _sudo=sudo(host)):
-        raise JoinError(f"{node.name}: could not upload the join configuration to {path}")
+        raise JoinError(f"could not upload the join configuration to {path}")
     try:
         _run(host, f"chmod 600 {path} && kubeadm join --config {shlex.quote(path)}", "kubeadm join")
     finally:
@@ -89,7 +106,7 @@ def join_node(state: State, host: Host, lab: Lab, handoff: JoinHandoff) -> None:
 def workers_to_join(lab: Lab, state: State) -> list[str]:
     """Workers without /etc/kubernetes/kubelet.conf: new ones, or ones whose join never finished."""
     pending = []
-    for target in state.inventory.iter_active_hosts():
+    for target in state.inventory.get_active_hosts():
         node = node_of(lab, target)
         if node.role == "worker" and not target.get_fact(FileFact, path=node_files.KUBELET_CONF):
             pending.append(node.name)
@@ -99,8 +116,7 @@ def workers_to_join(lab: Lab, state: State) -> list[str]:
 @deploy("Join workers")
 def join_workers(lab: Lab, handoff: JoinHandoff, pending: list[str]) -> None:
     node = node_of(lab, host)
-    if node.role == "control-plane" and pending:
-        python.call(name=f"Mint a join token for {', '.join(pending)}", function=mint_join_token,
-                    handoff=handoff)
-    if node.name in pending:
-        python.call(name="kubeadm join", function=join_node, lab=lab, handoff=handoff)
+    mints = node.role == "control-plane" and bool(pending)
+    joins = node.name in pending
+    python.call(name="Mint a join token", function=mint_join_token, handoff=handoff, _if=lambda: mints)
+    python.call(name="kubeadm join", function=join_node, lab=lab, handoff=handoff, _if=lambda: joins)

@@ -20,6 +20,12 @@ def node_of(lab: Lab, target: Host) -> Node:
         ) from None
 
 
+def node_label(target: Host) -> str:
+    """The node's name for messages, without needing the lab definition."""
+    data = target.data.get("node")
+    return data["name"] if isinstance(data, dict) and "name" in data else target.name
+
+
 def login_user(target: Host) -> str:
     """The account that gets ~/.kube/config: inventory `kube_user`, else the SSH user, else root."""
     return target.data.get("kube_user") or target.data.get("ssh_user") or "root"

@@ -59,8 +59,9 @@ def prepare_node(lab: Lab) -> None:
     )
     debs_held(name="Hold kubelet, kubeadm, kubectl", packages=list(node_files.KUBE_PACKAGES))
 
-    kubelet_ip = files.put(name=f"kubelet node IP {node.ip}", src=StringIO(node_files.kubelet_defaults(node)),
+    kubelet_ip = files.put(name="kubelet node IP", src=StringIO(node_files.kubelet_defaults(node)),
                            dest=node_files.KUBELET_DEFAULTS, mode="644")
-    systemd.service(name="kubelet enabled", service="kubelet", enabled=True)
-    systemd.service(name="Restart kubelet for its new node IP", service="kubelet", restarted=True,
-                    _if=kubelet_ip.did_change)
+    # Enabled, not started: the kubelet crash-loops until kubeadm init/join configures and starts it.
+    systemd.service(name="kubelet enabled", service="kubelet", running=None, enabled=True)
+    systemd.service(name="Restart kubelet for its new node IP", service="kubelet", running=None,
+                    restarted=True, _if=kubelet_ip.did_change)

@@ -24,6 +24,11 @@ from deploys.facts import (
     KubeObjectsPresent,
 )
 from deploys.files import ADMIN_CONF, CONTAINERD_CONFIG
+from deploys.lab_host import node_label
+
+
+def _error(message: str) -> OperationError:
+    return OperationError(f"{node_label(host)}: {message}")
 
 
 def _missing_debs(specs: list[str]) -> list[str]:
@@ -72,7 +77,7 @@ def kernel_module(module: str):
         return
     container = host.get_fact(ContainerKind)
     if container:
-        raise OperationError(
+        raise _error(
             f"kernel module {module} is not available and this node is a {container} container, which "
             f"cannot load modules: run `modprobe {module}` on the machine that hosts it"
         )
@@ -107,8 +112,11 @@ def containerd_configured(path: str = CONTAINERD_CONFIG):
     """Write containerd's own defaults with SystemdCgroup = true and CRI enabled; restart it on change."""
     default = host.get_fact(ContainerdDefaultConfig)
     if default is None:
-        raise OperationError("containerd is not installed: `containerd config default` is not available")
-    wanted = containerd_config.kubernetes_config(default)
+        raise _error("containerd is not installed: `containerd config default` is not available")
+    try:
+        wanted = containerd_config.kubernetes_config(default)
+    except containerd_config.ContainerdConfigError as err:
+        raise _error(str(err)) from None
     commands = list(files.put._inner(src=StringIO(wanted), dest=path, mode="644"))
     if not commands:
         host.noop(f"{path} already has SystemdCgroup = true and CRI enabled")
@@ -131,11 +139,11 @@ def user_kubeconfig(user: str):
     """The admin kubeconfig for the login user (~/.kube/config), kept equal to admin.conf."""
     home = host.get_fact(Home, user=user) if user != "root" else "/root"
     if not home:
-        raise OperationError(f"user {user!r} has no home directory on this node")
+        raise _error(f"user {user!r} has no home directory on this node")
     dest = f"{home}/.kube/config"
     admin = host.get_fact(Sha1File, path=ADMIN_CONF)
     if admin is None:
-        raise OperationError(f"{ADMIN_CONF} is missing: `kubeadm init` has not completed on this node")
+        raise _error(f"{ADMIN_CONF} is missing: `kubeadm init` has not completed on this node")
     if host.get_fact(Sha1File, path=dest) == admin:
         host.noop(f"{dest} is up to date")
         return

@@ -1,0 +1,216 @@
+"""Run the deploys: bare machines in, a Ready kubeadm cluster and a host kubeconfig out.
+
+`run(lab, inventory)` connects to every host of a pyinfra inventory (groups `control_plane` and `workers`,
+host data `node`), runs `deploys.cluster.kubernetes_cluster`, waits for nodes, Calico and CoreDNS, and
+writes the kubeconfig to `.lab/<lab name>/kubeconfig` (never ~/.kube/config). Each operation is guarded
+by facts, so a second run on a finished cluster reports no changes, and a failed run can be repeated.
+Failures name the node, the step and the command's output.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pyinfra.api import BaseStateCallback, Config, Host, Inventory, OperationError, State
+from pyinfra.api.connect import connect_all, disconnect_all
+from pyinfra.api.deploy import add_deploy
+from pyinfra.api.exceptions import PyinfraError
+from pyinfra.api.operations import run_ops
+
+from deploys import readiness
+from deploys.cluster import kubernetes_cluster
+from deploys.files import ADMIN_CONF
+from deploys.join import JoinHandoff, workers_to_join
+from deploys.kubeconfig import lab_kubeconfig
+from deploys.lab_host import node_of, sudo
+from labkit.definition import Lab
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+Echo = Callable[[str], None]
+
+
+@dataclass
+class Failure:
+    node: str
+    step: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.node}: {self.step} failed\n" + "\n".join(f"    {line}" for line in self.detail.splitlines())
+
+
+class ProvisionError(RuntimeError):
+    def __init__(self, failures: list[Failure]):
+        self.failures = failures
+        super().__init__("provisioning failed (re-run resumes after the fix):\n" + "\n".join(map(str, failures)))
+
+
+@dataclass
+class ProvisionReport:
+    changes: dict[str, list[str]] = field(default_factory=dict)  # node -> steps that changed something
+    joined: list[str] = field(default_factory=list)
+    kubeconfig: Path | None = None
+
+    @property
+    def changed(self) -> bool:
+        return any(self.changes.values())
+
+
+def default_kubeconfig_path(lab: Lab) -> Path:
+    return REPO_ROOT / ".lab" / lab.name / "kubeconfig"
+
+
+def _step_name(state: State, op_hash: str) -> str:
+    return ", ".join(sorted(state.get_op_meta(op_hash).names)) or op_hash
+
+
+class Progress(BaseStateCallback):
+    """Prints one line per operation with each node's outcome and collects failures with their output."""
+
+    def __init__(self, lab: Lab, echo: Echo):
+        self.lab = lab
+        self.echo = echo
+        self.current_step = "connecting"
+        self.failures: list[Failure] = []
+        self.changes: dict[str, list[str]] = {}
+
+    def node(self, host: Host) -> str:
+        try:
+            return node_of(self.lab, host).name
+        except KeyError:
+            return host.name
+
+    def operation_start(self, state: State, op_hash: str) -> None:  # type: ignore[override]
+        self.current_step = _step_name(state, op_hash)
+
+    def operation_end(self, state: State, op_hash: str) -> None:  # type: ignore[override]
+        step = _step_name(state, op_hash)
+        outcomes = []
+        for host, ops in state.ops.items():
+            if op_hash not in ops:
+                continue
+            meta = ops[op_hash].operation_meta
+            if not meta.is_complete():
+                continue
+            name = self.node(host)
+            if meta.did_error():
+                outcomes.append(f"{name} FAILED")
+                self.failures.append(Failure(name, step, _failure_detail(meta)))
+            elif meta.did_change():
+                outcomes.append(f"{name} changed")
+                self.changes.setdefault(name, []).append(step)
+            else:
+                outcomes.append(f"{name} ok")
+        if outcomes:
+            self.echo(f"{step}: {', '.join(outcomes)}")
+
+
+def _failure_detail(meta) -> str:
+    commands = getattr(meta, "_commands", None) or []
+    lines = []
+    if commands:
+        lines.append(f"command: {commands[-1]!s}")
+    output = "\n".join(part for part in (meta.stdout, meta.stderr) if part)
+    lines.append(output or "(no output; see the error above)")
+    return "\n".join(lines)
+
+
+def _as_inventory(inventory: Inventory | str | os.PathLike) -> Inventory:
+    if isinstance(inventory, Inventory):
+        return inventory
+    from pyinfra_cli.inventory import make_inventory  # the CLI's loader reads inventory files
+
+    return make_inventory(str(inventory))
+
+
+def _default_sudo(inventory: Inventory) -> None:
+    """Non-root SSH users (vagrant, ubuntu) need sudo unless the inventory says otherwise."""
+    for host in inventory:
+        if host.data.get("_sudo") is None:
+            user = host.data.get("ssh_user")
+            host.data._sudo = bool(user and user != "root")
+
+
+def _run_on(host: Host, command: str) -> str:
+    ok, output = host.run_shell_command(command, _sudo=sudo(host))
+    if not ok:
+        raise RuntimeError(f"`{command}` failed:\n{output.stdout}\n{output.stderr}".rstrip())
+    return output.stdout
+
+
+def _control_plane_host(lab: Lab, state: State) -> Host:
+    for host in state.inventory.get_active_hosts():
+        if node_of(lab, host).role == "control-plane":
+            return host
+    raise ProvisionError([Failure(lab.control_plane.name, "finding the control plane",
+                                  "no inventory host maps to it (check the inventory's `node` data)")])
+
+
+def export_kubeconfig(lab: Lab, cp: Host, path: Path, echo: Echo) -> Path:
+    text = lab_kubeconfig(_run_on(cp, f"cat {ADMIN_CONF}"), lab.name)
+    if not path.exists() or path.read_text() != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(mode=0o600, exist_ok=True)
+        path.write_text(text)
+        echo(f"kubeconfig written: {path} (context {lab.name}; export KUBECONFIG={path})")
+    else:
+        echo(f"kubeconfig up to date: {path}")
+    return path
+
+
+def wait_until_ready(lab: Lab, cp: Host, timeout: float, echo: Echo) -> None:
+    names = [node.name for node in lab.nodes]
+    readiness.wait_for("nodes", lambda: readiness.node_problems(_run_on(cp, readiness.NODES_COMMAND), names),
+                       timeout, echo)
+    readiness.wait_for("Calico and CoreDNS",
+                       lambda: readiness.pod_problems(_run_on(cp, readiness.SYSTEM_PODS_COMMAND)),
+                       timeout, echo)
+
+
+def run(lab: Lab, inventory: Inventory | str | os.PathLike, *, wait_ready: bool = True,
+        timeout: float = 900, kubeconfig_path: Path | None = None, echo: Echo = print,
+        config: Config | None = None) -> ProvisionReport:
+    inventory = _as_inventory(inventory)
+    _default_sudo(inventory)
+    state = State(inventory, config or Config(), check_for_changes=False)
+    progress = Progress(lab, echo)
+    state.add_callback_handler(progress)
+
+    connect_all(state)
+    unreachable = [Failure(progress.node(h), "connecting over SSH", "could not connect; check the host's address, "
+                           "user and key (for Vagrant: `vagrant ssh-config`)") for h in state.failed_hosts]
+    if unreachable:
+        raise ProvisionError(unreachable)
+    try:
+        handoff = JoinHandoff()
+        pending = workers_to_join(lab, state)
+        add_deploy(state, kubernetes_cluster, lab, handoff, pending)
+        try:
+            run_ops(state)
+        except OperationError as err:  # our operations refuse with "node: reason"
+            node, _, reason = str(err).partition(": ")
+            progress.failures.append(Failure(node, progress.current_step, reason or str(err)))
+        except PyinfraError as err:  # e.g. every host failed: per-host failures are already collected
+            if not progress.failures:
+                progress.failures.append(Failure("(all nodes)", progress.current_step, str(err)))
+        for node, message in handoff.errors.items():
+            progress.failures.append(Failure(node, "kubeadm join", message))
+        if progress.failures:
+            raise ProvisionError(progress.failures)
+
+        report = ProvisionReport(changes=progress.changes, joined=list(handoff.joined))
+        echo("no changes" if not report.changed else
+             "changed: " + "; ".join(f"{n} ({len(s)} steps)" for n, s in sorted(report.changes.items())))
+        cp = _control_plane_host(lab, state)
+        if wait_ready:
+            try:
+                wait_until_ready(lab, cp, timeout, echo)
+            except readiness.NotReadyError as err:
+                raise ProvisionError([Failure(lab.control_plane.name, "waiting for the cluster", str(err))]) from None
+        report.kubeconfig = export_kubeconfig(lab, cp, kubeconfig_path or default_kubeconfig_path(lab), echo)
+        return report
+    finally:
+        disconnect_all(state)
