@@ -20,6 +20,7 @@ from scheduler.binder import Binder, BindOutcome, BindResult
 from scheduler.cache import Cache
 from scheduler.client import ApiError, Client
 from scheduler.events import EventRecorder
+from scheduler.framework import Profile, ScheduleResult
 from scheduler.informer import Informer, object_key
 from scheduler.leader import LeaderElector
 from scheduler.metrics import Metrics
@@ -49,8 +50,9 @@ class RuntimeSettings:
     """What the runtime needs beyond the profiles; cli.py fills it from the config file and flags."""
 
     leader: LeaderSettings | None = None  # None: leader election off (local runs)
-    health_address: str = "0.0.0.0"
-    health_port: int | None = 10259  # None: no health server
+    # Where /healthz, /readyz and /metrics are served (healthzBindAddress, metricsBindAddress); port 0
+    # picks a free port (tests). Empty: no server.
+    serve: tuple[tuple[str, int], ...] = (("0.0.0.0", 10251),)
     bind_workers: int = 16
     assumed_ttl: float = 30.0
     seed: int | None = None
@@ -59,7 +61,7 @@ class RuntimeSettings:
 class Scheduler:
     """One scheduler process. `profiles` maps schedulerName -> framework Profile."""
 
-    def __init__(self, client: Client, profiles: Mapping[str, Any], settings: RuntimeSettings) -> None:
+    def __init__(self, client: Client, profiles: Mapping[str, Profile], settings: RuntimeSettings) -> None:
         self.client = client
         self.profiles = dict(profiles)
         self.settings = settings
@@ -86,10 +88,8 @@ class Scheduler:
                                          lease_duration=ls.lease_duration, renew_deadline=ls.renew_deadline,
                                          retry_period=ls.retry_period, on_started=self._started_leading,
                                          on_stopped=self._stopped_leading)
-        self.server: HealthServer | None = None
-        if settings.health_port is not None:
-            self.server = HealthServer(settings.health_address, settings.health_port,
-                                       registry=self.metrics.registry, healthy=self._healthy, ready=self._ready)
+        self.servers = [HealthServer(host, port, registry=self.metrics.registry, healthy=self._healthy,
+                                     ready=self._ready) for host, port in dict.fromkeys(settings.serve)]
         self._loop_thread = threading.Thread(target=self._loop, name="scheduling-loop", daemon=True)
         self._elector_thread: threading.Thread | None = None
         self.scheduled_count = 0
@@ -97,8 +97,8 @@ class Scheduler:
     # -- lifecycle -------------------------------------------------------------------------------
     def start(self) -> None:
         """Start watching, then lead (or stand by), then schedule. Returns at once."""
-        if self.server is not None:
-            self.server.start()
+        for server in self.servers:
+            server.start()
         self.node_informer.start()
         self.pod_informer.start()
         self._loop_thread.start()
@@ -127,6 +127,10 @@ class Scheduler:
             time.sleep(0.02)
         return True
 
+    def stop_requested(self) -> None:
+        """Signal-safe: ask every loop to end (stop() then joins them)."""
+        self._stop.set()
+
     def stop(self) -> None:
         self._stop.set()
         self._leading.clear()
@@ -138,8 +142,8 @@ class Scheduler:
         self.pod_informer.stop()
         self.binder.close(wait=True)
         self.recorder.close()
-        if self.server is not None:
-            self.server.stop()
+        for server in self.servers:
+            server.stop()
 
     def _started_leading(self) -> None:
         self.metrics.leader.set(1)
@@ -284,7 +288,7 @@ class Scheduler:
             self.recorder.failed(pod, message, profile_name)
             self.queue.failed(qp, unschedulable=True)
             return
-        node = result.node
+        node = result.node_name
         if node is None:
             self._observe(start, "unschedulable", profile_name)
             log.info("pod %s unschedulable: %s", pod.key, result.message)
@@ -301,7 +305,7 @@ class Scheduler:
             return
         self.queue.done(pod.key)
         self._observe(start, "scheduled", profile_name)
-        log.info("pod %s -> %s (%s)", pod.key, node, _explain(result, node))
+        log.info("pod %s scheduled to %s", pod.key, result.explain())
         _log_verdicts(pod, result)
         self._binding[pod.uid] = (qp, profile_name, start)
         self.binder.submit(assumed, node)
@@ -339,7 +343,7 @@ class Scheduler:
             self.queue.failed(qp, unschedulable=False)
 
     # -- start-up --------------------------------------------------------------------------------
-    def check_server(self, attempts: int | None = None, sleep: Callable[[float], None] = time.sleep) -> bool:
+    def check_server(self, attempts: int | None = None, sleep: Callable[[float], None] | None = None) -> bool:
         """GET /version until it answers, saying which server is unreachable and why."""
         delay, n = 1.0, 0
         while not self._stop.is_set():
@@ -356,7 +360,7 @@ class Scheduler:
                           self.client.host, err.message, delay)
             if attempts is not None and n >= attempts:
                 return False
-            sleep(delay)
+            (sleep or self._stop.wait)(delay)
             delay = min(delay * 2, 30.0)
         return False
 
@@ -378,27 +382,13 @@ def _node_signature(info: NodeInfo | None) -> tuple | None:
     return (info.labels, info.taints, info.allocatable, info.unschedulable)
 
 
-def _explain(result: Any, node: str) -> str:
-    """"score 187: NetworkAware 100, LeastLoaded 87; runner-up n2 150" from the framework's result."""
-    scores = getattr(result, "scores", None) or {}
-    mine = scores.get(node)
-    if not mine:
-        return "only feasible node" if getattr(result, "feasible", 2) == 1 else "no scoring"
-    total = sum(mine.values()) if isinstance(mine, Mapping) else mine
-    parts = ", ".join(f"{k} {v}" for k, v in mine.items()) if isinstance(mine, Mapping) else ""
-    others = sorted(((sum(v.values()) if isinstance(v, Mapping) else v, n) for n, v in scores.items()
-                     if n != node), reverse=True)
-    runner = f"; runner-up {others[0][1]} {others[0][0]}" if others else ""
-    return f"score {total}: {parts}{runner}" if parts else f"score {total}{runner}"
-
-
-def _log_verdicts(pod: PodInfo, result: Any) -> None:
+def _log_verdicts(pod: PodInfo, result: ScheduleResult) -> None:
     if not log.isEnabledFor(logging.DEBUG):
         return
-    for node, reason in (getattr(result, "filter_reasons", None) or {}).items():
-        log.debug("pod %s: node %s rejected: %s", pod.key, node, reason)
-    for node, score in (getattr(result, "scores", None) or {}).items():
-        log.debug("pod %s: node %s feasible, scores %s", pod.key, node, score)
+    for node, status in result.failures.items():
+        log.debug("pod %s: node %s rejected by %s: %s", pod.key, node, status.plugin or "filter", status.reason)
+    for node in result.feasible_nodes:
+        log.debug("pod %s: node %s feasible, scores %s", pod.key, node, result.node_scores(node) or "-")
 
 
 class _PodHandler:

@@ -114,6 +114,9 @@ class Informer:
                 delay = self._backoff.next()
                 if err.status == 403:
                     log.error(describe_forbidden(err, "list/watch", self.resource))
+                elif err.reason == "WatchBroken":
+                    log.info("%s: watch connection lost (%s); resuming from resourceVersion %s in %.1fs",
+                             self.resource, err.message, self.resource_version, delay)
                 elif err.unreachable:
                     log.warning("cannot reach the Kubernetes API server at %s (%s %s): %s; retrying in %.1fs",
                                 self.client.host, err.verb, self.resource, err.message, delay)
