@@ -18,12 +18,13 @@ RUNC_OPTIONS_TABLES = (
     ("io.containerd.cri.v1.runtime", "containerd", "runtimes", "runc", "options"),  # version 3
 )
 _RUNC_OPTIONS_HEADER = re.compile(
-    r"""^(\s*)\[plugins\.["']io\.containerd\.(?:grpc\.v1\.cri|cri\.v1\.runtime)["']"""
-    r"""\.containerd\.runtimes\.runc\.options\]\s*$""",
+    r"""^([ \t]*)\[plugins\.["']io\.containerd\.(?:grpc\.v1\.cri|cri\.v1\.runtime)["']"""
+    r"""\.containerd\.runtimes\.runc\.options\][ \t]*$""",
     re.MULTILINE,
 )
-_SYSTEMD_CGROUP = re.compile(r"^(\s*)SystemdCgroup\s*=\s*false\s*$", re.MULTILINE)
-_DISABLED_PLUGINS = re.compile(r"^(\s*disabled_plugins\s*=\s*)\[(.*?)\]", re.MULTILINE | re.DOTALL)
+_SYSTEMD_CGROUP_ON = re.compile(r"^[ \t]*SystemdCgroup[ \t]*=[ \t]*true[ \t]*$", re.MULTILINE)
+_SYSTEMD_CGROUP = re.compile(r"^([ \t]*)SystemdCgroup[ \t]*=[ \t]*false[ \t]*$", re.MULTILINE)
+_DISABLED_PLUGINS = re.compile(r"^([ \t]*disabled_plugins[ \t]*=[ \t]*)\[(.*?)\]", re.MULTILINE | re.DOTALL)
 
 
 class ContainerdConfigError(ValueError):
@@ -41,7 +42,7 @@ def _enable_cri(text: str) -> str:
 
 def _systemd_cgroup(text: str) -> str:
     text, replaced = _SYSTEMD_CGROUP.subn(r"\1SystemdCgroup = true", text)
-    if replaced:
+    if replaced or _SYSTEMD_CGROUP_ON.search(text):
         return text
     match = _RUNC_OPTIONS_HEADER.search(text)
     if not match:

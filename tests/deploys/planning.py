@@ -19,7 +19,7 @@ from deploys.join import JoinHandoff, workers_to_join
 from labkit.definition import Lab
 
 # Which keyword picks the entry in a per-argument fact table (File by path, KernelModuleState by module...).
-_FACT_KEYS = ("path", "module", "user", "manifest", "keys", "services")
+_FACT_KEYS = ("path", "module", "user", "manifest", "keys", "services", "command")
 
 
 class MissingFact(KeyError):
@@ -100,7 +100,7 @@ def recorded_facts(facts: dict[str, dict]):
 def plan(lab: Lab, facts: dict[str, dict]) -> dict[str, list[PlannedOp]]:
     """Node name -> the operations the cluster deploy would run there, in order, with their commands."""
     inventory = inventory_for(lab)
-    state = State(inventory, Config(), check_for_changes=False)
+    state = State(inventory, Config(DIFF=False), check_for_changes=False)
     for host in inventory:
         state.activate_host(host)
     planned: dict[str, list[PlannedOp]] = {host.name: [] for host in inventory}

@@ -1,0 +1,113 @@
+"""Facts as pyinfra would read them from a fresh Ubuntu VM and from a finished cluster node.
+
+The containerd default config is the real output of `containerd config default` from Debian 12's
+containerd 1.6.20 package (recorded/containerd-1.6.20-config-default.toml). A finished node holds exactly
+what the deploys write, so its file hashes are computed from the same rendering functions; a fresh node
+has the stock files of an Ubuntu cloud image (swap file in fstab, overlay loaded, br_netfilter not).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from deploys import containerd_config
+from deploys import files as f
+from labkit.definition import Lab, Node
+
+RECORDED = Path(__file__).parent / "recorded"
+CONTAINERD_DEFAULT = (RECORDED / "containerd-1.6.20-config-default.toml").read_text()
+STOCK_FSTAB = [
+    "LABEL=cloudimg-rootfs\t/\t ext4\tdiscard,errors=remount-ro\t0 1",
+    "LABEL=UEFI\t/boot/efi\tvfat\tumask=0077\t0 1",
+    "/swap.img\tnone\tswap\tsw\t0\t0",
+]
+EXISTING_DIRS = ["/etc", "/etc/default", "/etc/apt/sources.list.d", "/etc/sysctl.d", "/etc/modules-load.d",
+                 "/etc/apt/keyrings"]
+ADMIN_CONF_SHA1 = "5f1d7e0c1a3b2c4d6e8f0a1b2c3d4e5f60718293"
+
+
+def sha1(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def _file(mode: int = 644) -> dict:
+    return {"user": "root", "group": "root", "mode": mode, "size": 1, "mtime": None, "atime": None}
+
+
+def _written_files(lab: Lab, node: Node) -> dict[str, tuple[str, int]]:
+    """path -> (content, mode) for every file the deploys upload to this node."""
+    written = {
+        f.MODULES_FILE: (f.modules_load(), 644),
+        f.SYSCTL_FILE: (f.sysctl_conf(), 644),
+        f.CONTAINERD_CONFIG: (containerd_config.kubernetes_config(CONTAINERD_DEFAULT), 644),
+        f.APT_SOURCE: (f.apt_source(lab), 644),
+        f.KUBELET_DEFAULTS: (f.kubelet_defaults(node), 644),
+    }
+    if node.role == "control-plane":
+        written[f.KUBEADM_INIT_CONFIG] = (f.kubeadm_init_config(lab), 600)
+        written[f.CALICO_INSTALLATION] = (f.calico_installation(lab), 600)
+    return written
+
+
+def _per_service(running: bool) -> dict:
+    return {(f"{name}.service",): {f"{name}.service": running} for name in ("containerd", "kubelet")}
+
+
+def fresh_node(lab: Lab, node: Node) -> dict:
+    """A new VM from the box, as the control plane sees it when each of its operations runs: later
+    operations read what earlier ones produced (containerd's defaults, admin.conf after init)."""
+    paths = [*_written_files(lab, node), f.KEYRING, f.TIGERA_OPERATOR, f.ADMIN_CONF, f.KUBELET_CONF, "/etc/fstab"]
+    dirs = {p: (_file(755) if p in EXISTING_DIRS else None) for p in [*paths, *EXISTING_DIRS, f.KUBELAB_DIR,
+                                                                      "/etc/containerd"]}
+    return {
+        "DebPackages": {"ca-certificates": ["20240203"], "curl": ["8.5.0-2ubuntu10.6"]},
+        "HeldPackages": [],
+        "KernelModuleState": {"overlay": "loaded", "br_netfilter": "missing"},
+        "ContainerKind": None,
+        "ActiveSwap": ["/swap.img"],
+        "FileContents": {"/etc/fstab": STOCK_FSTAB},
+        "ContainerdDefaultConfig": CONTAINERD_DEFAULT,
+        "File": {p: (_file() if p == "/etc/fstab" else None) for p in paths},
+        "Directory": dirs,
+        "Sha1File": {f.ADMIN_CONF: ADMIN_CONF_SHA1, "/home/vagrant/.kube/config": None,
+                     "/etc/fstab": sha1("\n".join(STOCK_FSTAB) + "\n")},
+        "Sysctl": {(key,): {key: 0} for key in f.SYSCTLS},
+        "SystemdStatus": _per_service(False),
+        "SystemdEnabled": _per_service(False),
+        "Home": {"vagrant": "/home/vagrant"},
+        "KubeObjectsPresent": {f.TIGERA_OPERATOR: False, f.CALICO_INSTALLATION: False},
+        "TmpDir": "/tmp",
+        "Which": {"curl": "/usr/bin/curl", "wget": None},
+    }
+
+
+def finished_node(lab: Lab, node: Node) -> dict:
+    """The same node after a complete run: the second run must find nothing to do."""
+    written = _written_files(lab, node)
+    facts = fresh_node(lab, node)
+    installed = {name: [lab.kubernetes.package_version] for name in f.KUBE_PACKAGES}
+    facts.update({
+        "DebPackages": {**facts["DebPackages"], "containerd": ["1.7.28-0ubuntu1~24.04.1"], **installed},
+        "HeldPackages": sorted(f.KUBE_PACKAGES),
+        "KernelModuleState": {"overlay": "loaded", "br_netfilter": "loaded"},
+        "ActiveSwap": [],
+        "FileContents": {"/etc/fstab": [*STOCK_FSTAB[:2], "#" + STOCK_FSTAB[2]]},
+        "Sysctl": {(key,): {key: value} for key, value in f.SYSCTLS.items()},
+        "SystemdStatus": _per_service(True),
+        "SystemdEnabled": _per_service(True),
+        "KubeObjectsPresent": {f.TIGERA_OPERATOR: True, f.CALICO_INSTALLATION: True},
+    })
+    facts["File"] = {**facts["File"], **{p: _file(mode) for p, (_, mode) in written.items()},
+                     f.KEYRING: _file(), f.TIGERA_OPERATOR: _file(600), f.ADMIN_CONF: _file(600),
+                     f.KUBELET_CONF: _file(600)}
+    facts["Directory"] = {**facts["Directory"], f.KUBELAB_DIR: _file(700), "/etc/containerd": _file(755)}
+    facts["Sha1File"] = {**{p: sha1(text) for p, (text, _) in written.items()},
+                         "/etc/fstab": sha1("\n".join(facts["FileContents"]["/etc/fstab"]) + "\n"),
+                         f.ADMIN_CONF: ADMIN_CONF_SHA1, "/home/vagrant/.kube/config": ADMIN_CONF_SHA1}
+    return facts
+
+
+def cluster_facts(lab: Lab, finished: set[str] = frozenset()) -> dict[str, dict]:
+    """Host name -> facts: nodes named in `finished` are done, the others fresh."""
+    return {n.name: (finished_node(lab, n) if n.name in finished else fresh_node(lab, n)) for n in lab.nodes}

@@ -1,0 +1,146 @@
+"""The operations each deploy plans against recorded facts (pyinfra's own testing style), including the
+idempotent second run: a node whose facts say "done" gets no commands at all."""
+
+from __future__ import annotations
+
+import pytest
+from pyinfra.api import OperationError
+
+from deploys import files as f
+from tests.deploys.labs import make_lab
+from tests.deploys.planning import changes, plan
+from tests.deploys.recorded_facts import cluster_facts, fresh_node
+
+CP, W1 = "k8s-control-plane", "k8s-worker-01"
+
+
+def step(name: str) -> str:
+    return name.rsplit(" | ", 1)[-1]
+
+
+def commands_of(ops, wanted: str) -> list:
+    (op,) = [op for op in ops if step(op.name) == wanted]
+    return op.commands
+
+
+def uploads(ops) -> dict[str, str]:
+    return {c[1]: c[2] for op in ops for c in op.commands if isinstance(c, tuple) and c[0] == "upload"}
+
+
+def test_fresh_cluster_plan_runs_every_step_in_order():
+    lab = make_lab()
+    planned = plan(lab, cluster_facts(lab))
+    cp_steps = [step(n) for n in changes(planned)[CP]]
+    assert cp_steps == [
+        "Install prerequisites and containerd", "Kernel modules at boot", "Kernel module br_netfilter",
+        "Bridge and forwarding sysctls at boot", "sysctl net.bridge.bridge-nf-call-iptables",
+        "sysctl net.bridge.bridge-nf-call-ip6tables", "sysctl net.ipv4.ip_forward", "Swap off now",
+        "Swap off after reboot", "containerd config: SystemdCgroup and CRI", "containerd running and enabled",
+        "Kubernetes 1.34 repository key", "Kubernetes 1.34 repository",
+        "Install kubelet, kubeadm, kubectl 1.34.2-1.1", "Hold kubelet, kubeadm, kubectl", "kubelet node IP",
+        "kubelet enabled", "kubeadm config (v1beta4)", "kubeadm init", "kubeconfig for vagrant",
+        "Tigera operator v3.30.3 manifest", "Apply the Tigera operator", "Apply the Calico Installation",
+        "Mint a join token",
+    ]
+    worker_steps = [step(n) for n in changes(planned)[W1]]
+    assert worker_steps == cp_steps[:17] + ["kubeadm join"]
+
+
+def test_hosts_stay_in_step_so_init_and_token_come_before_any_join():
+    """pyinfra runs operation i on every host before i+1; the plans must line up position by position."""
+    lab = make_lab(workers=3)
+    planned = plan(lab, cluster_facts(lab))
+    names = [[op.name for op in ops] for ops in planned.values()]
+    assert all(n == names[0] for n in names)
+    order = [step(n) for n in names[0]]
+    assert order.index("kubeadm init") < order.index("Mint a join token") < order.index("kubeadm join")
+
+
+def test_commands_for_the_key_steps():
+    lab = make_lab()
+    planned = plan(lab, cluster_facts(lab))
+    cp = planned[CP]
+    install = commands_of(cp, "Install prerequisites and containerd")
+    assert install[0] == "apt-get update" and install[1].endswith("install containerd")  # curl etc. present
+    kube = commands_of(cp, "Install kubelet, kubeadm, kubectl 1.34.2-1.1")
+    assert kube[1].endswith("install --allow-change-held-packages kubelet=1.34.2-1.1 kubeadm=1.34.2-1.1 "
+                            "kubectl=1.34.2-1.1")
+    assert commands_of(cp, "Hold kubelet, kubeadm, kubectl") == ["apt-mark hold kubelet kubeadm kubectl"]
+    assert commands_of(cp, "kubeadm init") == [f"kubeadm init --config {f.KUBEADM_INIT_CONFIG}"]
+    assert commands_of(cp, "Kernel module br_netfilter") == ["modprobe br_netfilter"]
+    assert commands_of(cp, "Kernel module overlay") == []  # already loaded on the box
+    assert commands_of(cp, "Swap off now") == ["swapoff -a"]
+    key = commands_of(cp, "Kubernetes 1.34 repository key")
+    assert "curl -sSLf https://pkgs.k8s.io/core:/stable:/v1.34/deb/Release.key" in key[0]
+    assert key[1].endswith(f" {f.KEYRING}")
+    assert commands_of(cp, "containerd config: SystemdCgroup and CRI")[-1] == "systemctl restart containerd"
+    assert commands_of(cp, "Apply the Tigera operator") == [
+        f"kubectl --kubeconfig {f.ADMIN_CONF} apply --server-side --force-conflicts -f {f.TIGERA_OPERATOR}"]
+    assert commands_of(cp, "Mint a join token") == [("call", "mint_join_token")]
+    assert commands_of(planned[W1], "kubeadm join") == [("call", "join_node")]
+    assert commands_of(planned[W1], "kubeadm init") == []
+    assert commands_of(cp, "kubeadm join") == []
+
+
+def test_uploaded_files_are_the_rendered_ones():
+    lab = make_lab()
+    planned = plan(lab, cluster_facts(lab))
+    cp_files, worker_files = uploads(planned[CP]), uploads(planned[W1])
+    assert cp_files[f.KUBEADM_INIT_CONFIG] == f.kubeadm_init_config(lab)
+    assert cp_files[f.CALICO_INSTALLATION] == f.calico_installation(lab)
+    assert worker_files[f.KUBELET_DEFAULTS] == f.kubelet_defaults(lab.workers[0])
+    assert "SystemdCgroup = true" in worker_files[f.CONTAINERD_CONFIG]
+    assert worker_files["/etc/fstab"].splitlines()[-1] == "#/swap.img\tnone\tswap\tsw\t0\t0"
+    assert f.KUBEADM_INIT_CONFIG not in worker_files
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_second_run_on_a_finished_cluster_changes_nothing(workers):
+    lab = make_lab(workers=workers)
+    planned = plan(lab, cluster_facts(lab, finished={n.name for n in lab.nodes}))
+    assert changes(planned) == {n.name: [] for n in lab.nodes}
+    assert not any(op.conditional for ops in planned.values() for op in ops
+                   if step(op.name) != "Restart kubelet for its new node IP")
+
+
+def test_a_worker_added_to_the_lab_joins_on_the_next_run():
+    lab = make_lab(workers=2)
+    planned = plan(lab, cluster_facts(lab, finished={CP, W1}))
+    result = changes(planned)
+    assert [step(n) for n in result[CP]] == ["Mint a join token"]
+    assert result[W1] == []
+    assert step(result["k8s-worker-02"][-1]) == "kubeadm join"
+
+
+def test_pinned_containerd_version_is_installed_exactly():
+    lab = make_lab(containerd={"version": "1.7.28-0ubuntu1~24.04.1"})
+    planned = plan(lab, cluster_facts(lab))
+    assert commands_of(planned[W1], "Install prerequisites and containerd")[1].endswith(
+        "install 'containerd=1.7.28-0ubuntu1~24.04.1'")  # quoted for the shell because of the ~
+    done = plan(lab, cluster_facts(lab, finished={CP, W1}))  # the recorded finished node has that version
+    assert changes(done) == {CP: [], W1: []}
+
+
+def test_kernel_module_built_in_is_not_loaded():
+    lab = make_lab()
+    facts = cluster_facts(lab)
+    facts[W1]["KernelModuleState"] = {"overlay": "builtin", "br_netfilter": "builtin"}
+    planned = plan(lab, facts)
+    assert commands_of(planned[W1], "Kernel module br_netfilter") == []
+    assert commands_of(planned[W1], "Kernel module overlay") == []
+
+
+def test_kernel_module_missing_in_a_container_says_so():
+    lab = make_lab()
+    facts = cluster_facts(lab)
+    facts[W1] = {**fresh_node(lab, lab.workers[0]), "ContainerKind": "lxc"}
+    with pytest.raises(OperationError, match=r"k8s-worker-01: kernel module br_netfilter .* lxc container, "
+                                             r"which cannot load modules: run `modprobe br_netfilter` on the"):
+        plan(lab, facts)
+
+
+def test_kubeadm_init_is_skipped_once_admin_conf_exists():
+    lab = make_lab()
+    facts = cluster_facts(lab)
+    facts[CP]["File"] = {**facts[CP]["File"], f.ADMIN_CONF: {"mode": 600}}
+    assert commands_of(plan(lab, facts)[CP], "kubeadm init") == []
