@@ -159,6 +159,8 @@ def test_vagrantfile_lxc_provider_uses_the_lab_bridge(tmp_path):
     data = yaml.safe_load(DEFAULT_LAB_FILE.read_text())
     data["provider"] = {"name": "lxc", "box": "kubelab/bookworm", "lxc_bridge": "kubelab0"}
     view = vagrantfile_view(data, tmp_path)
-    network = view["k8s-worker-01"]["vm.network"]
-    assert network == [["private_network", {"ip": "192.168.56.11", "lxc__bridge_name": "kubelab0"}]]
-    assert view["k8s-worker-01"]["vm.provider.container_name"] == "schedlab-k8s-worker-01"
+    worker = view["k8s-worker-01"]
+    assert ["net.0.link", "kubelab0", {}] in worker["vm.provider.customize"]
+    assert ["net.0.ipv4.address", "192.168.56.11/24 192.168.56.255", {}] in worker["vm.provider.customize"]
+    assert worker["vm.provider.ssh_ip_addr"] == "192.168.56.11"
+    assert worker["vm.provider.container_name"] == "schedlab-k8s-worker-01"
