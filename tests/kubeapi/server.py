@@ -192,7 +192,11 @@ class KubeApiServer:
         """Discovery and version documents clients may ask for."""
         path = path.rstrip("/")
         if path == "/version":
-            return {"major": "1", "minor": "34", "gitVersion": "v1.34.0-kubelab-test", "platform": "linux/amd64"}
+            # version.Info: every field is present in a real answer (the Python client requires them).
+            return {"major": "1", "minor": "34", "gitVersion": "v1.34.0-kubelab-test", "gitCommit": "0" * 40,
+                    "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.24.0",
+                    "compiler": "gc", "platform": "linux/amd64", "emulationMajor": "1", "emulationMinor": "34",
+                    "minCompatibilityMajor": "1", "minCompatibilityMinor": "33"}
         if path == "/api":
             return {"kind": "APIVersions", "versions": ["v1"],
                     "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": self.url[7:]}]}

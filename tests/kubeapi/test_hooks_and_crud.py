@@ -1,0 +1,178 @@
+"""CRUD rules (names, namespaces, deletion) and the in-process test hooks."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from kubernetes import client, config, watch
+
+from tests.kubeapi.fixtures import running_server
+from tests.kubeapi.server import KubeApiServer
+
+pytestmark = pytest.mark.api
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _pod_body(**meta) -> dict:
+    return {"metadata": meta, "spec": {"containers": [{"name": "c", "image": "pause"}]}}
+
+
+def test_create_fills_system_fields_and_generate_name(kube_api: KubeApiServer, core_v1):
+    pod = core_v1.create_namespaced_pod("default", _pod_body(generateName="web-"))
+    assert re.fullmatch(r"web-[bcdfghjklmnpqrstvwxz2456789]{5}", pod.metadata.name)
+    assert pod.metadata.uid and pod.metadata.creation_timestamp and pod.metadata.resource_version
+    assert pod.spec.scheduler_name == "default-scheduler"
+    assert pod.status.phase == "Pending" and pod.status.qos_class == "BestEffort"
+    assert {(t.key, t.effect) for t in pod.spec.tolerations} == {
+        ("node.kubernetes.io/not-ready", "NoExecute"), ("node.kubernetes.io/unreachable", "NoExecute")}
+
+
+def test_create_errors_are_real_status_bodies(kube_api: KubeApiServer, core_v1):
+    core_v1.create_namespaced_pod("default", _pod_body(name="p1"))
+    with pytest.raises(client.ApiException) as dup:
+        core_v1.create_namespaced_pod("default", _pod_body(name="p1"))
+    assert json.loads(dup.value.body) == {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": 'pods "p1" already exists', "reason": "AlreadyExists",
+        "details": {"name": "p1", "kind": "pods"}, "code": 409}
+    with pytest.raises(client.ApiException) as no_ns:
+        core_v1.create_namespaced_pod("missing", _pod_body(name="p1"))
+    assert no_ns.value.status == 404 and json.loads(no_ns.value.body)["message"] == 'namespaces "missing" not found'
+    with pytest.raises(client.ApiException) as bad_name:
+        core_v1.create_namespaced_pod("default", _pod_body(name="Bad_Name"))
+    assert bad_name.value.status == 422 and json.loads(bad_name.value.body)["reason"] == "Invalid"
+    bad_qty = _pod_body(name="q")
+    bad_qty["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "lots"}}
+    with pytest.raises(client.ApiException) as qty:
+        core_v1.create_namespaced_pod("default", bad_qty)
+    assert qty.value.status == 400 and "quantities must match" in qty.value.body
+
+
+def test_delete_preconditions_and_result(kube_api: KubeApiServer, core_v1):
+    pod = kube_api.add_pod("p1")
+    with pytest.raises(client.ApiException) as info:
+        core_v1.delete_namespaced_pod("p1", "default", body=client.V1DeleteOptions(
+            preconditions=client.V1Preconditions(uid="not-the-uid")))
+    assert info.value.status == 409
+    deleted = core_v1.delete_namespaced_pod("p1", "default", body=client.V1DeleteOptions(
+        preconditions=client.V1Preconditions(uid=pod["metadata"]["uid"])))
+    assert deleted.metadata.name == "p1"
+    assert kube_api.get_object("pods", "p1", "default") is None
+
+
+def test_namespace_deletion_deletes_its_objects(kube_api: KubeApiServer, core_v1):
+    core_v1.create_namespace({"metadata": {"name": "scenario"}})
+    for i in range(3):
+        core_v1.create_namespaced_pod("scenario", _pod_body(name=f"p{i}"))
+    kube_api.add_pod("survivor")
+    rv = str(kube_api.resource_version)
+    stream = watch.Watch().stream(core_v1.list_pod_for_all_namespaces, resource_version=rv, timeout_seconds=5)
+    # The server answers with the Namespace (Terminating); the client's signature says V1Status, so read raw.
+    ns = json.loads(core_v1.delete_namespace("scenario", _preload_content=False).data)
+    assert ns["kind"] == "Namespace" and ns["status"]["phase"] == "Terminating"
+    deleted = []
+    for event in stream:
+        deleted.append((event["type"], event["raw_object"]["metadata"]["name"]))
+        if len(deleted) == 3:
+            break
+    assert sorted(deleted) == [("DELETED", "p0"), ("DELETED", "p1"), ("DELETED", "p2")]
+    assert [p["metadata"]["name"] for p in kube_api.pods()] == ["survivor"]
+    with pytest.raises(client.ApiException) as gone:
+        core_v1.read_namespace("scenario")
+    assert gone.value.status == 404
+
+
+def test_delete_collection_by_label(kube_api: KubeApiServer, core_v1):
+    kube_api.add_pod("a", labels={"run": "x"})
+    kube_api.add_pod("b", labels={"run": "y"})
+    core_v1.delete_collection_namespaced_pod("default", label_selector="run=x")
+    assert [p["metadata"]["name"] for p in kube_api.pods()] == ["b"]
+
+
+def test_fail_next_injects_forbidden_with_rbac_wording(kube_api: KubeApiServer, core_v1):
+    kube_api.add_pod("p1")
+    kube_api.fail_next(1, 403, resource="pods/binding")
+    body = {"metadata": {"name": "p1"}, "target": {"name": "n"}}
+    with pytest.raises(client.ApiException) as info:
+        core_v1.create_namespaced_pod_binding("p1", "default", body, _preload_content=False)
+    status = json.loads(info.value.body)
+    assert info.value.status == 403 and status["reason"] == "Forbidden"
+    assert status["message"] == ('pods "p1" is forbidden: User "system:anonymous" cannot create resource '
+                                 '"pods/binding" in API group "" in the namespace "default"')
+    # Only the next one failed.
+    assert core_v1.create_namespaced_pod_binding("p1", "default", body, _preload_content=False).status == 201
+    assert kube_api.request_count("create", "pods/binding") == 2
+    assert kube_api.request_count("create", "pods/binding", code=403) == 1
+
+
+def test_fail_next_500_by_path_and_verb(kube_api: KubeApiServer, core_v1):
+    kube_api.fail_next(2, 500, path=r"/nodes$", verb="list", message="etcd is sad")
+    for _ in range(2):
+        with pytest.raises(client.ApiException) as info:
+            core_v1.list_node()
+        assert info.value.status == 500 and json.loads(info.value.body)["message"] == "etcd is sad"
+    assert core_v1.list_node().items == []
+    assert core_v1.list_namespace().items  # other paths were never affected
+
+
+def test_set_node_ready_flips_condition_and_taint(kube_api: KubeApiServer, core_v1):
+    kube_api.add_node("n1")
+    kube_api.set_node_ready("n1", False)
+    node = core_v1.read_node("n1")
+    assert [c.status for c in node.status.conditions if c.type == "Ready"] == ["False"]
+    assert [(t.key, t.effect) for t in node.spec.taints] == [("node.kubernetes.io/not-ready", "NoSchedule")]
+    kube_api.set_node_ready("n1", True)
+    node = core_v1.read_node("n1")
+    assert [c.status for c in node.status.conditions if c.type == "Ready"] == ["True"]
+    assert node.spec.taints is None
+    kube_api.set_node_ready("n1", False, taint=False)
+    assert core_v1.read_node("n1").spec.taints is None
+
+
+def test_invalid_pod_can_be_stored_by_hook(kube_api: KubeApiServer, core_v1):
+    pod = kube_api.add_pod("bad", validate=False, cpu="lots")
+    assert pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "lots"
+    assert core_v1.list_namespaced_pod("default").items[0].metadata.name == "bad"
+
+
+def test_load_kube_config_with_token(tmp_path: Path):
+    with running_server(token="s3cret") as server:
+        path = server.write_kubeconfig(tmp_path / "kc")
+        configuration = client.Configuration()  # not the process-wide default: other tests share it
+        config.load_kube_config(str(path), client_configuration=configuration)
+        assert configuration.host == server.url
+        assert client.CoreV1Api(client.ApiClient(configuration)).list_namespace().items
+        anonymous = client.ApiClient(client.Configuration(host=server.url))
+        with pytest.raises(client.ApiException) as info:
+            client.CoreV1Api(anonymous).list_node()
+        assert info.value.status == 401
+
+
+def test_version_endpoint(kube_api: KubeApiServer, kube_api_client):
+    assert client.VersionApi(kube_api_client).get_code().major == "1"
+
+
+def test_command_line_entry_point(tmp_path: Path):
+    kubeconfig = tmp_path / "kc"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "tests.kubeapi", "--kubeconfig", str(kubeconfig),
+                             "--nodes", "3"], cwd=REPO, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert "Kubernetes API test server on http://127.0.0.1:" in first
+        deadline = time.monotonic() + 10
+        while not kubeconfig.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        api = client.CoreV1Api(config.new_client_from_config(str(kubeconfig)))
+        assert [n.metadata.name for n in api.list_node().items] == ["node-0", "node-1", "node-2"]
+    finally:
+        proc.terminate()
+        assert proc.wait(10) == 0
