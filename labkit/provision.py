@@ -76,6 +76,10 @@ class Progress(BaseStateCallback):
         self.current_step = "connecting"
         self.failures: list[Failure] = []
         self.changes: dict[str, list[str]] = {}
+        self.connect_errors: dict[str, str] = {}
+
+    def host_connect_error(self, state: State, host: Host, error) -> None:  # type: ignore[override]
+        self.connect_errors[host.name] = str(error)
 
     def node(self, host: Host) -> str:
         try:
@@ -175,14 +179,22 @@ def run(lab: Lab, inventory: Inventory | str | os.PathLike, *, wait_ready: bool 
         config: Config | None = None) -> ProvisionReport:
     inventory = _as_inventory(inventory)
     _default_sudo(inventory)
-    state = State(inventory, config or Config(), check_for_changes=False)
+    state = State(inventory, config or Config(DIFF=False), check_for_changes=False)
     progress = Progress(lab, echo)
     state.add_callback_handler(progress)
 
-    connect_all(state)
-    unreachable = [Failure(progress.node(h), "connecting over SSH", "could not connect; check the host's address, "
-                           "user and key (for Vagrant: `vagrant ssh-config`)") for h in state.failed_hosts]
+    try:
+        connect_all(state)
+    except PyinfraError:  # every host failed; each one is reported below
+        pass
+    unreachable = [
+        Failure(progress.node(h), "connecting over SSH",
+                f"{progress.connect_errors.get(h.name, 'could not connect')}\n"
+                "check the address, user and key in the inventory (for Vagrant: `vagrant ssh-config`)")
+        for h in state.inventory if not h.connected
+    ]
     if unreachable:
+        disconnect_all(state)
         raise ProvisionError(unreachable)
     try:
         handoff = JoinHandoff()
