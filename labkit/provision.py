@@ -27,8 +27,8 @@ from deploys.join import JoinHandoff, workers_to_join
 from deploys.kubeconfig import lab_kubeconfig
 from deploys.lab_host import node_of, sudo
 from labkit.definition import Lab
+from labkit.paths import LabPaths
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 Echo = Callable[[str], None]
 
 
@@ -60,7 +60,7 @@ class ProvisionReport:
 
 
 def default_kubeconfig_path(lab: Lab) -> Path:
-    return REPO_ROOT / ".lab" / lab.name / "kubeconfig"
+    return LabPaths.for_lab(lab.name).kubeconfig
 
 
 def _step_name(state: State, op_hash: str) -> str:
@@ -125,9 +125,11 @@ def _failure_detail(meta) -> str:
 def _as_inventory(inventory: Inventory | str | os.PathLike) -> Inventory:
     if isinstance(inventory, Inventory):
         return inventory
+    from pyinfra.context import ctx_state
     from pyinfra_cli.inventory import make_inventory  # the CLI's loader reads inventory files
 
-    return make_inventory(str(inventory))
+    with ctx_state.use(State()):  # the loader records the file it executes on the current state
+        return make_inventory(str(inventory))
 
 
 def _default_sudo(inventory: Inventory) -> None:

@@ -73,7 +73,7 @@ def test_token_minted_on_the_control_plane_is_used_by_the_worker():
 def test_a_failed_join_is_recorded_with_its_output_and_the_token_file_removed():
     lab = make_lab()
     handoff = JoinHandoff()
-    mint_join_token(None, host_for(lab.control_plane, **{"kubeadm": (True, JOIN_LINE)}), handoff)
+    mint_join_token(None, host_for(lab.control_plane, kubeadm=(True, JOIN_LINE)), handoff)
     worker = host_for(lab.workers[0], **{"chmod 600": (False, "[preflight] port 10250 is in use")})
     with pytest.raises(JoinError):
         join_node(None, worker, lab, handoff)
@@ -86,7 +86,7 @@ def test_a_worker_without_a_token_says_where_minting_failed():
     lab = make_lab()
     handoff = JoinHandoff()
     with pytest.raises(JoinError):
-        mint_join_token(None, host_for(lab.control_plane, **{"kubeadm": (False, "")}), handoff)
+        mint_join_token(None, host_for(lab.control_plane, kubeadm=(False, "")), handoff)
     with pytest.raises(JoinError, match="no join token: minting one on k8s-control-plane failed"):
         join_node(None, host_for(lab.workers[0]), lab, handoff)
 

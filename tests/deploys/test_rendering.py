@@ -99,7 +99,7 @@ def test_apt_source_is_signed_by_the_keyring_and_follows_the_minor():
 
 def test_local_mirror_package_source():
     lab = make_lab(kubernetes={"package_source": "file:///srv/kube-debs/v{minor}/"})
-    assert f"] file:///srv/kube-debs/v1.34/ /" in f.apt_source(lab)
+    assert "] file:///srv/kube-debs/v1.34/ /" in f.apt_source(lab)
     assert lab.kubernetes.key_url == "file:///srv/kube-debs/v1.34/Release.key"
 
 
