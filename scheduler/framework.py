@@ -94,6 +94,7 @@ class ScheduleResult:
     scores: dict[str, list[int]] = field(default_factory=dict)  # plugin -> weighted, aligned to feasible
     totals: list[int] = field(default_factory=list)
     message: str = ""  # FailedScheduling message when node_name is None
+    _index: dict[str, int] | None = field(default=None, repr=False, compare=False)
 
     @property
     def scheduled(self) -> bool:
@@ -101,11 +102,12 @@ class ScheduleResult:
 
     def node_scores(self, node_name: str) -> dict[str, int]:
         """Weighted score of each plugin for one feasible node ({} if it was not scored)."""
-        try:
-            i = self.feasible_nodes.index(node_name)
-        except ValueError:
-            return {}
         if not self.totals:
+            return {}
+        if self._index is None:  # built on first use: debug logging asks for every node
+            self._index = {name: i for i, name in enumerate(self.feasible_nodes)}
+        i = self._index.get(node_name)
+        if i is None:
             return {}
         return {plugin: scores[i] for plugin, scores in self.scores.items()}
 
@@ -210,13 +212,8 @@ class Profile:
                 verdicts = [check(state, node) for node in chunk]
                 if verdicts.count(None) == len(verdicts):
                     continue
-                passed = []
-                for node, status in zip(chunk, verdicts, strict=True):
-                    if status is None:
-                        passed.append(node)
-                    else:
-                        failures[node.name] = status
-                chunk = passed
+                failures.update({n.name: v for n, v in zip(chunk, verdicts, strict=True) if v is not None})
+                chunk = [n for n, v in zip(chunk, verdicts, strict=True) if v is None]
                 if not chunk:
                     break
             feasible.extend(chunk)

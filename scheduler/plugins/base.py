@@ -51,10 +51,12 @@ class Code(IntEnum):
     UNSCHEDULABLE_AND_UNRESOLVABLE = 3
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Status:
     """A filter verdict. ``reasons`` are counted per node in the FailedScheduling message, so they never
-    name the node: "Insufficient cpu", "node(s) were unschedulable"."""
+    name the node: "Insufficient cpu", "node(s) were unschedulable". Compared by identity (eq=False):
+    the filter loop counts ``None`` verdicts with list.count, which would otherwise call a Python
+    ``__eq__`` per failed node."""
 
     code: Code
     reasons: tuple[str, ...] = ()

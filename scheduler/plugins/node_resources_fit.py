@@ -42,10 +42,10 @@ def insufficient(resource: str) -> str:
     return f"Insufficient {resource}"
 
 
-_STATUS = {
-    name: Status(Code.UNSCHEDULABLE, (insufficient(name),), NAME) for name in (CPU, MEMORY, EPHEMERAL_STORAGE)
+_SINGLE = {
+    reason: Status(Code.UNSCHEDULABLE, (reason,), NAME)
+    for reason in (TOO_MANY_PODS, *(insufficient(r) for r in (CPU, MEMORY, EPHEMERAL_STORAGE)))
 }
-_TOO_MANY = Status(Code.UNSCHEDULABLE, (TOO_MANY_PODS,), NAME)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,35 +66,46 @@ def pre_filter(pod: PodInfo, args: NodeResourcesFitArgs) -> _Request:
 
 
 def filter_node(req: _Request, node: NodeInfo) -> Status | None:
+    # Fast path: runs for every visited node, so it only compares; the reasons are built on failure.
     alloc = node.allocatable
     used = node.requested
-    reasons: list[str] | None = None
-    if node.pod_count + 1 > alloc.pods:
-        if req.empty:
-            return _TOO_MANY
-        reasons = [TOO_MANY_PODS]
-    elif req.empty:
+    if node.pod_count >= alloc.pods:
+        return _shortages(req, node)
+    if req.empty:
         return None
-    first: Status | None = None
-    if req.milli_cpu and req.milli_cpu > alloc.milli_cpu - used.milli_cpu:
-        first = _STATUS[CPU]
-    if req.memory and req.memory > alloc.memory - used.memory:
-        first = _add(first, _STATUS[MEMORY])
-    if req.ephemeral_storage and req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage:
-        first = _add(first, _STATUS[EPHEMERAL_STORAGE])
+    if (
+        (req.milli_cpu and req.milli_cpu > alloc.milli_cpu - used.milli_cpu)
+        or (req.memory and req.memory > alloc.memory - used.memory)
+        or (req.ephemeral_storage and req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage)
+    ):
+        return _shortages(req, node)
     for name, value in req.scalar:
         if value > alloc.scalar.get(name, 0) - used.scalar.get(name, 0):
-            first = _add(first, Status(Code.UNSCHEDULABLE, (insufficient(name),), NAME))
-    if reasons is not None:
-        return Status(Code.UNSCHEDULABLE, (*reasons, *(first.reasons if first else ())), NAME)
-    return first
+            return _shortages(req, node)
+    return None
 
 
-def _add(first: Status | None, more: Status) -> Status:
-    """Collect every shortage, as kube-scheduler lists them all ("Insufficient cpu, Insufficient memory")."""
-    if first is None:
-        return more
-    return Status(Code.UNSCHEDULABLE, first.reasons + more.reasons, NAME)
+def _shortages(req: _Request, node: NodeInfo) -> Status:
+    """Every shortage, in kube-scheduler's order ("Too many pods", cpu, memory, ephemeral-storage,
+    extended resources): its message lists them all ("Insufficient cpu, Insufficient memory")."""
+    alloc = node.allocatable
+    used = node.requested
+    reasons = []
+    if node.pod_count + 1 > alloc.pods:
+        reasons.append(TOO_MANY_PODS)
+    if not req.empty:
+        if req.milli_cpu and req.milli_cpu > alloc.milli_cpu - used.milli_cpu:
+            reasons.append(insufficient(CPU))
+        if req.memory and req.memory > alloc.memory - used.memory:
+            reasons.append(insufficient(MEMORY))
+        if req.ephemeral_storage and req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage:
+            reasons.append(insufficient(EPHEMERAL_STORAGE))
+        for name, value in req.scalar:
+            if value > alloc.scalar.get(name, 0) - used.scalar.get(name, 0):
+                reasons.append(insufficient(name))
+    if len(reasons) == 1 and reasons[0] in _SINGLE:
+        return _SINGLE[reasons[0]]  # shared Status objects for the common single reasons
+    return Status(Code.UNSCHEDULABLE, tuple(reasons), NAME)
 
 
 # score ---------------------------------------------------------------------------------------------

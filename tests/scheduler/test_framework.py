@@ -36,7 +36,8 @@ def test_failed_scheduling_message_has_kube_scheduler_form():
     assert result.node_name is None and not result.scheduled
     assert result.message == ("0/3 nodes are available: 1 node(s) had untolerated taint "
                               "{node-role.kubernetes.io/control-plane: }, 2 Insufficient cpu.")
-    assert result.failures["w1"] == Status(Code.UNSCHEDULABLE, ("Insufficient cpu",), "NodeResourcesFit")
+    w1 = result.failures["w1"]
+    assert (w1.code, w1.reasons, w1.plugin) == (Code.UNSCHEDULABLE, ("Insufficient cpu",), "NodeResourcesFit")
     assert result.explain() == result.message
 
 
