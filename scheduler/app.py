@@ -321,7 +321,8 @@ class Scheduler:
         self.metrics.binding_duration.labels(res.outcome.value).observe(res.seconds)
         if res.outcome is BindOutcome.BOUND:
             self.cache.finish_binding(pod.uid)
-            self.scheduled_count += 1
+            with self._pending_lock:
+                self.scheduled_count += 1
             if qp is not None:
                 self.metrics.e2e_duration.labels(str(min(qp.attempts, 16))).observe(
                     max(time.monotonic() - qp.initial_attempt_at, 0.0))

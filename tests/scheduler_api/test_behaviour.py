@@ -1,0 +1,218 @@
+"""Scheduler behaviour users depend on (DESIGN.md "Scheduler behaviour users expect"), end to end over
+HTTP against the Kubernetes API test server in tests/kubeapi (a stand-in for kube-apiserver)."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import urllib.request
+from collections import Counter
+
+import pytest
+
+from scheduler.binder import BindOutcome, bind
+from scheduler.client import Client, load_configuration
+from scheduler.model import PodInfo
+from tests.scheduler_api.harness import (
+    SCHEDULER,
+    make_scheduler,
+    pod_condition,
+    pod_events,
+    running_scheduler,
+)
+
+pytestmark = pytest.mark.api
+
+
+def test_failed_scheduling_event_and_condition(kube_api, kube_api_kubeconfig) -> None:
+    kube_api.add_node("cp", cpu="8", taints=[{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}])
+    kube_api.add_node("w1", cpu="1")
+    kube_api.add_node("w2", cpu="1")
+    with running_scheduler(kube_api_kubeconfig):
+        kube_api.add_pod("hungry", cpu="2", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: pod_events(kube_api, "hungry", "FailedScheduling"))
+        kube_api.wait_for(lambda: pod_condition(kube_api, "hungry"))
+    expected = ("0/3 nodes are available: 1 node(s) had untolerated taint "
+                "{node-role.kubernetes.io/control-plane: }, 2 Insufficient cpu.")
+    event = pod_events(kube_api, "hungry", "FailedScheduling")[0]
+    assert event["message"] == expected
+    assert event["type"] == "Warning"
+    assert event["reportingComponent"] == SCHEDULER
+    assert event["involvedObject"]["kind"] == "Pod"
+    assert event["involvedObject"]["uid"] == kube_api.get_object("pods", "hungry", "default")["metadata"]["uid"]
+    cond = pod_condition(kube_api, "hungry")
+    assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", expected)
+
+
+def test_scheduled_event(kube_api, kube_api_kubeconfig) -> None:
+    kube_api.add_node("n1")
+    with running_scheduler(kube_api_kubeconfig):
+        kube_api.add_pod("ok", cpu="100m", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: pod_events(kube_api, "ok", "Scheduled"))
+    event = pod_events(kube_api, "ok", "Scheduled")[0]
+    assert event["message"] == "Successfully assigned default/ok to n1"
+    assert event["type"] == "Normal"
+    assert event["reportingInstance"].startswith(f"{SCHEDULER}-")
+    assert kube_api.request_count("create", "pods/binding") == 1
+
+
+def test_pod_becomes_schedulable_when_node_changes(kube_api, kube_api_kubeconfig) -> None:
+    kube_api.add_node("n1", labels={"disk": "hdd"})
+    with running_scheduler(kube_api_kubeconfig):
+        kube_api.add_pod("needs-ssd", cpu="100m", scheduler_name=SCHEDULER, node_selector={"disk": "ssd"})
+        kube_api.wait_for(lambda: pod_events(kube_api, "needs-ssd", "FailedScheduling"))
+        kube_api.update_node("n1", {"metadata": {"labels": {"disk": "ssd"}}})
+        kube_api.wait_for(lambda: "default/needs-ssd" in kube_api.bound_pods())
+
+
+def test_pod_becomes_schedulable_when_a_pod_is_deleted(kube_api, kube_api_kubeconfig) -> None:
+    kube_api.add_node("n1", cpu="1")
+    kube_api.add_pod("hog", cpu="800m", node_name="n1")
+    with running_scheduler(kube_api_kubeconfig):
+        kube_api.add_pod("waiting", cpu="500m", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: pod_events(kube_api, "waiting", "FailedScheduling"))
+        kube_api.remove_pod("hog")
+        kube_api.wait_for(lambda: "default/waiting" in kube_api.bound_pods())
+
+
+def test_no_overcommit_under_a_burst(kube_api, kube_api_kubeconfig) -> None:
+    kube_api.add_nodes(3, cpu="1")
+    with running_scheduler(kube_api_kubeconfig) as sched:
+        kube_api.add_pods(20, cpu="300m", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: len(kube_api.bound_pods()) == 9)
+        kube_api.wait_for(lambda: len([p for p in kube_api.pods("default") if pod_events(
+            kube_api, p["metadata"]["name"], "FailedScheduling")]) == 11)
+        assert sched.cache.counts()["assumed_pods"] + sched.cache.counts()["pods"] == 9
+    per_node = Counter(kube_api.bound_pods().values())
+    assert per_node == {"node-0": 3, "node-1": 3, "node-2": 3}
+    assert kube_api.request_count("create", "pods/binding") == 9
+
+
+def test_watch_expiry_relists_without_losing_or_doubling(kube_api, kube_api_kubeconfig) -> None:
+    """410 Gone: pods created and deleted while the watch was down are seen through the relist."""
+    kube_api.add_nodes(2)
+    with running_scheduler(kube_api_kubeconfig) as sched:
+        kube_api.add_pods(3, prefix="before-", cpu="100m", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: len(kube_api.bound_pods()) == 3)
+        gone_uid = kube_api.get_object("pods", "before-0", "default")["metadata"]["uid"]
+        kube_api.drop_watches()  # the informers reconnect after their backoff (>= 0.8 s)
+        kube_api.add_pods(5, prefix="during-", cpu="100m", scheduler_name=SCHEDULER)
+        kube_api.remove_pod("before-0")
+        kube_api.compact_history()  # their last resourceVersion is now too old: 410 on re-watch
+        kube_api.wait_for(lambda: sched.metrics.relists.labels("pods", "expired")._value.get() >= 1)
+        kube_api.wait_for(lambda: len(kube_api.bound_pods()) == 7)
+        kube_api.add_pod("after", cpu="100m", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: "default/after" in kube_api.bound_pods())
+        assert not sched.cache.has_pod(gone_uid)
+        counts = sched.cache.counts()
+    assert kube_api.request_count("create", "pods/binding") == 9  # 3 + 5 + 1: nothing bound twice
+    assert counts["pods"] + counts["assumed_pods"] == 8  # before-0 was forgotten
+
+
+def test_bind_conflict_is_dropped_not_retried(kube_api, kube_api_kubeconfig) -> None:
+    kube_api.add_node("n1")
+    kube_api.fail_next(1, 409, resource="pods/binding",
+                       message='Operation cannot be fulfilled on pods/binding "raced": pod raced is already '
+                               'assigned to node "elsewhere"')
+    with running_scheduler(kube_api_kubeconfig) as sched:
+        kube_api.add_pod("raced", cpu="100m", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: kube_api.request_count("create", "pods/binding") == 1)
+        kube_api.wait_for(lambda: sched.cache.counts()["assumed_pods"] == 0)
+        kube_api.add_pod("next", cpu="100m", scheduler_name=SCHEDULER)  # the loop goes on
+        kube_api.wait_for(lambda: "default/next" in kube_api.bound_pods())
+        assert "default/raced" not in sched.queue
+    assert kube_api.request_count("create", "pods/binding") == 2
+
+
+def test_server_error_on_bind_retries_with_backoff(kube_api, kube_api_kubeconfig, caplog) -> None:
+    kube_api.add_node("n1")
+    kube_api.fail_next(1, 403, resource="pods/binding")
+    caplog.set_level(logging.ERROR, logger="scheduler")
+    with running_scheduler(kube_api_kubeconfig):
+        kube_api.add_pod("retry", cpu="100m", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: "default/retry" in kube_api.bound_pods(), timeout=15)
+    assert kube_api.request_count("create", "pods/binding") == 2
+    assert any("'create' on 'pods/binding'" in r.getMessage() for r in caplog.records)
+
+
+def test_uid_precondition_protects_recreated_pod(kube_api, kube_api_kubeconfig) -> None:
+    """A pod deleted and re-created under the same name is never bound by a decision about the old one."""
+    kube_api.add_node("n1")
+    old = kube_api.add_pod("same-name", cpu="100m", scheduler_name="nobody")
+    kube_api.remove_pod("same-name")
+    kube_api.add_pod("same-name", cpu="100m", scheduler_name="nobody")
+    client = Client(load_configuration(str(kube_api_kubeconfig)))
+    result = bind(client, PodInfo.from_api(old), "n1")
+    assert result.outcome is BindOutcome.CONFLICT
+    assert "default/same-name" not in kube_api.bound_pods()
+    gone = PodInfo(uid="u-x", namespace="default", name="never-existed")
+    assert bind(client, gone, "n1").outcome is BindOutcome.GONE
+
+
+def test_pod_deleted_while_queued_is_dropped(kube_api, kube_api_kubeconfig) -> None:
+    kube_api.add_node("n1", cpu="1")
+    with running_scheduler(kube_api_kubeconfig) as sched:
+        kube_api.add_pod("doomed", cpu="2", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: "default/doomed" in sched.queue and pod_events(kube_api, "doomed"))
+        kube_api.remove_pod("doomed")
+        kube_api.wait_for(lambda: "default/doomed" not in sched.queue)
+        kube_api.update_node("n1", {"status": {"allocatable": {"cpu": "4"}, "capacity": {"cpu": "4"}}})
+        kube_api.add_pod("witness", cpu="100m", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: "default/witness" in kube_api.bound_pods())
+    assert kube_api.request_count("create", "pods/binding") == 1
+
+
+def test_malformed_pod_reported_and_others_served(kube_api, kube_api_kubeconfig) -> None:
+    kube_api.add_node("n1")
+    bad = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bad-cpu", "namespace": "default"},
+           "spec": {"schedulerName": SCHEDULER,
+                    "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "lots"}}}]}}
+    with running_scheduler(kube_api_kubeconfig):
+        kube_api.add_pod(bad, validate=False)
+        kube_api.add_pod("bad-annotation", cpu="100m", scheduler_name=SCHEDULER,
+                         annotations={"my-network-preference": "warp speed!"})
+        kube_api.add_pod("good", cpu="100m", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: "default/good" in kube_api.bound_pods())
+        kube_api.wait_for(lambda: pod_events(kube_api, "bad-cpu", "FailedScheduling"))
+        kube_api.wait_for(lambda: pod_events(kube_api, "bad-annotation", "FailedScheduling"))
+    assert "spec.containers[0].resources.requests.cpu" in pod_events(kube_api, "bad-cpu")[0]["message"]
+    assert "my-network-preference" in pod_events(kube_api, "bad-annotation")[0]["message"]
+    assert set(kube_api.bound_pods()) == {"default/good"}
+
+
+def test_unreachable_server_at_start_is_named_and_retried(tmp_path, caplog) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(f"""apiVersion: v1
+kind: Config
+clusters: [{{name: c, cluster: {{server: "http://127.0.0.1:{port}"}}}}]
+users: [{{name: u, user: {{token: t}}}}]
+contexts: [{{name: x, context: {{cluster: c, user: u}}}}]
+current-context: x
+""")
+    sched = make_scheduler(kubeconfig)
+    caplog.set_level(logging.ERROR, logger="scheduler")
+    sleeps: list[float] = []
+    assert sched.check_server(attempts=3, sleep=sleeps.append) is False
+    assert sleeps == [1.0, 2.0]  # backoff between attempts
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 3
+    assert all(f"cannot reach the Kubernetes API server at http://127.0.0.1:{port}" in m for m in messages)
+
+
+def test_health_ready_and_metrics_endpoints(kube_api, kube_api_kubeconfig) -> None:
+    kube_api.add_node("n1")
+    with running_scheduler(kube_api_kubeconfig) as sched:
+        kube_api.add_pod("m", cpu="100m", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: "default/m" in kube_api.bound_pods())
+        base = f"http://127.0.0.1:{sched.servers[0].port}"
+        assert urllib.request.urlopen(f"{base}/healthz").read() == b"ok\n"
+        assert urllib.request.urlopen(f"{base}/readyz").read().startswith(b"ok")
+        kube_api.wait_for(lambda: b'scheduler_schedule_attempts_total{profile="my-custom-scheduler",result="scheduled"} 1.0'
+                          in urllib.request.urlopen(f"{base}/metrics").read())
+        text = urllib.request.urlopen(f"{base}/metrics").read().decode()
+    for name in ("scheduler_scheduling_attempt_duration_seconds_bucket", "scheduler_pending_pods{queue=\"active\"}",
+                 "scheduler_binding_duration_seconds_bucket"):
+        assert name in text
