@@ -126,17 +126,20 @@ class Resources:
         return res
 
     def set(self, name: str, value: str | float) -> None:
-        """Set one resource from a quantity; raises QuantityError if the value does not parse."""
+        """Set one resource from a quantity; raises QuantityError if it does not parse or is negative."""
+        amount = parse_milli(value) if name == CPU else parse_value(value)
+        if amount < 0:
+            raise QuantityError(f"{value!r} is negative; resource quantities must be zero or more")
         if name == CPU:
-            self.milli_cpu = parse_milli(value)
+            self.milli_cpu = amount
         elif name == MEMORY:
-            self.memory = parse_value(value)
+            self.memory = amount
         elif name == EPHEMERAL_STORAGE:
-            self.ephemeral_storage = parse_value(value)
+            self.ephemeral_storage = amount
         elif name == PODS:
-            self.pods = parse_value(value)
+            self.pods = amount
         else:
-            self.scalar[name] = parse_value(value)
+            self.scalar[name] = amount
 
     def add(self, other: Resources) -> None:
         self.milli_cpu += other.milli_cpu

@@ -99,6 +99,7 @@ def test_pod_fields():
         (pod_obj(init_containers=[c("i", {"nvidia.com/gpu": "one"})]),
          "spec.initContainers[0].resources.requests.nvidia.com/gpu"),
         (pod_obj(overhead={"cpu": "x"}), "spec.overhead.cpu"),
+        (pod_obj(requests={"memory": "-1Gi"}), "spec.containers[0].resources.requests.memory"),
         (pod_obj(tolerations=[{"key": "k", "operator": "Maybe"}]), "spec.tolerations[0].operator"),
         (pod_obj(tolerations=[{"key": "k", "effect": "NoRun"}]), "spec.tolerations[0].effect"),
         (pod_obj(tolerations=[{"operator": "Equal", "value": "v"}]), "spec.tolerations[0].operator"),
