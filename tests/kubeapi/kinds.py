@@ -66,6 +66,9 @@ RESOURCES: tuple[ResourceType, ...] = (
     ResourceType("", "v1", "events", "Event", True, "events", _getters(*_EVENT_FIELDS), short_names=("ev",)),
     ResourceType("", "v1", "configmaps", "ConfigMap", True, "configmaps", _getters(), short_names=("cm",)),
     ResourceType("coordination.k8s.io", "v1", "leases", "Lease", True, "leases", _getters()),
+    # Stored only (no controller makes pods from them); the placement tests drive a stand-in controller.
+    ResourceType("apps", "v1", "deployments", "Deployment", True, "deployments", _getters(),
+                 frozenset({"status"}), ("deploy",)),
     # events.k8s.io/v1 is another representation of the same stored events; its field labels
     # (regarding.*, reportingController, ...) are converted to the core ones.
     ResourceType("events.k8s.io", "v1", "events", "Event", True, "events",
@@ -84,7 +87,8 @@ RESOURCES: tuple[ResourceType, ...] = (
 
 BY_PATH: dict[tuple[str, str, str], ResourceType] = {(r.group, r.version, r.plural): r for r in RESOURCES}
 # The representation used inside the store and by the test hooks for each storage key.
-STORAGE_TYPE: dict[str, ResourceType] = {r.storage: r for r in RESOURCES if r.group in ("", "coordination.k8s.io")}
+STORAGE_TYPE: dict[str, ResourceType] = {r.storage: r for r in RESOURCES
+                                       if r.group in ("", "coordination.k8s.io", "apps")}
 
 
 def lookup(group: str, version: str, plural: str) -> ResourceType | None:

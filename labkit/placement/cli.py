@@ -1,0 +1,96 @@
+"""The test-placement command line, shared by `./lab test-placement` (tasks.py) and
+`python -m labkit.placement` (which the API tests run as a user would).
+
+Exit status: 0 every scenario passed (or was skipped), 1 a scenario missed, 2 the run could not start
+(lab definition, kubeconfig, scenarios file, scheduler config, API errors), 3 the scheduler is not running,
+130 interrupted (after cleaning up).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from labkit.definition import DEFAULT_LAB_FILE, Lab, LabError, load_lab
+from labkit.paths import LabPaths
+from labkit.placement.explain import ExplainError
+from labkit.placement.kube import KubeconfigError
+from labkit.placement.report import print_report, to_json
+from labkit.placement.runner import EXIT_ERROR, Options, PlacementError, run
+from labkit.placement.scenarios import ScenarioError
+
+USER_ERRORS = (LabError, KubeconfigError, PlacementError, ScenarioError, ExplainError)
+EXIT_INTERRUPTED = 130
+
+
+def default_kubeconfig(lab: Lab) -> Path:
+    return LabPaths.for_lab(lab.name).kubeconfig
+
+
+def execute(lab: Lab, options: Options, *, json_output: bool = False, out: Console | None = None,
+            err: Console | None = None) -> int:
+    """Run, print the report (table or JSON) and return the exit status."""
+    out = out or Console(highlight=False)
+    err = err or Console(stderr=True, highlight=False)
+
+    def echo(line: str) -> None:
+        if not json_output:
+            err.print(f"[bold cyan]==>[/] {line}")
+
+    try:
+        report = run(lab, options, echo)
+    except USER_ERRORS as problem:
+        err.print(f"[bold red]error:[/] {problem}")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/]: the run's pods, namespace and node labels were cleaned up")
+        return EXIT_INTERRUPTED
+    if json_output:
+        print(to_json(report), file=out.file)
+    else:
+        print_report(out, report)
+    return report.exit_code
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m labkit.placement", description=__doc__.split("\n")[0])
+    p.add_argument("--lab", type=Path, default=None, help="lab definition (default: lab.yaml)")
+    p.add_argument("--kubeconfig", type=Path, help="default: the lab's exported kubeconfig")
+    p.add_argument("--context", help="kubeconfig context (default: its current context)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--keep", action="store_true", help="leave the namespace, pods and labels for inspection")
+    p.add_argument("--wait-running", action="store_true", help="also wait for bound pods to be Running")
+    p.add_argument("--include-restart", action="store_true", help="also scale the scheduler to 0 and back")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for a binding or event")
+    p.add_argument("--probe-seconds", type=float, default=15.0, help="how long to wait for a sign of the scheduler")
+    p.add_argument("--scheduler-config", type=Path, help="the config of a scheduler running outside the cluster")
+    p.add_argument("--scenarios", type=Path, default=None, help="scenarios file (default: the bundled one)")
+    p.add_argument("--only", action="append", help="run only this scenario id (repeatable)")
+    return p
+
+
+def options_from(args: argparse.Namespace, lab: Lab) -> Options:
+    options = Options(
+        kubeconfig=args.kubeconfig or default_kubeconfig(lab), context=args.context, keep=args.keep,
+        wait_running=args.wait_running, include_restart=args.include_restart, timeout=args.timeout,
+        probe_seconds=args.probe_seconds, scheduler_config=args.scheduler_config, only=args.only)
+    if args.scenarios:
+        options.scenarios_file = args.scenarios
+    return options
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        lab = load_lab(args.lab or DEFAULT_LAB_FILE)
+    except LabError as problem:
+        Console(stderr=True).print(f"[bold red]error:[/] {problem}", highlight=False)
+        return EXIT_ERROR
+    return execute(lab, options_from(args, lab), json_output=args.json)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""Why a pod went (or did not go) where it did: for each node, the filter reasons and weighted scores the
+bundled scheduler computes for that pod, from the cluster's current nodes and pods.
+
+The plugins, their args and weights are the scheduler's own (`scheduler.framework.Profile` built from a
+KubeSchedulerConfiguration), read from the first of:
+1. the scheduler's ConfigMap in the cluster (`<name>-config` in the scheduler's namespace, key
+   config.yaml) -- what the running scheduler was started with;
+2. a file given with --scheduler-config (a scheduler running beside the cluster);
+3. the config `deploy-scheduler` would render from the lab definition.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from labkit.definition import Lab
+from labkit.placement.kube import Kube, pod_path
+from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_config
+from scheduler.framework import Profile, ScheduleResult
+from scheduler.model import NodeInfo, PodInfo, PodSpecError
+from scheduler.plugins.network_aware import NetworkAwareArgs
+
+CONFIG_KEY = "config.yaml"
+
+
+class ExplainError(ValueError):
+    """The scheduler's configuration cannot be found or used; the message says where it looked."""
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    config: KubeSchedulerConfiguration
+    source: str  # "ConfigMap kube-system/x-config", "file ...", "rendered from lab.yaml"
+
+    def profile(self, scheduler_name: str) -> Profile:
+        """The scheduler's profile for that name, scanning every node (explanations look at all of them)."""
+        for resolved in self.config.resolved_profiles():
+            if resolved.scheduler_name == scheduler_name:
+                return Profile(resolved.scheduler_name, resolved.filters, resolved.scores, 100)
+        names = ", ".join(p.schedulerName for p in self.config.profiles)
+        raise ExplainError(f"{self.source}: no profile for schedulerName {scheduler_name!r} (profiles: {names}); "
+                           "set scheduler.name in the lab definition to one of them")
+
+    def network_aware_args(self, scheduler_name: str) -> NetworkAwareArgs | None:
+        """The NetworkAware args the scheduler runs with, or None when the plugin is not enabled."""
+        for plugin, args in self.profile(scheduler_name).filters:
+            if plugin.name == "NetworkAware":
+                return args  # type: ignore[return-value]
+        return None
+
+
+def configmap_name(lab: Lab) -> str:
+    return f"{lab.scheduler.name}-config"
+
+
+def load_scheduler_config(kube: Kube, lab: Lab, config_file: Path | None = None) -> SchedulerConfig:
+    s = lab.scheduler
+    configmap = kube.get_or_none(f"/api/v1/namespaces/{s.namespace}/configmaps/{configmap_name(lab)}")
+    if configmap is not None:
+        source = f"ConfigMap {s.namespace}/{configmap_name(lab)}"
+        text = (configmap.get("data") or {}).get(CONFIG_KEY)
+        if text is None:
+            raise ExplainError(f"{source}: no {CONFIG_KEY} key; redeploy with `./lab deploy-scheduler`")
+        return SchedulerConfig(_parse(text, source), source)
+    if config_file is not None:
+        try:
+            return SchedulerConfig(load_config(config_file), f"file {config_file}")
+        except ConfigError as err:
+            raise ExplainError(str(err)) from None
+    from labkit.scheduler_deploy import render_config  # the one renderer deploy-scheduler uses
+
+    return SchedulerConfig(_parse(render_config(lab), "rendered from the lab definition"),
+                           "rendered from the lab definition")
+
+
+def _parse(text: str, source: str) -> KubeSchedulerConfiguration:
+    try:
+        return parse_config(yaml.safe_load(text), source)
+    except (ConfigError, yaml.YAMLError) as err:
+        raise ExplainError(f"{source}: {err}") from None
+
+
+# ------------------------------------------------------------------------------------------ snapshot
+
+
+def snapshot(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], skip_uid: str = "") -> list[NodeInfo]:
+    """NodeInfos with every live bound pod counted, as the scheduler's cache holds them."""
+    infos = {n["metadata"]["name"]: NodeInfo.from_api(n) for n in nodes}
+    for obj in pods:
+        node = (obj.get("spec") or {}).get("nodeName")
+        if node in infos and (obj.get("metadata") or {}).get("uid") != skip_uid:
+            infos[node].add_pod(PodInfo.from_api(obj, lenient=True))
+    return list(infos.values())
+
+
+# ------------------------------------------------------------------------------------------ explain
+
+
+@dataclass
+class NodeVerdict:
+    node: str
+    fits: bool
+    reasons: list[str] = field(default_factory=list)  # "Plugin: reason", every failing filter
+    scores: dict[str, int] = field(default_factory=dict)  # plugin -> weighted score (feasible nodes)
+    total: int | None = None
+    pods: int = 0  # pods counted on the node
+
+    def as_json(self) -> dict[str, Any]:
+        return {"node": self.node, "fits": self.fits, "reasons": self.reasons, "scores": self.scores,
+                "total": self.total, "pods": self.pods}
+
+
+@dataclass
+class Explanation:
+    pod: str
+    config_source: str
+    nodes: list[NodeVerdict]
+    message: str  # the scheduler's FailedScheduling message, or its choice
+    would_choose: list[str] = field(default_factory=list)  # nodes tied for the best total
+    notes: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"pod": self.pod, "config_source": self.config_source, "message": self.message,
+                "would_choose": self.would_choose, "notes": self.notes,
+                "nodes": [n.as_json() for n in self.nodes]}
+
+
+def explain_pod(pod_obj: dict[str, Any], nodes: list[NodeInfo], profile: Profile, config_source: str) -> Explanation:
+    """Every filter verdict and weighted score of `profile` for this pod on each node (pure)."""
+    key = f"{pod_obj['metadata'].get('namespace')}/{pod_obj['metadata']['name']}"
+    pending = dict(pod_obj, spec={**pod_obj.get("spec", {}), "nodeName": None})
+    try:
+        pod = PodInfo.from_api(pending)
+    except PodSpecError as err:
+        return Explanation(key, config_source, [], f"the scheduler cannot read this pod: {err}")
+    verdicts = {n.name: NodeVerdict(n.name, True, pods=n.pod_count) for n in nodes}
+    for plugin, args in profile.filters:
+        for node in nodes:
+            status = plugin.filter(pod, node, args)
+            if not status.ok:
+                verdicts[node.name].fits = False
+                verdicts[node.name].reasons.extend(f"{plugin.name}: {r}" for r in status.reasons)
+    feasible = [n for n in nodes if verdicts[n.name].fits]
+    if feasible:
+        totals = [0] * len(feasible)
+        for plugin, args, weight in profile.scores:
+            scores = plugin.score_nodes(pod, feasible, args)
+            for i, node in enumerate(feasible):
+                verdicts[node.name].scores[plugin.name] = scores[i] * weight
+                totals[i] += scores[i] * weight
+        for node, total in zip(feasible, totals, strict=True):
+            verdicts[node.name].total = total
+    result: ScheduleResult = profile.schedule(pod, nodes, random.Random(0))
+    best = max((v.total for v in verdicts.values() if v.total is not None), default=None)
+    would = [v.node for v in verdicts.values() if best is not None and v.total == best]
+    message = result.message or f"would choose {' or '.join(would) or result.node_name}"
+    return Explanation(key, config_source, list(verdicts.values()), message, would)
+
+
+def explain_in_cluster(kube: Kube, namespace: str, name: str, config: SchedulerConfig, scheduler_name: str) -> Explanation:
+    """Explain one pod from the cluster's current state (its own binding, if any, not counted)."""
+    pod_obj = kube.get(pod_path(namespace, name))
+    uid = pod_obj["metadata"].get("uid", "")
+    nodes = snapshot(kube.nodes(), kube.live_pods(), skip_uid=uid)
+    return explain_pod(pod_obj, nodes, config.profile(scheduler_name), config.source)

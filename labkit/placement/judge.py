@@ -1,0 +1,159 @@
+"""Verdicts: does what the cluster shows match what a scenario expects? Pure functions of observations.
+
+Placement is judged by the binding (spec.nodeName), never by the scheduler's logs. Each function returns
+a `Verdict` whose `reason` is the line a person reads in the table.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+PASS, MISS, SKIP = "pass", "miss", "skipped"
+FIT_ERROR = re.compile(r"^0/(\d+) nodes are available")
+
+
+@dataclass(frozen=True)
+class Event:
+    reason: str
+    message: str
+    source: str  # reporting controller / component
+    type: str = ""
+
+    @classmethod
+    def from_api(cls, obj: Mapping[str, Any]) -> Event:
+        source = (obj.get("reportingComponent") or obj.get("reportingController")
+                  or (obj.get("source") or {}).get("component") or "")
+        return cls(str(obj.get("reason") or ""), str(obj.get("message") or obj.get("note") or ""), source,
+                   str(obj.get("type") or ""))
+
+    def __str__(self) -> str:
+        by = f" ({self.source})" if self.source else ""
+        return f"{self.reason}{by}: {self.message}"
+
+
+@dataclass(frozen=True)
+class PodState:
+    """One pod as the runner last read it, with its events."""
+
+    name: str
+    node: str | None
+    phase: str
+    conditions: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # by condition type
+    events: tuple[Event, ...] = ()
+
+    @classmethod
+    def from_api(cls, obj: Mapping[str, Any], events: Iterable[Mapping[str, Any]] = ()) -> PodState:
+        status = obj.get("status") or {}
+        conditions = {c.get("type", ""): c for c in status.get("conditions") or []}
+        return cls(obj["metadata"]["name"], (obj.get("spec") or {}).get("nodeName") or None,
+                   str(status.get("phase") or ""), conditions, tuple(Event.from_api(e) for e in events))
+
+    @property
+    def scheduled_condition(self) -> Mapping[str, Any] | None:
+        return self.conditions.get("PodScheduled")
+
+    def events_with(self, reason: str) -> list[Event]:
+        return [e for e in self.events if e.reason == reason]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str
+    reason: str
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict != MISS
+
+
+def labelled_node(pod: PodState, labelled: Iterable[str], label: str) -> Verdict:
+    labelled = sorted(labelled)
+    if pod.node is None:
+        failed = pod.events_with("FailedScheduling")
+        why = f": {failed[-1].message}" if failed else " and has no FailedScheduling event"
+        return Verdict(MISS, f"not bound{why}")
+    if pod.node in labelled:
+        return Verdict(PASS, f"bound to {pod.node}, which carries {label}")
+    return Verdict(MISS, f"bound to {pod.node}, which lacks {label} (labelled: {', '.join(labelled) or 'none'})")
+
+
+def water_fill(before: Mapping[str, int], count: int) -> list[int]:
+    """Pod counts per node (sorted) after placing `count` pods one by one, each on a least-loaded node.
+
+    The multiset is the same whichever of the tied nodes each pod takes, so it can be compared with
+    what the cluster shows without knowing the order of the decisions.
+    """
+    counts = sorted(before.values())
+    for _ in range(count):
+        counts[0] += 1
+        counts.sort()
+    return counts
+
+
+def spread(before: Mapping[str, int], placed: Mapping[str, str | None], eligible: Iterable[str]) -> Verdict:
+    """`before`: pods on each eligible node before the batch; `placed`: pod -> node (None = not bound).
+
+    Least-loaded places each pod on a node with the fewest pods, so the batch fills the emptiest
+    eligible nodes first; once they are level, counts stay within one of each other (max - min <= 1).
+    """
+    eligible = sorted(eligible)
+    if not eligible:
+        return Verdict(MISS, "no schedulable worker passes the scheduler's filters for a plain pod")
+    unbound = sorted(p for p, n in placed.items() if n is None)
+    if unbound:
+        return Verdict(MISS, f"{len(unbound)} of {len(placed)} pods not bound: {', '.join(unbound[:5])}")
+    stray = sorted(f"{p}->{n}" for p, n in placed.items() if n not in eligible)
+    if stray:
+        return Verdict(MISS, f"bound outside the eligible workers ({', '.join(eligible)}): {', '.join(stray)}")
+    new = {n: sum(1 for node in placed.values() if node == n) for n in eligible}
+    after = {n: before.get(n, 0) + new[n] for n in eligible}
+    shown = ", ".join(f"{n} {before.get(n, 0)}+{new[n]}" for n in eligible)
+    gap = max(after.values()) - min(after.values())
+    expected = water_fill({n: before.get(n, 0) for n in eligible}, len(placed))
+    if sorted(after.values()) != expected:
+        return Verdict(MISS, f"not least-loaded: pods per node (before+new) {shown}; expected counts {expected}")
+    return Verdict(PASS, f"pods per node (before+new) {shown}; max-min {gap}")
+
+
+def unschedulable(pod: PodState, num_nodes: int, label_key: str) -> Verdict:
+    if pod.node is not None:
+        return Verdict(MISS, f"bound to {pod.node} although no node carries the high-speed label")
+    failed = pod.events_with("FailedScheduling")
+    if not failed:
+        return Verdict(MISS, "Pending but no FailedScheduling event was recorded")
+    message = failed[-1].message
+    match = FIT_ERROR.match(message)
+    if match is None:
+        return Verdict(MISS, f"FailedScheduling is not in the '0/N nodes are available: ...' form: {message}")
+    if int(match.group(1)) != num_nodes:
+        return Verdict(MISS, f"FailedScheduling counts {match.group(1)} nodes, the cluster has {num_nodes}: {message}")
+    if label_key not in message:
+        return Verdict(MISS, f"FailedScheduling does not name the missing label {label_key}: {message}")
+    cond = pod.scheduled_condition
+    if cond is None or cond.get("status") != "False" or cond.get("reason") != "Unschedulable":
+        have = "none" if cond is None else f"{cond.get('status')}/{cond.get('reason')}"
+        return Verdict(MISS, f"PodScheduled condition is {have}, expected False/Unschedulable; event: {message}")
+    return Verdict(PASS, f"Pending, PodScheduled=False Unschedulable; {message}")
+
+
+def ignored(pod: PodState, seconds: float) -> Verdict:
+    if pod.node is not None:
+        return Verdict(MISS, f"bound to {pod.node}: some scheduler serves this name")
+    if pod.events:
+        return Verdict(MISS, f"has events although no scheduler serves it: {pod.events[-1]}")
+    if pod.scheduled_condition is not None:
+        return Verdict(MISS, f"has a PodScheduled condition ({pod.scheduled_condition.get('reason')})")
+    return Verdict(PASS, f"Pending with no events after {seconds:.0f} s")
+
+
+def bound_after_restart(at_zero: PodState, after: PodState, pending_s: float, bind_s: float | None,
+                        replicas: int) -> Verdict:
+    if at_zero.node is not None:
+        return Verdict(MISS, f"bound to {at_zero.node} while the scheduler was scaled to 0: another instance runs")
+    if after.node is None:
+        return Verdict(MISS, f"still Pending after scaling back to {replicas}")
+    return Verdict(PASS, f"Pending {pending_s:.1f} s at 0 replicas; bound to {after.node} "
+                         f"{bind_s:.1f} s after scaling back to {replicas}")

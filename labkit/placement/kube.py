@@ -1,0 +1,156 @@
+"""The few API calls the placement runner makes, as JSON dicts (camelCase, as the API sends them).
+
+The official client does the connection work (kubeconfig, contexts, certificates, tokens, exec
+plugins); its generated models are skipped so the objects can go straight into the scheduler's own
+`PodInfo.from_api` / `NodeInfo.from_api`, exactly as the scheduler sees them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
+from kubernetes.client.exceptions import ApiException
+from kubernetes.config.config_exception import ConfigException
+
+Obj = dict[str, Any]
+REQUEST_TIMEOUT = 15  # seconds for one call; waits are loops of short calls, never one long one
+MERGE_PATCH = "application/merge-patch+json"
+
+
+class KubeError(RuntimeError):
+    """A call failed; `status` is the HTTP status (0 when the server could not be reached)."""
+
+    def __init__(self, message: str, status: int = 0, reason: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+
+    @property
+    def not_found(self) -> bool:
+        return self.status == 404
+
+
+class KubeconfigError(ValueError):
+    """The kubeconfig cannot be used (missing file, unknown context)."""
+
+
+def pod_path(namespace: str, name: str = "") -> str:
+    base = f"/api/v1/namespaces/{quote(namespace)}/pods"
+    return f"{base}/{quote(name)}" if name else base
+
+
+class Kube:
+    """One API server reached through a kubeconfig (and optionally one of its contexts)."""
+
+    def __init__(self, api_client: k8s_client.ApiClient, where: str) -> None:
+        self.api = api_client
+        self.where = where  # for messages: "https://192.168.56.10:6443 (kubeconfig .lab/x/kubeconfig)"
+
+    @classmethod
+    def from_kubeconfig(cls, kubeconfig: Path, context: str | None = None) -> Kube:
+        if not kubeconfig.exists():
+            raise KubeconfigError(
+                f"{kubeconfig}: no such kubeconfig; bring the lab up with `./lab up` (it exports one there) "
+                "or pass --kubeconfig FILE")
+        try:
+            api = k8s_config.new_client_from_config(config_file=str(kubeconfig), context=context)
+        except ConfigException as err:
+            raise KubeconfigError(f"{kubeconfig}: {err}; check --context against `kubectl config get-contexts`") from None
+        return cls(api, f"{api.configuration.host} (kubeconfig {kubeconfig})")
+
+    def close(self) -> None:
+        self.api.close()
+
+    # --------------------------------------------------------------------------------------- raw calls
+
+    def request(self, method: str, path: str, *, query: dict[str, Any] | None = None, body: Any = None,
+                content_type: str = "application/json") -> Obj:
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = content_type
+        try:
+            resp = self.api.call_api(
+                path, method, query_params=list((query or {}).items()), header_params=headers, body=body,
+                auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True,
+                _request_timeout=REQUEST_TIMEOUT)
+        except ApiException as err:
+            raise _api_error(err, method, path) from None
+        except OSError as err:  # urllib3's connection errors are OSErrors underneath
+            raise KubeError(f"cannot reach the API server at {self.where}: {err}") from None
+        except Exception as err:  # urllib3.exceptions.MaxRetryError and friends
+            if type(err).__module__.startswith("urllib3"):
+                raise KubeError(f"cannot reach the API server at {self.where}: {err}") from None
+            raise
+        data = resp.data
+        return json.loads(data) if data else {}
+
+    def get(self, path: str, **query: Any) -> Obj:
+        return self.request("GET", path, query=query or None)
+
+    def get_or_none(self, path: str) -> Obj | None:
+        try:
+            return self.get(path)
+        except KubeError as err:
+            if err.not_found:
+                return None
+            raise
+
+    def items(self, path: str, **query: Any) -> list[Obj]:
+        return self.get(path, **query).get("items") or []
+
+    def create(self, path: str, body: Obj) -> Obj:
+        return self.request("POST", path, body=body)
+
+    def merge_patch(self, path: str, body: Obj) -> Obj:
+        return self.request("PATCH", path, body=body, content_type=MERGE_PATCH)
+
+    def delete(self, path: str, grace_seconds: int | None = None) -> None:
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"}
+        if grace_seconds is not None:
+            body["gracePeriodSeconds"] = grace_seconds
+        try:
+            self.request("DELETE", path, body=body)
+        except KubeError as err:
+            if not err.not_found:
+                raise
+
+    # ------------------------------------------------------------------------------------ typed reads
+
+    def nodes(self) -> list[Obj]:
+        return self.items("/api/v1/nodes")
+
+    def live_pods(self) -> list[Obj]:
+        """Every pod that still holds a place on a node (what the scheduler's cache counts)."""
+        return self.items("/api/v1/pods", fieldSelector="status.phase!=Succeeded,status.phase!=Failed")
+
+    def pod(self, namespace: str, name: str) -> Obj | None:
+        return self.get_or_none(pod_path(namespace, name))
+
+    def pod_events(self, namespace: str, name: str, uid: str = "") -> list[Obj]:
+        """core/v1 events about one pod, oldest first (the scheduler's events.k8s.io events included)."""
+        selector = f"involvedObject.kind=Pod,involvedObject.name={name}"
+        if uid:
+            selector += f",involvedObject.uid={uid}"
+        events = self.items(f"/api/v1/namespaces/{quote(namespace)}/events", fieldSelector=selector)
+        return sorted(events, key=event_time)
+
+
+def event_time(event: Obj) -> str:
+    return (event.get("eventTime") or event.get("lastTimestamp") or event.get("firstTimestamp")
+            or (event.get("metadata") or {}).get("creationTimestamp") or "")
+
+
+def _api_error(err: ApiException, method: str, path: str) -> KubeError:
+    message, reason = err.reason or "", ""
+    try:
+        status = json.loads(err.body or "{}")
+        message = status.get("message") or message
+        reason = status.get("reason") or ""
+    except (TypeError, ValueError):
+        pass
+    return KubeError(f"{method} {path}: {err.status} {message}", status=err.status or 0, reason=reason)

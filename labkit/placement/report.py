@@ -1,0 +1,112 @@
+"""Show a RunReport: a rich table for people (with the why of every miss), or JSON for machines."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from labkit.placement.explain import Explanation
+from labkit.placement.judge import MISS, PASS
+from labkit.placement.runner import RunReport, ScenarioResult
+
+COLOURS = {PASS: "green", MISS: "red"}
+
+
+def verdict_table(report: RunReport) -> Table:
+    table = Table("scenario", "pod", "expected", "node", "verdict", "reason or event",
+                  title=f"placement: scheduler {report.scheduler}, namespace {report.namespace}",
+                  title_justify="left")
+    for r in report.results:
+        colour = COLOURS.get(r.verdict.verdict, "yellow")
+        table.add_row(r.scenario.id, r.pod_summary, r.expected, r.node_summary,
+                      f"[{colour}]{r.verdict.verdict}[/]", escape(r.verdict.reason))
+    return table
+
+
+def explanation_table(explanation: Explanation) -> Table:
+    plugins = sorted({p for n in explanation.nodes for p in n.scores})
+    table = Table("node", "pods", "filters", *plugins, "total",
+                  title=f"why: {explanation.pod} (config: {explanation.config_source})", title_justify="left")
+    for n in explanation.nodes:
+        filters = "[green]fits[/]" if n.fits else "[red]" + escape("; ".join(n.reasons)) + "[/]"
+        scores = [str(n.scores[p]) if p in n.scores else "-" for p in plugins]
+        table.add_row(n.node, str(n.pods), filters, *scores, "-" if n.total is None else str(n.total))
+    return table
+
+
+def print_misses(console: Console, results: list[ScenarioResult]) -> None:
+    for r in results:
+        if r.verdict.verdict != MISS:
+            continue
+        console.print(f"\n[bold red]miss[/] [bold]{r.scenario.id}[/]: {escape(r.verdict.reason)}")
+        for pod in r.pods:
+            if pod.events:
+                console.print(f"  events of {pod.name}:")
+                for event in pod.events:
+                    console.print(f"    {escape(str(event))}")
+            else:
+                console.print(f"  {pod.name}: no events")
+        if r.explanation is not None:
+            if r.explanation.nodes:
+                console.print(explanation_table(r.explanation))
+            console.print(f"  scheduler's verdict now: {escape(r.explanation.message)}")
+
+
+def print_report(console: Console, report: RunReport) -> None:
+    for warning in report.warnings:
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
+    if report.problem:
+        console.print(f"[bold red]{escape(report.problem)}[/]")
+    if report.results:
+        console.print(verdict_table(report))
+        print_misses(console, report.results)
+    for line in report.cleanup:
+        console.print(f"[dim]cleanup: {escape(line)}[/]")
+    if report.kept:
+        console.print("[yellow]--keep[/]: left in place for inspection; remove with:")
+        for cmd in report.kept:
+            console.print(f"  {escape(cmd)}")
+    passed = sum(1 for r in report.results if r.verdict.verdict == PASS)
+    missed = sum(1 for r in report.results if r.verdict.verdict == MISS)
+    console.print(f"{passed} passed, {missed} missed, {len(report.results) - passed - missed} skipped "
+                  f"in {report.seconds:.1f} s")
+
+
+def as_json(report: RunReport) -> dict[str, Any]:
+    return {
+        "lab": report.lab,
+        "server": report.server,
+        "scheduler": report.scheduler,
+        "namespace": report.namespace,
+        "config_source": report.config_source,
+        "ok": report.exit_code == 0,
+        "exit_code": report.exit_code,
+        "problem": report.problem,
+        "warnings": report.warnings,
+        "seconds": round(report.seconds, 3),
+        "results": [
+            {
+                "scenario": r.scenario.id,
+                "title": r.scenario.title,
+                "expected": r.expected,
+                "verdict": r.verdict.verdict,
+                "reason": r.verdict.reason,
+                "seconds": round(r.seconds, 3),
+                "pods": [{"name": p.name, "node": p.node, "phase": p.phase,
+                          "events": [{"reason": e.reason, "message": e.message, "source": e.source}
+                                     for e in p.events]} for p in r.pods],
+                "explanation": r.explanation.as_json() if r.explanation else None,
+            }
+            for r in report.results
+        ],
+        "cleanup": report.cleanup,
+        "kept": report.kept,
+    }
+
+
+def to_json(report: RunReport) -> str:
+    return json.dumps(as_json(report), indent=2)

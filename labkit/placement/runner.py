@@ -1,0 +1,515 @@
+"""Run the placement scenarios against a cluster and judge them: `run(lab, options) -> RunReport`.
+
+One run:
+1. connect (kubeconfig, context), read the nodes and the scheduler's configuration (explain.py);
+2. create a namespace of its own (generated name) and probe the scheduler with one plain pod: a
+   cluster without the scheduler gets one message saying so and how to deploy it, not timeouts;
+3. each scenario: set the high-speed label as it asks, create its pods from templates/placement/,
+   wait (bounded) for bindings or events, judge them (judge.py); a miss records the pods' events and,
+   per node, the scheduler's filter reasons and scores for the pod;
+4. undo everything on success, failure or Ctrl-C/SIGTERM (changes.py); --keep leaves the namespace, pods
+   and labels for inspection (the scheduler's replicas are always restored).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from labkit.definition import Lab
+from labkit.placement import judge
+from labkit.placement.changes import Changes, deployment_path
+from labkit.placement.explain import (
+    ExplainError,
+    Explanation,
+    SchedulerConfig,
+    explain_in_cluster,
+    explain_pod,
+    load_scheduler_config,
+    snapshot,
+)
+from labkit.placement.judge import MISS, PASS, SKIP, PodState, Verdict
+from labkit.placement.kube import Kube, KubeError, pod_path
+from labkit.placement.scenarios import SCENARIOS_FILE, Scenario, ScenarioSet, load_scenarios
+from labkit.render import render
+
+MANAGED_BY = {"app.kubernetes.io/managed-by": "kubelab-placement"}
+SCENARIO_LABEL = "kubelab.io/placement-scenario"
+NAMESPACE_PREFIX = "placement-"
+
+EXIT_OK, EXIT_MISS, EXIT_ERROR, EXIT_NO_SCHEDULER = 0, 1, 2, 3
+
+Echo = Callable[[str], None]
+
+
+class PlacementError(RuntimeError):
+    """The run cannot start (unreachable cluster, node names the cluster does not have, bad config)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, treated like Ctrl-C: stop, clean up, exit."""
+
+
+@dataclass
+class Options:
+    kubeconfig: Path
+    context: str | None = None
+    keep: bool = False
+    wait_running: bool = False
+    include_restart: bool = False
+    timeout: float = 60.0  # seconds to wait for a binding, an event, or Running
+    probe_seconds: float = 15.0  # how long the scheduler probe waits for a sign of life
+    scheduler_config: Path | None = None
+    only: list[str] | None = None
+    scenarios_file: Path = SCENARIOS_FILE
+    poll: float = 0.2
+
+
+@dataclass
+class ScenarioResult:
+    scenario: Scenario
+    expected: str
+    verdict: Verdict
+    pods: list[PodState] = field(default_factory=list)
+    seconds: float = 0.0
+    explanation: Explanation | None = None
+
+    @property
+    def node_summary(self) -> str:
+        nodes = [p.node or "-" for p in self.pods]
+        if len(nodes) <= 1:
+            return nodes[0] if nodes else "-"
+        counts: dict[str, int] = {}
+        for n in nodes:
+            counts[n] = counts.get(n, 0) + 1
+        return ", ".join(f"{n} x{c}" for n, c in sorted(counts.items()))
+
+    @property
+    def pod_summary(self) -> str:
+        names = [p.name for p in self.pods]
+        if len(names) <= 2:
+            return ", ".join(names) or "-"
+        return f"{names[0]} .. {names[-1]} ({len(names)})"
+
+
+@dataclass
+class RunReport:
+    lab: str
+    server: str
+    scheduler: str
+    namespace: str = ""
+    config_source: str = ""
+    results: list[ScenarioResult] = field(default_factory=list)
+    problem: str | None = None  # the run could not judge anything (scheduler missing, API error)
+    problem_exit: int = EXIT_NO_SCHEDULER
+    warnings: list[str] = field(default_factory=list)
+    cleanup: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)  # --keep: what is left and how to remove it
+    seconds: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        if self.problem:
+            return self.problem_exit
+        return EXIT_MISS if any(r.verdict.verdict == MISS for r in self.results) else EXIT_OK
+
+
+# ------------------------------------------------------------------------------------------- signals
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises Interrupted (like Ctrl-C) so `finally` blocks clean up; main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _raise(signum: int, frame: Any) -> None:
+        raise Interrupted()
+
+    previous = signal.signal(signal.SIGTERM, _raise)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def uninterruptible() -> Iterator[None]:
+    """Cleanup must finish: a second Ctrl-C while undoing is ignored (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    old_term = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old_int)
+        signal.signal(signal.SIGTERM, old_term)
+
+
+# -------------------------------------------------------------------------------------------- runner
+
+
+class Runner:
+    def __init__(self, lab: Lab, kube: Kube, config: SchedulerConfig, options: Options, echo: Echo) -> None:
+        self.lab = lab
+        self.kube = kube
+        self.config = config
+        self.options = options
+        self.echo = echo
+        self.changes = Changes(kube)
+        self.namespace = ""
+        self.scenarios: ScenarioSet = load_scenarios(options.scenarios_file)
+        s = lab.scheduler.network_aware
+        self.label_key, self.label_value, self.annotation_key = s.label_key, s.label_value, s.annotation_key
+
+    # --------------------------------------------------------------------------------------- helpers
+
+    @property
+    def label(self) -> str:
+        return f"{self.label_key}={self.label_value}"
+
+    def wait(self, predicate: Callable[[], Any], timeout: float) -> Any:
+        """Poll until predicate() is truthy or the timeout passes; returns its last value."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value or time.monotonic() >= deadline:
+                return value
+            time.sleep(self.options.poll)
+
+    def pod_manifest(self, name: str, scenario: str, *, high_speed: bool, scheduler_name: str) -> dict[str, Any]:
+        defaults = self.scenarios.pod
+        text = render("placement/pod.yaml.j2", name=name, namespace=self.namespace,
+                      labels={**MANAGED_BY, SCENARIO_LABEL: scenario},
+                      annotations={self.annotation_key: self.label_value} if high_speed else {},
+                      scheduler_name=scheduler_name, image=defaults.image, cpu=defaults.cpu,
+                      memory=defaults.memory)
+        return yaml.safe_load(text)
+
+    def create_pods(self, scenario: Scenario, count: int, scheduler_name: str | None = None) -> list[str]:
+        names = []
+        for i in range(1, count + 1):
+            name = f"{scenario.id}-{i}"
+            body = self.pod_manifest(name, scenario.id, high_speed=scenario.pods.network is not None,
+                                     scheduler_name=scheduler_name or self.lab.scheduler.name)
+            self.kube.create(pod_path(self.namespace), body)
+            names.append(name)
+        return names
+
+    def read(self, name: str, with_events: bool = True) -> PodState:
+        obj = self.kube.pod(self.namespace, name)
+        if obj is None:
+            return PodState(name, None, "Deleted")
+        events = self.kube.pod_events(self.namespace, name, obj["metadata"].get("uid", "")) if with_events else []
+        return PodState.from_api(obj, events)
+
+    def read_all(self, names: list[str]) -> list[PodState]:
+        return [self.read(n) for n in names]
+
+    def wait_bound(self, names: list[str]) -> list[PodState]:
+        def all_bound() -> list[PodState] | None:
+            states = [self.read(n, with_events=False) for n in names]
+            return states if all(s.node for s in states) else None
+
+        self.wait(all_bound, self.options.timeout)
+        return self.read_all(names)
+
+    def wait_running(self, states: list[PodState]) -> Verdict | None:
+        """--wait-running: every bound pod must reach Running; None when they all do."""
+        names = [s.name for s in states if s.node]
+
+        def running() -> bool:
+            return all(self.read(n, with_events=False).phase == "Running" for n in names)
+
+        if self.wait(running, self.options.timeout):
+            return None
+        late = [s for s in (self.read(n) for n in names) if s.phase != "Running"]
+        detail = "; ".join(f"{s.name} on {s.node} is {s.phase or 'unknown'}"
+                           + (f" ({s.events[-1]})" if s.events else "") for s in late[:3])
+        return Verdict(MISS, f"bound but not Running within {self.options.timeout:.0f} s: {detail}")
+
+    def explain(self, name: str) -> Explanation | None:
+        try:
+            return explain_in_cluster(self.kube, self.namespace, name, self.config, self.lab.scheduler.name)
+        except (KubeError, ExplainError) as err:
+            return Explanation(f"{self.namespace}/{name}", self.config.source, [], f"cannot explain: {err}")
+
+    # ---------------------------------------------------------------------------------------- labels
+
+    def nodes_by_name(self) -> dict[str, dict[str, Any]]:
+        return {n["metadata"]["name"]: n for n in self.kube.nodes()}
+
+    def apply_high_speed_label(self) -> list[str]:
+        nodes = self.nodes_by_name()
+        for name in self.lab.placement.high_speed_nodes:
+            labels = nodes[name]["metadata"].get("labels") or {}
+            self.changes.set_label(name, self.label_key, self.label_value, labels.get(self.label_key))
+        return list(self.lab.placement.high_speed_nodes)
+
+    def remove_high_speed_label(self) -> None:
+        for name, node in self.nodes_by_name().items():
+            labels = node["metadata"].get("labels") or {}
+            if labels.get(self.label_key) == self.label_value:
+                self.changes.set_label(name, self.label_key, None, labels[self.label_key])
+
+    # ------------------------------------------------------------------------------------- preflight
+
+    def probe(self) -> str | None:
+        """None when the scheduler shows a sign of life (binds a plain pod or reports on it), else why not."""
+        name = "probe"
+        body = self.pod_manifest(name, "probe", high_speed=False, scheduler_name=self.lab.scheduler.name)
+        self.kube.create(pod_path(self.namespace), body)
+
+        def alive() -> bool:
+            state = self.read(name)
+            return bool(state.node or state.events)
+
+        started = time.monotonic()
+        ok = self.wait(alive, self.options.probe_seconds)
+        self.kube.delete(pod_path(self.namespace, name), grace_seconds=0)
+        if ok:
+            self.echo(f"scheduler {self.lab.scheduler.name} answered a probe pod in {time.monotonic() - started:.1f} s")
+            return None
+        return self.no_scheduler_message()
+
+    def no_scheduler_message(self) -> str:
+        s = self.lab.scheduler
+        facts = []
+        deployment = self.kube.get_or_none(deployment_path(s.namespace, s.name))
+        if deployment is None:
+            facts.append(f"there is no Deployment {s.namespace}/{s.name}")
+        else:
+            want = (deployment.get("spec") or {}).get("replicas", 1)
+            ready = (deployment.get("status") or {}).get("readyReplicas") or 0
+            if want == 0:
+                facts.append(f"Deployment {s.namespace}/{s.name} is scaled to 0 (an interrupted run?): "
+                             f"`kubectl -n {s.namespace} scale deployment/{s.name} --replicas={s.replicas}`")
+            else:
+                facts.append(f"Deployment {s.namespace}/{s.name} has {ready}/{want} ready replicas: see "
+                             f"`kubectl -n {s.namespace} describe deployment/{s.name}` and "
+                             f"`kubectl -n {s.namespace} logs deployment/{s.name}`")
+        facts.append(self.lease_fact())
+        probe = f"a probe pod naming schedulerName {s.name} got no binding and no event within {self.options.probe_seconds:.0f} s"
+        how = ("Deploy it with `./lab deploy-scheduler`, or run it beside the cluster with "
+               "`python -m scheduler --config FILE --kubeconfig FILE`, then run test-placement again.")
+        return f"The scheduler {s.name} is not running in this cluster: {'; '.join(facts)}; {probe}. {how}"
+
+    def lease_fact(self) -> str:
+        config = self.config.config
+        if not config.leaderElection.leaderElect:
+            return "its configuration has leader election off, so there is no Lease to check"
+        ns, name = config.leaderElection.resourceNamespace, config.lease_name
+        lease = self.kube.get_or_none(f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}")
+        if lease is None:
+            return f"no leader Lease {ns}/{name} exists (no instance ever led)"
+        spec = lease.get("spec") or {}
+        holder = spec.get("holderIdentity") or "nobody"
+        return f"the leader Lease {ns}/{name} is held by {holder} (last renewed {spec.get('renewTime') or 'never'})"
+
+    # ------------------------------------------------------------------------------------- scenarios
+
+    def run_scenario(self, scenario: Scenario) -> ScenarioResult:
+        started = time.monotonic()
+        handler = {
+            "labelled-node": self.labelled_node,
+            "least-loaded-spread": self.spread,
+            "unschedulable": self.unschedulable,
+            "ignored": self.ignored,
+            "bound-after-restart": self.restart,
+        }[scenario.expect.placement]
+        result = handler(scenario)
+        if self.options.wait_running and result.verdict.verdict == PASS and any(p.node for p in result.pods):
+            late = self.wait_running(result.pods)
+            if late is not None:
+                result.verdict = late
+            result.pods = self.read_all([p.name for p in result.pods])
+        result.seconds = time.monotonic() - started
+        return result
+
+    def labelled_node(self, scenario: Scenario) -> ScenarioResult:
+        expected = f"a node with {self.label}"
+        if not self.lab.placement.high_speed_nodes:
+            return ScenarioResult(scenario, expected, Verdict(
+                SKIP, "placement.high_speed_nodes is empty in the lab definition: name the workers to label"))
+        labelled = self.apply_high_speed_label()
+        names = self.create_pods(scenario, scenario.pods.count or 1)
+        states = self.wait_bound(names)
+        verdicts = [judge.labelled_node(s, labelled, self.label) for s in states]
+        miss = next((v for v in verdicts if not v.ok), None)
+        result = ScenarioResult(scenario, expected, miss or verdicts[0], states)
+        if miss:
+            bad = next(s for s, v in zip(states, verdicts, strict=True) if not v.ok)
+            result.explanation = self.explain(bad.name)
+        return result
+
+    def spread(self, scenario: Scenario) -> ScenarioResult:
+        probe = self.pod_manifest(f"{scenario.id}-0", scenario.id, high_speed=False,
+                                  scheduler_name=self.lab.scheduler.name)
+        nodes = snapshot(self.kube.nodes(), self.kube.live_pods())
+        plain = explain_pod(probe, nodes, self.config.profile(self.lab.scheduler.name), self.config.source)
+        eligible = [v.node for v in plain.nodes if v.fits]
+        before = {v.node: v.pods for v in plain.nodes if v.fits}
+        per_node = scenario.pods.per_eligible_node or 1
+        expected = f"least-loaded over {len(eligible)} node(s)"
+        if not eligible:
+            return ScenarioResult(scenario, expected, judge.spread(before, {}, eligible), explanation=plain)
+        names = self.create_pods(scenario, per_node * len(eligible))
+        states = self.wait_bound(names)
+        verdict = judge.spread(before, {s.name: s.node for s in states}, eligible)
+        result = ScenarioResult(scenario, expected, verdict, states)
+        if not verdict.ok:
+            unbound = [s for s in states if s.node is None]
+            result.explanation = self.explain((unbound or states)[-1].name)
+        return result
+
+    def unschedulable(self, scenario: Scenario) -> ScenarioResult:
+        self.remove_high_speed_label()
+        nodes = len(self.kube.nodes())
+        names = self.create_pods(scenario, scenario.pods.count or 1)
+
+        def reported() -> bool:
+            state = self.read(names[0])
+            cond = state.scheduled_condition
+            return bool(state.node or (state.events_with("FailedScheduling") and cond and cond.get("status") == "False"))
+
+        self.wait(reported, self.options.timeout)
+        states = self.read_all(names)
+        verdict = judge.unschedulable(states[0], nodes, self.label_key)
+        result = ScenarioResult(scenario, "Pending: FailedScheduling 0/N", verdict, states)
+        if not verdict.ok:
+            result.explanation = self.explain(names[0])
+        return result
+
+    def ignored(self, scenario: Scenario) -> ScenarioResult:
+        nobody = f"nobody-{self.namespace}"  # unique per run, so no scheduler can be serving it
+        names = self.create_pods(scenario, scenario.pods.count or 1, scheduler_name=nobody)
+        seconds = scenario.expect.observe_seconds
+        self.wait(lambda: self.read(names[0]).node, seconds)  # returns early only if something binds it
+        states = self.read_all(names)
+        return ScenarioResult(scenario, f"Pending, no events ({nobody})", judge.ignored(states[0], seconds), states)
+
+    def restart(self, scenario: Scenario) -> ScenarioResult:
+        s = self.lab.scheduler
+        expected = "Pending at 0 replicas, then bound"
+        deployment = self.kube.get_or_none(deployment_path(s.namespace, s.name))
+        if deployment is None:
+            return ScenarioResult(scenario, expected, Verdict(
+                SKIP, f"no Deployment {s.namespace}/{s.name} to scale (the scheduler runs outside the cluster)"))
+        replicas = (deployment.get("spec") or {}).get("replicas", 1) or s.replicas
+        selector = ((deployment.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        label_selector = ",".join(f"{k}={v}" for k, v in selector.items())
+        self.changes.scale(s.namespace, s.name, 0, replicas)
+        gone = self.wait(lambda: not self.kube.items(pod_path(s.namespace), labelSelector=label_selector),
+                         self.options.timeout)
+        if not gone:
+            self.changes.restore_replicas()
+            return ScenarioResult(scenario, expected, Verdict(
+                MISS, f"scheduler pods still present {self.options.timeout:.0f} s after scaling to 0"))
+        names = self.create_pods(scenario, scenario.pods.count or 1)
+        pending_s = scenario.expect.pending_seconds
+        self.wait(lambda: self.read(names[0], with_events=False).node, pending_s)
+        at_zero = self.read(names[0])
+        restored_at = time.monotonic()
+        self.changes.restore_replicas()
+        bound = self.wait(lambda: self.read(names[0], with_events=False).node, self.options.timeout)
+        bind_s = time.monotonic() - restored_at if bound else None
+        after = self.read(names[0])
+        verdict = judge.bound_after_restart(at_zero, after, pending_s, bind_s, replicas)
+        result = ScenarioResult(scenario, expected, verdict, [after])
+        if not verdict.ok and after.node is None:
+            result.explanation = self.explain(names[0])
+        return result
+
+    # ------------------------------------------------------------------------------------------- run
+
+    def create_namespace(self) -> str:
+        body = yaml.safe_load(render("placement/namespace.yaml.j2", prefix=NAMESPACE_PREFIX, labels=MANAGED_BY))
+        if "generateName" not in body["metadata"]:  # pragma: no cover - the template always sets it
+            body["metadata"]["name"] = NAMESPACE_PREFIX + secrets.token_hex(3)
+        created = self.kube.create("/api/v1/namespaces", body)
+        self.namespace = created["metadata"]["name"]
+        self.changes.namespace = self.namespace
+        return self.namespace
+
+    def run(self, report: RunReport) -> None:
+        scenarios = self.scenarios.selected(self.options.include_restart, self.options.only)
+        self.create_namespace()
+        report.namespace = self.namespace
+        self.echo(f"namespace {self.namespace}")
+        problem = self.probe()
+        if problem:
+            report.problem = problem
+            return
+        for scenario in scenarios:
+            self.echo(f"scenario {scenario.id}: {scenario.title}")
+            report.results.append(self.run_scenario(scenario))
+
+
+def check_lab_against_cluster(lab: Lab, nodes: list[dict[str, Any]], config: SchedulerConfig) -> list[str]:
+    """Lab settings the cluster contradicts: unknown high-speed nodes are errors, drift a warning."""
+    names = {n["metadata"]["name"] for n in nodes}
+    missing = [n for n in lab.placement.high_speed_nodes if n not in names]
+    if missing:
+        raise PlacementError(
+            f"placement.high_speed_nodes names {', '.join(missing)}, which the cluster does not have "
+            f"(nodes: {', '.join(sorted(names)) or 'none'}); set it to workers of this cluster")
+    warnings = []
+    args = config.network_aware_args(lab.scheduler.name)
+    want = lab.scheduler.network_aware
+    if args is None:
+        warnings.append(f"{config.source}: NetworkAware is not enabled for {lab.scheduler.name}, so nothing "
+                        "steers high-speed pods; redeploy with `./lab deploy-scheduler`")
+    else:
+        drift = [f"{field} {theirs!r} (lab: {ours!r})" for field, theirs, ours in (
+            ("annotationKey", args.annotationKey, want.annotation_key),
+            ("labelKey", args.labelKey, want.label_key),
+            ("labelValue", args.labelValue, want.label_value)) if theirs != ours]
+        if drift:
+            warnings.append(f"the scheduler runs NetworkAware with {', '.join(drift)} from {config.source}: "
+                            "the lab definition changed since it was deployed; run `./lab deploy-scheduler`")
+    return warnings
+
+
+def run(lab: Lab, options: Options, echo: Echo = lambda _line: None) -> RunReport:
+    """Run the selected scenarios and return the report. Raises PlacementError when nothing can run,
+    KeyboardInterrupt (after cleaning up) when interrupted."""
+    started = time.monotonic()
+    kube = Kube.from_kubeconfig(options.kubeconfig, options.context)
+    try:
+        try:
+            nodes = kube.nodes()
+            config = load_scheduler_config(kube, lab, options.scheduler_config)
+        except (KubeError, ExplainError) as err:
+            raise PlacementError(str(err)) from None
+        report = RunReport(lab.name, kube.where, lab.scheduler.name, config_source=config.source)
+        report.warnings = check_lab_against_cluster(lab, nodes, config)
+        runner = Runner(lab, kube, config, options, echo)
+        try:
+            with sigterm_as_interrupt():
+                runner.run(report)
+        except KubeError as err:
+            report.problem = f"the run stopped on an API error: {err}"
+            report.problem_exit = EXIT_ERROR
+        finally:
+            with uninterruptible():
+                if options.keep and runner.namespace:
+                    report.kept = [f"kubectl delete namespace {runner.namespace}", *runner.changes.label_undo_commands()]
+                done, problems = runner.changes.undo(keep=options.keep)
+                report.cleanup = done
+                report.warnings.extend(problems)
+                report.seconds = time.monotonic() - started
+        return report
+    finally:
+        kube.close()
