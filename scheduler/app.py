@@ -68,7 +68,7 @@ class Scheduler:
         self.cache = Cache(assumed_ttl=settings.assumed_ttl)
         self.queue = SchedulingQueue()
         self.metrics = Metrics()
-        self.recorder = EventRecorder(client)
+        self.recorder = EventRecorder(client.with_own_limiter())
         self.binder = Binder(client, self._bind_done, workers=settings.bind_workers)
         self.rng = random.Random(settings.seed)
         self._pending: dict[str, str] = {}  # key -> uid of unassigned pods that are ours

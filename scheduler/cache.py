@@ -59,6 +59,7 @@ class Cache:
         self._nodes: dict[str, NodeInfo] = {}
         self._pods: dict[str, _PodState] = {}  # uid -> state
         self._orphans: dict[str, dict[str, PodInfo]] = {}  # node name not (yet) known -> uid -> pod
+        self._assumed: set[str] = set()  # uids of assumed pods (cleanup looks only at these)
         self._dirty: set[str] = set()
         self._snapshot = Snapshot()
 
@@ -105,6 +106,7 @@ class Cache:
                 self._unplace(state)
             self._place(pod, node)
             self._pods[pod.uid] = _PodState(pod, node)
+            self._assumed.discard(pod.uid)
 
     def remove_pod(self, uid: str) -> PodInfo | None:
         """A pod deleted, finished (Succeeded/Failed), or otherwise gone."""
@@ -112,6 +114,7 @@ class Cache:
             state = self._pods.pop(uid, None)
             if state is None:
                 return None
+            self._assumed.discard(uid)
             self._unplace(state)
             return state.pod
 
@@ -135,6 +138,7 @@ class Cache:
             assumed = dataclasses.replace(pod, node_name=node)
             self._place(assumed, node)
             self._pods[pod.uid] = _PodState(assumed, node, assumed=True)
+            self._assumed.add(pod.uid)
             return assumed
 
     def finish_binding(self, uid: str) -> None:
@@ -150,6 +154,7 @@ class Cache:
             state = self._pods.get(uid)
             if state is not None and state.assumed:
                 del self._pods[uid]
+                self._assumed.discard(uid)
                 self._unplace(state)
 
     def cleanup(self) -> list[PodInfo]:
@@ -157,9 +162,11 @@ class Cache:
         now = self._clock()
         expired = []
         with self._lock:
-            for uid, state in list(self._pods.items()):
-                if state.assumed and state.deadline is not None and state.deadline <= now:
+            for uid in list(self._assumed):
+                state = self._pods[uid]
+                if state.deadline is not None and state.deadline <= now:
                     del self._pods[uid]
+                    self._assumed.discard(uid)
                     self._unplace(state)
                     expired.append(state.pod)
         for pod in expired:
@@ -187,7 +194,7 @@ class Cache:
 
     def counts(self) -> dict[str, int]:
         with self._lock:
-            assumed = sum(1 for s in self._pods.values() if s.assumed)
+            assumed = len(self._assumed)
             return {"nodes": len(self._nodes), "pods": len(self._pods) - assumed, "assumed_pods": assumed}
 
     def node(self, name: str) -> NodeInfo | None:

@@ -123,6 +123,14 @@ class Client:
     def close(self) -> None:
         self._api.close()
 
+    def with_own_limiter(self) -> Client:
+        """The same connections and credentials behind a separate token bucket: kube-scheduler writes
+        events through a client of its own, so events never eat the bindings' QPS budget."""
+        twin = object.__new__(Client)
+        twin.__dict__.update(self.__dict__)
+        twin.limiter = TokenBucket(self.limiter.qps, self.limiter.burst)
+        return twin
+
     # -- low level -------------------------------------------------------------------------------
     def _headers(self, content_type: str | None) -> dict[str, str]:
         headers = {"Accept": "application/json", "User-Agent": USER_AGENT}

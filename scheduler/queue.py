@@ -55,6 +55,8 @@ class SchedulingQueue:
         self._entries: dict[str, QueuedPod] = {}
         self._active: list[tuple[int, float, int, str]] = []  # (-priority, added_at, seq, key)
         self._backoff: list[tuple[float, int, str]] = []  # (ready_at, seq, key)
+        # Unschedulable pods in the order they failed, so the timeout flush stops at the first young one.
+        self._unschedulable: dict[str, QueuedPod] = {}
         self._seq = itertools.count()
         self._cycle = 0
         self._move_request_cycle = -1
@@ -100,6 +102,7 @@ class SchedulingQueue:
 
     def _requeue(self, qp: QueuedPod, now: float) -> None:
         """Move a waiting pod on: to backoff if its backoff is still running, else to active."""
+        self._unschedulable.pop(qp.pod.key, None)
         qp.added_at = now
         if self._backoff_expiry(qp) > now:
             self._push_backoff(qp)
@@ -113,9 +116,13 @@ class SchedulingQueue:
             if qp is not None and qp.where == BACKOFF and qp.seq == seq:
                 qp.added_at = now
                 self._push_active(qp)
-        for qp in list(self._entries.values()):
-            if qp.where == UNSCHEDULABLE and now - qp.failed_at >= self.unschedulable_timeout:
-                self._requeue(qp, now)
+        due = []
+        for qp in self._unschedulable.values():
+            if now - qp.failed_at < self.unschedulable_timeout:
+                break
+            due.append(qp)
+        for qp in due:
+            self._requeue(qp, now)
 
     # -- producers -------------------------------------------------------------------------------
     def add(self, pod: Any) -> None:
@@ -144,15 +151,15 @@ class SchedulingQueue:
                 qp.deleted = True  # the cycle still holds it; done()/failed() will drop it
             else:
                 del self._entries[key]  # stale heap items are skipped by seq/where checks
+                self._unschedulable.pop(key, None)
 
     def move_all(self, event: str = "") -> None:
         """A cluster event that may make unschedulable pods fit (node add/update, pod delete)."""
         with self._cond:
             now = self._clock()
             self._move_request_cycle = self._cycle
-            for qp in self._entries.values():
-                if qp.where == UNSCHEDULABLE:
-                    self._requeue(qp, now)
+            for qp in list(self._unschedulable.values()):
+                self._requeue(qp, now)
 
     # -- consumer --------------------------------------------------------------------------------
     def pop(self, timeout: float | None = None) -> QueuedPod | None:
@@ -208,6 +215,8 @@ class SchedulingQueue:
             cur.added_at = now
             if unschedulable and self._move_request_cycle < cur.cycle:
                 cur.where = UNSCHEDULABLE
+                self._unschedulable.pop(key, None)
+                self._unschedulable[key] = cur
             else:
                 self._push_backoff(cur)
 

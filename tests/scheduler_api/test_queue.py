@@ -164,3 +164,15 @@ def test_status_only_update_does_not_retry_unschedulable_pod() -> None:
     relabelled.labels = {"tier": "web"}
     q.add(relabelled)
     assert q.where("default/a") == ACTIVE
+
+
+def test_unschedulable_timeout_moves_only_pods_old_enough() -> None:
+    q, clock = make()
+    q.add(pod("old"))
+    q.add(pod("young"))
+    q.failed(q.pop(timeout=0), unschedulable=True)
+    clock.now += 30
+    q.failed(q.pop(timeout=0), unschedulable=True)
+    clock.now += 30
+    assert q.pop(timeout=0).pod.name == "old"
+    assert q.where("default/young") == UNSCHEDULABLE
