@@ -18,7 +18,7 @@ class KernelModuleState(FactBase[str]):
     def command(self, module: str) -> str:
         probe = MODULE_PROBES.get(module, f"test -d /sys/module/{module}")
         return (
-            f"if grep -q '^{module} ' /proc/modules; then echo loaded; "
+            f"if grep -q '^{module} ' /proc/modules 2>/dev/null; then echo loaded; "
             f"elif {probe}; then echo builtin; else echo missing; fi"
         )
 

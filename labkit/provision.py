@@ -9,8 +9,11 @@ Failures name the node, the step and the command's output.
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,6 +66,42 @@ def default_kubeconfig_path(lab: Lab) -> Path:
     return LabPaths.for_lab(lab.name).kubeconfig
 
 
+_NOOP = re.compile(r"\[(?P<host>[^\]]+)\]\s*noop: (?P<why>.*)")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class NoopNotes(logging.Handler):
+    """Collects pyinfra's "[host] noop: why" lines so the progress output can say why nothing changed
+    (e.g. "kernel module br_netfilter: built into the kernel")."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.notes: dict[str, list[str]] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        match = _NOOP.search(_ANSI.sub("", record.getMessage()))
+        if match:
+            self.notes.setdefault(match["host"].strip(), []).append(match["why"].strip())
+
+    def take(self, host_name: str) -> str:
+        return "; ".join(self.notes.pop(host_name, []))
+
+
+@contextmanager
+def _collect_noop_notes(state: State) -> Iterator[NoopNotes]:
+    logger = logging.getLogger("pyinfra")
+    notes, level = NoopNotes(), logger.level
+    state.print_noop_info = True
+    logger.addHandler(notes)
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    try:
+        yield notes
+    finally:
+        logger.removeHandler(notes)
+        logger.setLevel(level)
+
+
 def _step_name(state: State, op_hash: str) -> str:
     return ", ".join(sorted(state.get_op_meta(op_hash).names)) or op_hash
 
@@ -77,6 +116,7 @@ class Progress(BaseStateCallback):
         self.failures: list[Failure] = []
         self.changes: dict[str, list[str]] = {}
         self.connect_errors: dict[str, str] = {}
+        self.notes: NoopNotes | None = None
 
     def host_connect_error(self, state: State, host: Host, error) -> None:  # type: ignore[override]
         self.connect_errors[host.name] = str(error)
@@ -107,7 +147,8 @@ class Progress(BaseStateCallback):
                 outcomes.append(f"{name} changed")
                 self.changes.setdefault(name, []).append(step)
             else:
-                outcomes.append(f"{name} ok")
+                why = self.notes.take(host.name) if self.notes else ""
+                outcomes.append(f"{name} ok ({why})" if why else f"{name} ok")
         if outcomes:
             self.echo(f"{step}: {', '.join(outcomes)}")
 
@@ -203,7 +244,8 @@ def run(lab: Lab, inventory: Inventory | str | os.PathLike, *, wait_ready: bool 
         pending = workers_to_join(lab, state)
         add_deploy(state, kubernetes_cluster, lab, handoff, pending)
         try:
-            run_ops(state)
+            with _collect_noop_notes(state) as progress.notes:
+                run_ops(state)
         except OperationError as err:  # our operations refuse with "node: reason"
             node, _, reason = str(err).partition(": ")
             progress.failures.append(Failure(node, progress.current_step, reason or str(err)))

@@ -17,6 +17,10 @@ PACKAGES=(
     iptables
     rsync
     sudo
+    # provisioning (tests/deploys, tests/system/test_provision.py): stand-in Kubernetes packages in a
+    # signed apt repository: dpkg-scanpackages (dpkg-dev), gpg (gnupg)
+    dpkg-dev
+    gnupg
     # image suite (deploy-scheduler): build with buildah, import and run with a private containerd
     buildah
     containerd
