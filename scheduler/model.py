@@ -78,6 +78,8 @@ _CONDITION_TAINTS: dict[tuple[str, str], str] = {
     ("NetworkUnavailable", "True"): "node.kubernetes.io/network-unavailable",
 }
 
+# isinstance(x, dict) rather than Mapping: the API's JSON decodes to dicts, and the abc check costs
+# more than the rest of parsing a field.
 _INTEGER = re.compile(r"^[+-]?[0-9]+$")  # what Go's strconv.ParseInt(s, 10, 64) accepts
 _NODE_AFFINITY_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"})
 _REQUIRED_AFFINITY = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
@@ -113,7 +115,7 @@ class Resources:
         res = cls()
         if not items:
             return res
-        if not isinstance(items, Mapping):
+        if not isinstance(items, dict):
             if lenient:
                 return res
             raise PodSpecError(field_path, f"expected a map of resource name to quantity, got {items!r}")
@@ -300,7 +302,7 @@ class PreferredTerm:
 
 
 def _parse_requirement(obj: Any, path: str, fields: bool) -> Requirement:
-    if not isinstance(obj, Mapping):
+    if not isinstance(obj, dict):
         raise PodSpecError(path, f"expected a requirement with key, operator, values; got {obj!r}")
     key = obj.get("key")
     operator = obj.get("operator")
@@ -331,7 +333,7 @@ def _parse_requirement(obj: Any, path: str, fields: bool) -> Requirement:
 
 
 def _parse_term(obj: Any, path: str) -> SelectorTerm:
-    if not isinstance(obj, Mapping):
+    if not isinstance(obj, dict):
         raise PodSpecError(path, f"expected a node selector term, got {obj!r}")
     exprs = _as_list(obj.get("matchExpressions"), f"{path}.matchExpressions")
     fields = _as_list(obj.get("matchFields"), f"{path}.matchFields")
@@ -343,15 +345,15 @@ def _parse_term(obj: Any, path: str) -> SelectorTerm:
 
 def _parse_node_affinity(spec: Mapping[str, Any]) -> tuple[NodeSelector | None, tuple[PreferredTerm, ...]]:
     affinity = spec.get("affinity") or {}
-    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
     if not node_affinity:
         return None, ()
-    if not isinstance(node_affinity, Mapping):
+    if not isinstance(node_affinity, dict):
         raise PodSpecError("spec.affinity.nodeAffinity", f"expected a map, got {node_affinity!r}")
     required = None
     req = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     if req is not None:
-        if not isinstance(req, Mapping):
+        if not isinstance(req, dict):
             raise PodSpecError(_REQUIRED_AFFINITY, f"expected a map with nodeSelectorTerms, got {req!r}")
         terms = _as_list(req.get("nodeSelectorTerms"), f"{_REQUIRED_AFFINITY}.nodeSelectorTerms")
         required = NodeSelector(
@@ -361,7 +363,7 @@ def _parse_node_affinity(spec: Mapping[str, Any]) -> tuple[NodeSelector | None, 
     for i, item in enumerate(_as_list(node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution"),
                                       _PREFERRED_AFFINITY)):
         path = f"{_PREFERRED_AFFINITY}[{i}]"
-        if not isinstance(item, Mapping):
+        if not isinstance(item, dict):
             raise PodSpecError(path, f"expected weight and preference, got {item!r}")
         weight = item.get("weight")
         if not isinstance(weight, int) or isinstance(weight, bool) or not 1 <= weight <= 100:
@@ -384,7 +386,7 @@ def _as_list(value: Any, path: str) -> list[Any]:
 def _as_str_map(value: Any, path: str) -> dict[str, str]:
     if not value:
         return {}
-    if not isinstance(value, Mapping):
+    if not isinstance(value, dict):
         raise PodSpecError(path, f"expected a map of strings, got {value!r}")
     return {str(k): str(v) for k, v in value.items()}
 
@@ -393,7 +395,7 @@ def _container_requests(container: Mapping[str, Any], path: str, lenient: bool) 
     """A container's requests; a resource with only a limit requests its limit (the API server's
     defaulting does the same, so this only matters for objects that skipped it)."""
     resources = container.get("resources") or {}
-    if not isinstance(resources, Mapping):
+    if not isinstance(resources, dict):
         if lenient:
             return Resources()
         raise PodSpecError(f"{path}.resources", f"expected a map, got {resources!r}")
@@ -402,7 +404,7 @@ def _container_requests(container: Mapping[str, Any], path: str, lenient: bool) 
     if limits_obj:
         limits = Resources.from_resource_list(limits_obj, f"{path}.resources.limits", lenient)
         given = resources.get("requests") or {}
-        if not isinstance(given, Mapping):
+        if not isinstance(given, dict):
             given = {}
         for name in (CPU, MEMORY, EPHEMERAL_STORAGE):
             if name not in given and name in limits_obj:
@@ -420,10 +422,10 @@ def _non_zero(requests: Resources, container: Mapping[str, Any]) -> Resources:
     """cpu and memory for scoring: a container that names no request counts the scheduler's default."""
     resources = container.get("resources") or {}
     named = set()
-    if isinstance(resources, Mapping):
+    if isinstance(resources, dict):
         for section in ("requests", "limits"):
             part = resources.get(section)
-            if isinstance(part, Mapping):
+            if isinstance(part, dict):
                 named.update(part)
     return Resources(
         requests.milli_cpu if CPU in named else DEFAULT_MILLI_CPU_REQUEST,
@@ -459,7 +461,7 @@ def _parse_tolerations(spec: Mapping[str, Any], lenient: bool) -> tuple[Tolerati
     for i, item in enumerate(_as_list(spec.get("tolerations"), "spec.tolerations")):
         path = f"spec.tolerations[{i}]"
         try:
-            if not isinstance(item, Mapping):
+            if not isinstance(item, dict):
                 raise PodSpecError(path, f"expected a toleration map, got {item!r}")
             operator = item.get("operator") or "Equal"
             effect = item.get("effect") or ""
@@ -488,7 +490,7 @@ def _host_ports(containers: Iterable[tuple[Mapping[str, Any], str]], lenient: bo
     ports = set()
     for container, path in containers:
         for j, port in enumerate(container.get("ports") or []):
-            if not isinstance(port, Mapping):
+            if not isinstance(port, dict):
                 continue
             host_port = port.get("hostPort")
             if not host_port:
@@ -539,8 +541,8 @@ class PodInfo:
         meta = obj.get("metadata") or {}
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
-        if not isinstance(meta, Mapping) or not isinstance(spec, Mapping):
-            raise PodSpecError("metadata" if not isinstance(meta, Mapping) else "spec", "expected a map")
+        if not isinstance(meta, dict) or not isinstance(spec, dict):
+            raise PodSpecError("metadata" if not isinstance(meta, dict) else "spec", "expected a map")
         regular: list[Resources] = []
         regular_nz: list[Resources] = []
         init: list[tuple[Resources, bool]] = []
@@ -555,7 +557,7 @@ class PodInfo:
                 raise
             for i, container in enumerate(items):
                 path = f"spec.{section}[{i}]"
-                if not isinstance(container, Mapping):
+                if not isinstance(container, dict):
                     if lenient:
                         continue
                     raise PodSpecError(path, f"expected a container map, got {container!r}")
@@ -589,7 +591,7 @@ class PodInfo:
             resource_version=str(meta.get("resourceVersion") or ""),
             scheduler_name=str(spec.get("schedulerName") or "default-scheduler"),
             node_name=spec.get("nodeName") or None,
-            phase=str(status.get("phase") or "") if isinstance(status, Mapping) else "",
+            phase=str(status.get("phase") or "") if isinstance(status, dict) else "",
             labels=_lenient_map(meta.get("labels"), "metadata.labels", lenient),
             annotations=_lenient_map(meta.get("annotations"), "metadata.annotations", lenient),
             requests=requests,
@@ -668,7 +670,7 @@ class NodeInfo:
         taints = [
             Taint(str(t.get("key") or ""), str(t.get("value") or ""), str(t.get("effect") or ""))
             for t in spec.get("taints") or []
-            if isinstance(t, Mapping)
+            if isinstance(t, dict)
         ]
         self.taints = tuple(taints + _condition_taints(status.get("conditions") or [], taints))
 
@@ -738,7 +740,7 @@ def _condition_taints(conditions: list[Any], existing: list[Taint]) -> list[Tain
     have = {t.key for t in existing}
     added = []
     for cond in conditions:
-        if not isinstance(cond, Mapping):
+        if not isinstance(cond, dict):
             continue
         key = _CONDITION_TAINTS.get((str(cond.get("type")), str(cond.get("status"))))
         if key and key not in have:

@@ -9,6 +9,7 @@ up, so a request of ``"0.5"`` bytes counts as one byte and never as zero.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from decimal import Decimal, InvalidOperation
@@ -62,9 +63,25 @@ def parse_quantity(value: str | float) -> Fraction:
 
 def parse_value(value: str | float) -> int:
     """Quantity as a whole number rounded up, like ``Quantity.Value()`` (memory, storage, extended)."""
+    if isinstance(value, str):
+        return _value_of_text(value)
     return math.ceil(parse_quantity(value))
 
 
 def parse_milli(value: str | float) -> int:
     """Quantity in thousandths rounded up, like ``Quantity.MilliValue()`` (cpu: ``"0.5"`` -> 500)."""
+    if isinstance(value, str):
+        return _milli_of_text(value)
     return math.ceil(parse_quantity(value) * 1000)
+
+
+# Clusters repeat a handful of quantity strings ("100m", "128Mi") across thousands of pods; caching the
+# parse of the text (pure, bounded) makes a relist of 10,000 pods several times cheaper.
+@functools.lru_cache(maxsize=4096)
+def _value_of_text(text: str) -> int:
+    return math.ceil(parse_quantity(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _milli_of_text(text: str) -> int:
+    return math.ceil(parse_quantity(text) * 1000)
