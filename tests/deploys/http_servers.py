@@ -62,7 +62,8 @@ def host_apt_mirrors(sources_dir: Path = Path("/etc/apt")) -> set[str]:
     texts += [p.read_text() for p in [sources_dir / "sources.list", *sources_dir.glob("sources.list.d/*.list")]
               if p.exists()]
     for text in texts:
-        for url in re.findall(r"https?://[^\s/]+", text):
+        active = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+        for url in re.findall(r"https?://[^\s/]+", active):
             hosts.add(urlsplit(url).hostname or "")
     return hosts - {""}
 

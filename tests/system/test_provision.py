@@ -1,0 +1,198 @@
+"""Provisioning for real on the lxc lab: `labkit.provision.run` twice against the two machines.
+
+Real: pyinfra over SSH into two Debian machines (lxc system containers, see tests/system/conftest.py);
+containerd, curl and their dependencies installed by apt from Debian's own packages (the machines have no
+route out, so their apt reaches Debian's mirror through a relay on the host that forwards only to the
+mirrors the host's apt uses); containerd's config regenerated with SystemdCgroup and CRI; kernel module
+and sysctl files, net.* sysctls applied inside each machine; the overlay and br_netfilter modules found
+built into the kernel (these machines cannot load modules, and the deploy says so); a swap entry commented
+out in fstab; the Kubernetes apt repository with its keyring under /etc/apt/keyrings and signed-by,
+fetched and verified by the machines' apt over HTTP; packages pinned and held; the kubelet's node IP;
+the kubeconfig exported to the host; a second run that changes nothing.
+
+STAND-IN: the kubeadm, kubelet and kubectl packages are tiny scripts (tests/deploys/standin/) served as a
+signed apt repository from the host's bridge address, because these machines can neither download
+pkgs.k8s.io nor run a kubelet. They prove the orchestration only: `kubeadm init` runs once on the control
+plane, the join token minted there during the run is the one the worker's `kubeadm join` receives, join
+runs once, the Calico manifests are downloaded and applied once. The Calico operator manifest served here
+is a stand-in too. Readiness waiting (nodes Ready, Calico and CoreDNS pods) needs a real cluster and is not
+run here; tests/deploys/test_readiness.py covers its logic.
+
+Test setup that is not the product: the apt relay setting and an extra swap line in each machine's fstab.
+"""
+
+from __future__ import annotations
+
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+
+from deploys import files as f
+from deploys.containerd_config import runc_options
+from labkit.definition import Lab, parse_lab
+from labkit.inventory import pyinfra_inventory
+from labkit.provision import ProvisionReport, run
+from tests.deploys.http_servers import RunningServer, serve_apt_relay, serve_directory
+from tests.deploys.standin_repo import StandinRepo, build_standin_repo
+from tests.system.conftest import TIMINGS, RunningLab
+
+pytestmark = pytest.mark.system
+
+RELAY_CONF = "/etc/apt/apt.conf.d/00kubelab-systest-relay"
+TEST_SWAP_LINE = "/swapfile none swap sw 0 0"
+OPERATOR_STANDIN = """\
+# STAND-IN for Calico's tigera-operator.yaml, served by kubelab's system tests: the deploy downloads and
+# applies it like the real manifest; the stand-in kubectl only records that. This is not Calico.
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: tigera-operator
+"""
+
+
+@dataclass
+class Runs:
+    lab: Lab
+    repo: StandinRepo
+    reports: list[ProvisionReport] = field(default_factory=list)
+    outputs: list[list[str]] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+
+
+def lab_with_local_sources(lab: Lab, base_url: str) -> Lab:
+    data = lab.model_dump(mode="json")
+    data["kubernetes"]["package_source"] = base_url + "/k8s/v{minor}/"
+    data["cni"]["operator_manifest_url"] = base_url + "/calico/{version}/tigera-operator.yaml"
+    return parse_lab(data, "system test lab")
+
+
+def prepare_machines(lxc_lab: RunningLab, relay: RunningServer) -> None:
+    host_ip = str(lxc_lab.host_address.ip)
+    relay_conf = (f'Acquire::http::Proxy "http://{host_ip}:{relay.port}/";\\n'
+                  f'Acquire::http::Proxy::{host_ip} "DIRECT";\\nAcquire::http::Pipeline-Depth "0";\\n')
+    state = lxc_lab.pyinfra_state()
+    for host in state.inventory:
+        for command in (f"printf '{relay_conf}' > {RELAY_CONF}",
+                        f"grep -q '{TEST_SWAP_LINE}' /etc/fstab || echo '{TEST_SWAP_LINE}' >> /etc/fstab"):
+            ok, output = host.run_shell_command(command, _sudo=True)
+            assert ok, f"{host.name}: test setup `{command}` failed: {output.stderr}"
+
+
+@pytest.fixture(scope="module")
+def runs(lxc_lab: RunningLab, tmp_path_factory) -> Runs:
+    host_ip = str(lxc_lab.host_address.ip)
+    served = tmp_path_factory.mktemp("served")
+    k8s = lxc_lab.lab.kubernetes
+    repo = build_standin_repo(served / "k8s" / f"v{k8s.minor}", k8s.version, k8s.package_revision)
+    operator = served / "calico" / lxc_lab.lab.cni.calico_version / "tigera-operator.yaml"
+    operator.parent.mkdir(parents=True)
+    operator.write_text(OPERATOR_STANDIN)
+    files = serve_directory(served, host_ip)
+    relay = serve_apt_relay(host_ip)
+    try:
+        lab = lab_with_local_sources(lxc_lab.lab, f"http://{host_ip}:{files.port}")
+        prepare_machines(lxc_lab, relay)
+        result = Runs(lab, repo)
+        for attempt in ("first", "second"):
+            lines: list[str] = []
+            started = time.monotonic()
+            report = run(lab, pyinfra_inventory(lxc_lab.groups()), wait_ready=False, echo=lines.append)
+            result.seconds.append(time.monotonic() - started)
+            TIMINGS[f"provision, {attempt} run"] = result.seconds[-1]
+            result.reports.append(report)
+            result.outputs.append(lines)
+        yield result
+    finally:
+        files.stop()
+        relay.stop()
+
+
+@pytest.fixture(scope="module")
+def ssh(runs: Runs, lxc_lab: RunningLab):
+    """One pyinfra connection to each machine for the checks (after both runs)."""
+    return lxc_lab.pyinfra_state()
+
+
+def on(state, node: str, command: str) -> str:
+    """Run a read-only command on a node as root and return its stdout (fails the test on error)."""
+    host = state.inventory.get_host(node)
+    ok, output = host.run_shell_command(command, _sudo=True)
+    assert ok, f"{node}: `{command}` failed: {output.stderr}"
+    return output.stdout
+
+
+def test_node_prep_is_real_on_both_machines(runs: Runs, ssh):
+    lab = runs.lab
+    for node in lab.nodes:
+        status = on(ssh, node.name, "dpkg-query -W -f '${Version} ${db:Status-Status}' containerd curl")
+        assert status.count("installed") == 2, status
+        config = tomllib.loads(on(ssh, node.name, f"cat {f.CONTAINERD_CONFIG}"))
+        assert runc_options(config)["SystemdCgroup"] is True
+        assert "cri" not in config.get("disabled_plugins", [])
+        assert on(ssh, node.name, "systemctl is-active containerd").strip() == "active"
+        assert "io.containerd.grpc.v1.cri" in on(ssh, node.name, "ctr plugins ls")
+
+        assert on(ssh, node.name, f"cat {f.MODULES_FILE}") == f.modules_load().rstrip("\n")
+        assert on(ssh, node.name, f"cat {f.SYSCTL_FILE}") == f.sysctl_conf().rstrip("\n")
+        in_effect = on(ssh, node.name, "sysctl -n " + " ".join(f.SYSCTLS)).split()
+        assert in_effect == ["1", "1", "1"]  # net.* sysctls are per network namespace: set inside the node
+
+        fstab = on(ssh, node.name, "cat /etc/fstab").splitlines()
+        assert f"#{TEST_SWAP_LINE}" in fstab and TEST_SWAP_LINE not in fstab
+
+        assert on(ssh, node.name, f"cat {f.KEYRING}") == runs.repo.key_file.read_text().rstrip("\n")
+        assert on(ssh, node.name, f"cat {f.APT_SOURCE}") == f.apt_source(lab).rstrip("\n")
+        versions = on(ssh, node.name, "dpkg-query -W -f '${Package}=${Version}\\n' kubeadm kubelet kubectl")
+        assert sorted(versions.split()) == sorted(f.kube_package_specs(lab))
+        assert on(ssh, node.name, "apt-mark showhold").split() == ["kubeadm", "kubectl", "kubelet"]
+        assert on(ssh, node.name, f"cat {f.KUBELET_DEFAULTS}") == f.kubelet_defaults(node).rstrip("\n")
+        assert on(ssh, node.name, "systemctl is-enabled kubelet").strip() == "enabled"
+
+    module_lines = [line for line in runs.outputs[0] if "Kernel module" in line]
+    assert module_lines and all("built into the kernel" in line for line in module_lines), module_lines
+
+
+def test_init_once_token_reaches_the_worker_join_once(runs: Runs, ssh):
+    """Against the STAND-IN kubeadm/kubectl (see the module docstring)."""
+    lab = runs.lab
+    cp, (worker,) = lab.control_plane.name, [n.name for n in lab.workers]
+    assert on(ssh, cp, "cat /var/lib/kubeadm-standin/invocations").splitlines() == [
+        f"init --config {f.KUBEADM_INIT_CONFIG}", "token create --ttl 1h --print-join-command"]
+    (token,) = on(ssh, cp, "cat /var/lib/kubeadm-standin/tokens").split()
+    assert on(ssh, worker, "cat /var/lib/kubeadm-standin/invocations").splitlines() == [
+        f"join --config {f.KUBEADM_JOIN_CONFIG}"]
+    assert on(ssh, worker, "cat /var/lib/kubeadm-standin/joined-with-token").strip() == token
+    assert on(ssh, worker, f"test -e {f.KUBEADM_JOIN_CONFIG} && echo left || echo removed").strip() == "removed"
+    assert runs.reports[0].joined == [worker]
+
+    init = {d["kind"]: d for d in yaml.safe_load_all(on(ssh, cp, f"cat {f.KUBEADM_INIT_CONFIG}"))}
+    assert init["InitConfiguration"]["localAPIEndpoint"]["advertiseAddress"] == str(lab.control_plane.ip)
+    assert on(ssh, cp, f"sha256sum < {f.ADMIN_CONF}") == on(ssh, cp, "sha256sum < ~vagrant/.kube/config")
+
+    kubectl = on(ssh, cp, "cat /var/lib/kubectl-standin/invocations").splitlines()
+    assert kubectl[0] == f"--kubeconfig {f.ADMIN_CONF} get -f {f.TIGERA_OPERATOR} -o name"
+    applied = [line for line in kubectl if " apply" in line]
+    assert applied == [f"--kubeconfig {f.ADMIN_CONF} apply --server-side --force-conflicts -f {f.TIGERA_OPERATOR}",
+                       f"--kubeconfig {f.ADMIN_CONF} apply -f {f.CALICO_INSTALLATION}"]
+    installation = yaml.safe_load_all(on(ssh, cp, "cat /var/lib/kubectl-standin/applied/calico-installation.yaml"))
+    pool = next(installation)["spec"]["calicoNetwork"]["ipPools"][0]
+    assert pool["cidr"] == str(lab.network.pod_cidr)
+
+    exported = yaml.safe_load(Path(runs.reports[0].kubeconfig).read_text())
+    assert exported["current-context"] == lab.name
+    assert exported["clusters"][0]["cluster"]["server"] == f"https://{lab.control_plane.ip}:6443"
+
+
+def test_second_run_changes_nothing(runs: Runs, ssh):
+    assert runs.reports[0].changed
+    assert runs.reports[1].changes == {}, runs.reports[1].changes
+    assert "no changes" in runs.outputs[1]
+    assert runs.reports[1].joined == []
+    cp, worker = runs.lab.control_plane.name, runs.lab.workers[0].name
+    assert len(on(ssh, cp, "cat /var/lib/kubeadm-standin/invocations").splitlines()) == 2
+    assert len(on(ssh, worker, "cat /var/lib/kubeadm-standin/invocations").splitlines()) == 1
+    print(f"provision: first run {runs.seconds[0]:.1f} s, second run {runs.seconds[1]:.1f} s")
