@@ -457,8 +457,14 @@ def _aggregate(regular: list[Resources], init: list[tuple[Resources, bool]], ove
 
 
 def _parse_tolerations(spec: Mapping[str, Any], lenient: bool) -> tuple[Toleration, ...]:
-    result = []
-    for i, item in enumerate(_as_list(spec.get("tolerations"), "spec.tolerations")):
+    result: list[Toleration] = []
+    try:
+        items = _as_list(spec.get("tolerations"), "spec.tolerations")
+    except PodSpecError:
+        if lenient:
+            return ()
+        raise
+    for i, item in enumerate(items):
         path = f"spec.tolerations[{i}]"
         try:
             if not isinstance(item, dict):
@@ -489,7 +495,12 @@ def _parse_tolerations(spec: Mapping[str, Any], lenient: bool) -> tuple[Tolerati
 def _host_ports(containers: Iterable[tuple[Mapping[str, Any], str]], lenient: bool) -> frozenset:
     ports = set()
     for container, path in containers:
-        for j, port in enumerate(container.get("ports") or []):
+        declared = container.get("ports") or []
+        if not isinstance(declared, list):
+            if lenient:
+                continue
+            raise PodSpecError(f"{path}.ports", f"expected a list, got {declared!r}")
+        for j, port in enumerate(declared):
             if not isinstance(port, dict):
                 continue
             host_port = port.get("hostPort")
