@@ -119,6 +119,7 @@ def test_pod_fields():
             {"weight": 0, "preference": {"matchExpressions": [{"key": "a", "operator": "Exists"}]}}]}}),
          "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight"),
         (pod_obj(host_ports=[70000]), "spec.containers[0].ports[0].hostPort"),
+        (pod_obj(containers=[{"name": "a", "ports": {"hostPort": 80}}]), "spec.containers[0].ports"),
         (pod_obj(containers="nope"), "spec.containers"),  # type: ignore[arg-type]
     ],
 )
@@ -198,3 +199,14 @@ def test_clone_is_independent():
     copy.add_pod(pod("b", requests={"cpu": "1"}))
     assert (n.pod_count, n.requested.milli_cpu) == (1, 1000)
     assert (copy.pod_count, copy.requested.milli_cpu) == (2, 2000)
+
+
+def test_lenient_path_survives_odd_shapes():
+    obj = pod_obj(containers=[{"name": "a", "ports": "80", "resources": {"requests": {"cpu": "1"}}},
+                              "not a container"])
+    obj["spec"]["tolerations"] = "all"
+    obj["spec"]["nodeSelector"] = ["x"]
+    with pytest.raises(PodSpecError):
+        PodInfo.from_api(obj)
+    p = PodInfo.from_api(obj, lenient=True)
+    assert p.requests.milli_cpu == 1000 and p.tolerations == () and p.host_ports == frozenset()
