@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -79,6 +80,16 @@ class _Hooks:
     records: list[RequestRecord] = field(default_factory=list)
 
 
+class _QuietThreadingHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 1024
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients dropping keep-alive connections is normal; anything else is worth a traceback.
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)
+
+
 class KubeApiServer:
     """A Kubernetes API test server on 127.0.0.1 (see the package docstring for the full API)."""
 
@@ -109,9 +120,7 @@ class KubeApiServer:
 
     def start(self) -> KubeApiServer:
         handler = type("BoundHandler", (KubeApiRequestHandler,), {"api_server": self})
-        httpd = ThreadingHTTPServer((self.host, self.port), handler)
-        httpd.daemon_threads = True
-        httpd.request_queue_size = 1024
+        httpd = _QuietThreadingHTTPServer((self.host, self.port), handler)
         self._httpd = httpd
         self.port = httpd.server_address[1]
         self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1},
