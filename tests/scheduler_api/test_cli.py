@@ -1,0 +1,116 @@
+"""`python -m scheduler` as a user runs it: a subprocess with the seed-style config and a kubeconfig for
+the Kubernetes API test server (tests/kubeapi, a stand-in for kube-apiserver)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.scheduler_api.harness import SCHEDULER, SEED_CONFIG
+
+pytestmark = pytest.mark.api
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _write_config(tmp_path: Path, kubeconfig: str, extra: str = "") -> Path:
+    """The seed's config, with its in-cluster kubeconfig path pointed at the test server."""
+    port = _free_port()
+    text = SEED_CONFIG + f"clientConnection:\n  kubeconfig: {kubeconfig}\n" \
+        f"healthzBindAddress: 127.0.0.1:{port}\nmetricsBindAddress: 127.0.0.1:{port}\n" + extra
+    path = tmp_path / "scheduler-config.yaml"
+    path.write_text(text)
+    return path
+
+
+def _run(args: list[str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "scheduler", *args], cwd=REPO, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env=dict(os.environ, PYTHONPATH=str(REPO)))
+
+
+def test_places_pods_end_to_end_and_stops_cleanly(kube_api, kube_api_kubeconfig, tmp_path) -> None:
+    kube_api.add_nodes(2)
+    kube_api.add_node("fast", labels={"network-topology": "high-speed"})
+    config = _write_config(tmp_path, str(kube_api_kubeconfig))
+    proc = _run(["--config", str(config)])
+    try:
+        kube_api.add_pod("plain", cpu="100m", scheduler_name=SCHEDULER)
+        kube_api.add_pod("wants-speed", cpu="100m", scheduler_name=SCHEDULER,
+                         annotations={"my-network-preference": "high-speed"})
+        kube_api.wait_for(lambda: len(kube_api.bound_pods()) == 2, timeout=30)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0, out
+    assert kube_api.bound_pods()["default/wants-speed"] == "fast"
+    assert "pod default/wants-speed scheduled to fast" in out
+
+
+def test_kubeconfig_flag_overrides_config(kube_api, kube_api_kubeconfig, tmp_path) -> None:
+    kube_api.add_nodes(1)
+    config = _write_config(tmp_path, "/nonexistent/scheduler.conf")
+    proc = _run(["--config", str(config), "--kubeconfig", str(kube_api_kubeconfig), "--log-level", "debug"])
+    try:
+        kube_api.add_pod("p", cpu="100m", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: kube_api.bound_pods(), timeout=30)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0, out
+    assert "node node-0 feasible" in out  # debug: each node's verdict
+
+
+def test_bad_config_stops_with_the_field_named(tmp_path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(SEED_CONFIG.replace("NetworkAware", "NoSuchPlugin"))
+    proc = _run(["--config", str(config), "--kubeconfig", "/dev/null"])
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 2
+    assert "NoSuchPlugin" in out
+
+
+def test_missing_kubeconfig_named(tmp_path) -> None:
+    config = _write_config(tmp_path, "/nonexistent/scheduler.conf")
+    proc = _run(["--config", str(config)])
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 2
+    assert "/nonexistent/scheduler.conf" in out and "--kubeconfig" in out
+
+
+def test_unreachable_server_named_and_retried(tmp_path) -> None:
+    port = _free_port()
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(f"""apiVersion: v1
+kind: Config
+clusters: [{{name: c, cluster: {{server: "http://127.0.0.1:{port}"}}}}]
+users: [{{name: u, user: {{token: t}}}}]
+contexts: [{{name: x, context: {{cluster: c, user: u}}}}]
+current-context: x
+""")
+    config = _write_config(tmp_path, str(kubeconfig))
+    proc = _run(["--config", str(config)])
+    lines = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        lines.append(line)
+        if sum("cannot reach the Kubernetes API server" in x for x in lines) >= 2:
+            break
+    proc.send_signal(signal.SIGTERM)
+    rest, _ = proc.communicate(timeout=30)
+    out = "".join(lines) + rest
+    assert f"cannot reach the Kubernetes API server at http://127.0.0.1:{port}" in out
+    assert "retrying in 1s" in out and "retrying in 2s" in out
+    assert proc.returncode == 0
