@@ -3,6 +3,10 @@
 ``DEFAULT_FILTERS`` and ``DEFAULT_SCORES`` are kube-scheduler's default plugin set (v1 config), reduced to
 the plugins this scheduler has, in kube-scheduler's order and with its default score weights:
 TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1. NetworkAware and LeastLoaded are opt-in.
+
+Adding a plugin: write a module with pure ``pre_filter``/``filter_node`` and/or ``pre_score``/
+``score_node`` (see ``base.py``), an ``Args`` model if it takes pluginConfig args, a ``PLUGIN =
+Plugin(...)`` descriptor, and list it in ``REGISTRY`` below; the config then accepts its name.
 """
 
 from __future__ import annotations
