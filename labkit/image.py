@@ -204,7 +204,7 @@ def image_ref(repository: str = DEFAULT_IMAGE, base: BaseImage | None = None,
 # Build context
 # ---------------------------------------------------------------------------------------------------
 
-def download_wheels(lock: Sequence[str], dest: Path, python_version: str, platform: str,
+def download_wheels(dest: Path, python_version: str, platform: str,
                     run: Callable[..., subprocess.CompletedProcess] = subprocess.run) -> None:
     """Fetch the image's wheels on the host (through its pip configuration), for the image's Python."""
     arch = platform.split("/")[1]
@@ -224,10 +224,12 @@ def download_wheels(lock: Sequence[str], dest: Path, python_version: str, platfo
                          f"failed; check pip can reach its index:\n{result.stderr.strip()}")
 
 
-def prepare_context(dest: Path, base: BaseImage, platform: str = DEFAULT_PLATFORM,
-                    lock: Sequence[str] | None = None) -> Path:
-    """Lay out the build context: Containerfile, requirements.lock, wheels/, scheduler/*.py."""
-    lock = lock_requirements(runtime_requirements(), base.python_version) if lock is None else lock
+def prepare_context(dest: Path, lock: Sequence[str]) -> Path:
+    """Lay out the build context: Containerfile, requirements.lock and scheduler/*.py (wheels come later).
+
+    The tag is computed from this copy, so it describes exactly what is built even if the working tree
+    changes meanwhile.
+    """
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
@@ -237,8 +239,14 @@ def prepare_context(dest: Path, base: BaseImage, platform: str = DEFAULT_PLATFOR
         target = dest / "scheduler" / path.relative_to(SCHEDULER_DIR)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, target)
-    download_wheels(lock, dest / "wheels", base.python_version, platform)
     return dest
+
+
+def context_tag(context: Path, base: BaseImage, platform: str) -> str:
+    lock = (context / "requirements.lock").read_text().split()
+    sources = context / "scheduler"
+    return content_tag(base, platform, lock, containerfile=context / "Containerfile",
+                       sources=scheduler_sources(sources), source_root=sources)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -341,8 +349,8 @@ def build_image(out_dir: Path, repository: str = DEFAULT_IMAGE, base: BaseImage 
     An existing archive for the same content tag is reused: the tag already says nothing changed.
     """
     base = base or default_base()
-    lock = lock_requirements(runtime_requirements(), base.python_version)
-    tag = content_tag(base, platform, lock)
+    context = prepare_context(out_dir / "context", lock_requirements(runtime_requirements(), base.python_version))
+    tag = context_tag(context, base, platform)
     ref = f"{repository}:{tag}"
     archive = out_dir / f"scheduler-{tag}.tar"
     if archive.exists() and ref in archive_repo_tags(archive):
@@ -352,8 +360,7 @@ def build_image(out_dir: Path, repository: str = DEFAULT_IMAGE, base: BaseImage 
     if builder is None:
         raise ImageError("none of docker, podman or buildah works on this host; build in the control-plane "
                          "VM instead (deploy-scheduler does this by itself) or install one of them")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    context = prepare_context(out_dir / "context", base, platform, lock)
+    download_wheels(context / "wheels", base.python_version, platform)
     partial = archive.with_suffix(".partial")
     partial.unlink(missing_ok=True)
     started = time.monotonic()

@@ -1,0 +1,132 @@
+"""Fixtures for the image suite: a local base image, private buildah storage, a private containerd.
+
+The public base (python:3.12-slim by digest) cannot be pulled on these machines, so the base is made
+locally: a Debian bookworm minbase from debootstrap plus Debian's python3, python3-venv and
+python-is-python3, committed into a buildah store of the test's own. That base is a stand-in for the
+public one; everything after it (the Containerfile, the wheels, buildah, the docker-archive, containerd's
+import and runc) is the real thing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from labkit.image import BaseImage, Builder
+
+BASE_PACKAGES = "python3,python3-venv,python-is-python3,ca-certificates"
+BASE_REF = "localhost/kubelab-test-base:bookworm"
+MIRROR = os.environ.get("KUBELAB_DEBIAN_MIRROR", "http://deb.debian.org/debian")
+TOOLS = ("buildah", "containerd", "ctr", "runc", "debootstrap")
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"image suite cannot run under CI: {reason} (scripts/install-test-deps.sh installs the tools)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def image_tools() -> None:
+    if os.geteuid() != 0:
+        _unavailable("needs root (buildah, containerd and runc manage mounts and cgroups)")
+    missing = [tool for tool in TOOLS if not shutil.which(tool)]
+    if missing:
+        _unavailable(f"missing tools: {', '.join(missing)}")
+
+
+def _run(cmd: list[str], **kwargs) -> str:
+    result = subprocess.run(cmd, check=False, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+    return result.stdout
+
+
+@pytest.fixture(scope="session")
+def buildah(image_tools: None, tmp_path_factory: pytest.TempPathFactory) -> Builder:
+    """buildah with its own storage; overlay when the kernel allows it here, else vfs."""
+    root = tmp_path_factory.mktemp("buildah")
+    for driver in ("overlay", "vfs"):
+        args = ("--root", str(root / driver / "root"), "--runroot", str(root / driver / "run"),
+                "--storage-driver", driver)
+        if subprocess.run(["buildah", *args, "info"], check=False, capture_output=True).returncode == 0:
+            return Builder("buildah", args)
+    pytest.fail("buildah works with neither the overlay nor the vfs storage driver here")
+
+
+@pytest.fixture(scope="session")
+def local_base(buildah: Builder, tmp_path_factory: pytest.TempPathFactory) -> BaseImage:
+    """Debian bookworm + python3 from debootstrap, committed as BASE_REF in the test's buildah store."""
+    rootfs = tmp_path_factory.mktemp("base") / "rootfs"
+    _run(["debootstrap", "--variant=minbase", f"--include={BASE_PACKAGES}", "bookworm", str(rootfs), MIRROR])
+    shutil.rmtree(rootfs / "var" / "cache" / "apt" / "archives", ignore_errors=True)
+    b = ["buildah", *buildah.global_args]
+    container = _run([*b, "from", "scratch"]).strip()
+    try:
+        mount = _run([*b, "mount", container]).strip()
+        _run(["cp", "-a", f"{rootfs}/.", mount])
+        _run([*b, "umount", container])
+        _run([*b, "config", "--env", "PATH=/usr/local/bin:/usr/bin:/bin", container])
+        _run([*b, "commit", "--quiet", container, BASE_REF])
+    finally:
+        subprocess.run([*b, "rm", container], check=False, capture_output=True)
+    version = _run(["chroot", str(rootfs), "python3", "-c",
+                    "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')"]).strip()
+    return BaseImage(BASE_REF, version)
+
+
+@dataclass
+class Containerd:
+    """A containerd of the test's own: root, state, socket and opt directories under a temp dir."""
+
+    socket: Path
+
+    def ctr(self, *args: str, timeout: float = 300) -> str:
+        return _run(["ctr", "--address", str(self.socket), "--namespace", "k8s.io", *args], timeout=timeout)
+
+
+@pytest.fixture
+def containerd(image_tools: None, tmp_path: Path) -> Iterator[Containerd]:
+    # A short path: the socket path must fit in sun_path (108 bytes).
+    home = Path(os.environ.get("TMPDIR", "/tmp")) / f"kubelab-ctd-{os.getpid()}"
+    home.mkdir(parents=True, exist_ok=True)
+    socket = home / "containerd.sock"
+    config = tmp_path / "containerd.toml"
+    config.write_text(f"""version = 2
+root = "{home}/root"
+state = "{home}/state"
+# the CRI plugin would want CNI and a kubelet-style setup: the test talks to containerd's own API
+disabled_plugins = ["io.containerd.grpc.v1.cri"]
+[grpc]
+  address = "{socket}"
+[ttrpc]
+  address = "{socket}.ttrpc"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "{home}/opt"
+""")
+    log = (tmp_path / "containerd.log").open("w")
+    proc = subprocess.Popen(["containerd", "--config", str(config)], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while not socket.exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError("containerd did not start:\n" + (tmp_path / "containerd.log").read_text())
+            time.sleep(0.1)
+        yield Containerd(socket)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+        subprocess.run(["umount", "-R", str(home / "state")], check=False, capture_output=True)
+        shutil.rmtree(home, ignore_errors=True)

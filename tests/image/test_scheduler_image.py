@@ -1,0 +1,61 @@
+"""The scheduler image built for real with buildah, imported into a real containerd, run with runc.
+
+Stand-in: the base image (Debian bookworm + Debian's python3 via debootstrap) replaces the pinned public
+python:3.12-slim, which cannot be pulled here. See conftest.py.
+"""
+
+from __future__ import annotations
+
+import json
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from labkit.image import DEFAULT_PLATFORM, archive_image_id, build_image, context_tag, scheduler_version
+
+pytestmark = pytest.mark.image
+
+
+@pytest.fixture(scope="module")
+def built(buildah, local_base, tmp_path_factory):
+    out = tmp_path_factory.mktemp("images")
+    lines: list[str] = []
+    started = time.monotonic()
+    image = build_image(out, base=local_base, builder=buildah, log=lines.append)
+    print(f"\nbuild: {image.ref} with {image.builder} in {image.seconds:.1f}s "
+          f"(with context and wheels {time.monotonic() - started:.1f}s)")
+    return image
+
+
+def test_archive_is_a_single_platform_docker_archive_named_by_content(built, local_base) -> None:
+    assert built.builder == "buildah"
+    context = Path(built.archive).parent / "context"
+    assert built.ref == f"localhost/kubelab-scheduler:{context_tag(context, local_base, DEFAULT_PLATFORM)}"
+    with tarfile.open(built.archive) as tar:
+        manifest = json.load(tar.extractfile("manifest.json"))
+        names = tar.getnames()
+    assert len(manifest) == 1 and manifest[0]["RepoTags"] == [built.ref]
+    assert "index.json" not in names or len(manifest) == 1
+    assert built.image_id == archive_image_id(built.archive)
+
+
+def test_containerd_imports_and_runs_the_image(built, containerd) -> None:
+    started = time.monotonic()
+    containerd.ctr("images", "import", str(built.archive))
+    print(f"\nimport: {time.monotonic() - started:.1f}s")
+    listed = containerd.ctr("images", "ls", "--quiet")
+    assert built.ref in listed.split()
+
+    version = containerd.ctr("run", "--rm", built.ref, "version-check", "python", "-m", "scheduler", "--version")
+    assert scheduler_version() in version
+    uid = containerd.ctr("run", "--rm", built.ref, "uid-check", "id", "-u")
+    assert uid.strip() == "65532"
+
+
+def test_rebuilding_unchanged_content_reuses_the_archive(built, buildah, local_base) -> None:
+    lines: list[str] = []
+    again = build_image(Path(built.archive).parent, base=local_base, builder=buildah, log=lines.append)
+    assert again.builder == "cached"
+    assert (again.ref, again.image_id) == (built.ref, built.image_id)
