@@ -11,8 +11,9 @@ A plugin answers one question from a read-only snapshot, like a kube-scheduler f
   place to 0..100 once all feasible nodes are scored.
 
 Splitting per-pod work from per-node work keeps the hot path cheap: the node loop does no parsing and,
-on success, allocates nothing. ``Plugin.filter(pod, node, args)`` and ``Plugin.score(pod, node, args)``
-wrap both halves for tests and for the placement explainer.
+on success, allocates nothing. ``Plugin.filter(pod, node, args)``, ``Plugin.score(pod, node, args)`` (raw)
+and ``Plugin.score_nodes(pod, nodes, args)`` (normalised) wrap both halves for tests and for the
+placement explainer.
 """
 
 from __future__ import annotations
