@@ -341,34 +341,65 @@ def archive_repo_tags(archive: Path) -> list[str]:
         return list(json.load(member)[0].get("RepoTags") or []) if member else []
 
 
-def build_image(out_dir: Path, repository: str = DEFAULT_IMAGE, base: BaseImage | None = None,
-                platform: str = DEFAULT_PLATFORM, builder: Builder | None = None,
-                log: Callable[[str], None] = print) -> BuiltImage:
-    """Build the scheduler image on this host and save it as `<out_dir>/<tag>.tar`.
+@dataclass(frozen=True)
+class BuildPlan:
+    context: Path        # the build context (wheels not yet downloaded)
+    ref: str
+    archive: Path        # where the docker-archive goes
+    base: BaseImage
+    platform: str
 
-    An existing archive for the same content tag is reused: the tag already says nothing changed.
-    """
+    @property
+    def done(self) -> bool:
+        """An archive for this exact content is already there."""
+        return self.archive.exists() and self.ref in archive_repo_tags(self.archive)
+
+    def result(self, builder: str, seconds: float) -> BuiltImage:
+        return BuiltImage(self.ref, self.archive, archive_image_id(self.archive), builder, seconds)
+
+
+def plan_build(out_dir: Path, repository: str = DEFAULT_IMAGE, base: BaseImage | None = None,
+               platform: str = DEFAULT_PLATFORM) -> BuildPlan:
     base = base or default_base()
     context = prepare_context(out_dir / "context", lock_requirements(runtime_requirements(), base.python_version))
     tag = context_tag(context, base, platform)
-    ref = f"{repository}:{tag}"
-    archive = out_dir / f"scheduler-{tag}.tar"
-    if archive.exists() and ref in archive_repo_tags(archive):
-        log(f"image {ref} already built: {archive}")
-        return BuiltImage(ref, archive, archive_image_id(archive), "cached", 0.0)
+    return BuildPlan(context, f"{repository}:{tag}", out_dir / f"scheduler-{tag}.tar", base, platform)
+
+
+def build_image(out_dir: Path, repository: str = DEFAULT_IMAGE, base: BaseImage | None = None,
+                platform: str = DEFAULT_PLATFORM, builder: Builder | None = None,
+                log: Callable[[str], None] = print) -> BuiltImage:
+    """Build the scheduler image on this host and save it as `<out_dir>/scheduler-<tag>.tar`.
+
+    An existing archive for the same content tag is reused: the tag already says nothing changed.
+    """
+    plan = plan_build(out_dir, repository, base, platform)
+    if plan.done:
+        log(f"image {plan.ref} already built: {plan.archive}")
+        return plan.result("cached", 0.0)
     builder = builder or find_builder()
     if builder is None:
         raise ImageError("none of docker, podman or buildah works on this host; build in the control-plane "
                          "VM instead (deploy-scheduler does this by itself) or install one of them")
-    download_wheels(context / "wheels", base.python_version, platform)
-    partial = archive.with_suffix(".partial")
+    download_wheels(plan.context / "wheels", plan.base.python_version, platform)
+    partial = plan.archive.with_suffix(".partial")
     partial.unlink(missing_ok=True)
     started = time.monotonic()
-    builder.build(context, ref, base, platform, partial, log,
-                  pull=not base.ref.startswith("localhost/"))
+    builder.build(plan.context, plan.ref, plan.base, platform, partial, log,
+                  pull=not plan.base.ref.startswith("localhost/"))
     seconds = time.monotonic() - started
-    partial.rename(archive)
-    return BuiltImage(ref, archive, archive_image_id(archive), builder.name, seconds)
+    partial.rename(plan.archive)
+    return plan.result(builder.name, seconds)
+
+
+def context_tarball(plan: BuildPlan) -> Path:
+    """The context with its wheels as one tarball, for a build elsewhere (the control-plane VM)."""
+    download_wheels(plan.context / "wheels", plan.base.python_version, plan.platform)
+    tarball = plan.context.with_name("context.tar")
+    with tarfile.open(tarball, "w") as tar:
+        for path in sorted(plan.context.rglob("*")):
+            tar.add(path, arcname=path.relative_to(plan.context).as_posix(), recursive=False)
+    return tarball
 
 
 def main(argv: list[str] | None = None) -> int:

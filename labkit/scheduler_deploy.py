@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +29,7 @@ from typing import Any
 import yaml
 
 from labkit.definition import Lab, LabError, load_lab
+from labkit.image import BuiltImage
 from labkit.render import render
 
 TEMPLATE_DIR = "scheduler"
@@ -114,26 +117,312 @@ def write_manifests(manifests: list[Manifest], directory: Path) -> list[Path]:
     return paths
 
 
+# ---------------------------------------------------------------------------------------------------
+# Image: build (host or control-plane VM) and side-load (pyinfra)
+# ---------------------------------------------------------------------------------------------------
+
+def _connected_state(inventory: Any):
+    """A pyinfra State over the inventory with every host connected; non-root SSH users get sudo."""
+    from pyinfra.api import Config, State
+    from pyinfra.api.connect import connect_all
+
+    for host in inventory:
+        if host.data.get("_sudo") is None:
+            user = host.data.get("ssh_user")
+            host.data._sudo = bool(user and user != "root")
+    state = State(inventory, Config(), check_for_changes=False)
+    connect_all(state)
+    if state.failed_hosts:
+        names = ", ".join(sorted(h.name for h in state.failed_hosts))
+        raise DeployError(f"could not connect over SSH to {names}; is the lab up? (./lab status)")
+    return state
+
+
+def _run_deploy(inventory: Any, what: str, deploy_func: Callable[..., None], *args: Any) -> None:
+    from pyinfra.api.connect import disconnect_all
+    from pyinfra.api.deploy import add_deploy
+    from pyinfra.api.exceptions import PyinfraError
+    from pyinfra.api.operations import run_ops
+
+    state = _connected_state(inventory)
+    try:
+        add_deploy(state, deploy_func, *args)
+        try:
+            run_ops(state)
+        except PyinfraError as err:
+            raise DeployError(f"{what} failed: {err}") from None
+        failed = sorted(h.name for h in state.failed_hosts)
+        if failed:
+            raise DeployError(f"{what} failed on {', '.join(failed)}; the operation output is above")
+    finally:
+        disconnect_all(state)
+
+
+def side_load(inventory: Any, image: BuiltImage, echo: Echo = print) -> dict[str, str]:
+    """Import the image on every node; returns node -> "imported" or "present" (already had it)."""
+    from deploys.scheduler_image import side_load_scheduler_image
+
+    report: dict[str, str] = {}
+    _run_deploy(inventory, "side-loading the scheduler image", side_load_scheduler_image,
+                image.ref, image.image_id, str(image.archive), report)
+    for node, outcome in sorted(report.items()):
+        echo(f"{node}: {image.ref} {'imported' if outcome == 'imported' else 'already present, skipped'}")
+    return report
+
+
+def build_in_vm(inventory: Any, out_dir: Path, repository: str, echo: Echo = print) -> BuiltImage:
+    """Build on the control plane: the host has none of docker, podman or buildah."""
+    from deploys.scheduler_image import build_scheduler_image_in_vm
+    from labkit.image import context_tarball, plan_build
+
+    plan = plan_build(out_dir, repository)
+    if plan.done:
+        return plan.result("cached", 0.0)
+    echo(f"no working docker, podman or buildah here: building {plan.ref} on the control plane")
+    tarball = context_tarball(plan)
+    started = time.monotonic()
+    _run_deploy(inventory, "building the scheduler image on the control plane", build_scheduler_image_in_vm,
+                str(tarball), plan.ref, plan.base.ref, plan.base.python_version, plan.platform,
+                str(plan.archive))
+    return plan.result("vm", time.monotonic() - started)
+
+
+def ensure_image(lab: Lab, inventory: Any, out_dir: Path, echo: Echo = print) -> BuiltImage:
+    from labkit.image import build_image, find_builder
+
+    builder = find_builder()
+    if builder is None:
+        image = build_in_vm(inventory, out_dir, lab.scheduler.image, echo)
+    else:
+        image = build_image(out_dir, lab.scheduler.image, builder=builder, log=echo)
+    if image.builder != "cached":
+        echo(f"built {image.ref} with {image.builder} in {image.seconds:.0f}s")
+    return image
+
+
+# ---------------------------------------------------------------------------------------------------
+# Apply (server-side) and rollout
+# ---------------------------------------------------------------------------------------------------
+
+# kind -> (API path prefix, plural, namespaced): the kinds templates/scheduler/ renders.
+RESOURCES = {
+    "ServiceAccount": ("/api/v1", "serviceaccounts", True),
+    "ConfigMap": ("/api/v1", "configmaps", True),
+    "ClusterRole": ("/apis/rbac.authorization.k8s.io/v1", "clusterroles", False),
+    "ClusterRoleBinding": ("/apis/rbac.authorization.k8s.io/v1", "clusterrolebindings", False),
+    "Role": ("/apis/rbac.authorization.k8s.io/v1", "roles", True),
+    "RoleBinding": ("/apis/rbac.authorization.k8s.io/v1", "rolebindings", True),
+    "Deployment": ("/apis/apps/v1", "deployments", True),
+}
+
+
+def object_path(obj: dict[str, Any]) -> str:
+    try:
+        prefix, plural, namespaced = RESOURCES[obj["kind"]]
+    except KeyError:
+        raise DeployError(f"no API path known for kind {obj.get('kind')!r}; add it to RESOURCES") from None
+    meta = obj["metadata"]
+    middle = f"/namespaces/{meta['namespace']}" if namespaced else ""
+    return f"{prefix}{middle}/{plural}/{meta['name']}"
+
+
+def describe(obj: dict[str, Any]) -> str:
+    return f"{obj['kind'].lower()}/{obj['metadata']['name']}"
+
+
+class Api:
+    """The few raw calls deploy-scheduler makes, through the official client's auth and connection pool."""
+
+    def __init__(self, kubeconfig: Path, timeout: float = 15):
+        from kubernetes import config
+        from kubernetes.config.config_exception import ConfigException
+
+        try:
+            self.client = config.new_client_from_config(config_file=str(kubeconfig))
+        except (ConfigException, OSError) as err:
+            raise DeployError(f"{kubeconfig}: cannot load the kubeconfig ({err}); run ./lab up first") from None
+        self.timeout = timeout
+
+    def request(self, method: str, path: str, body: Any = None, query: dict[str, str] | None = None,
+                content_type: str = "application/json", raw: bool = False) -> Any:
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError
+
+        headers = {"Accept": "application/json", "Content-Type": content_type}
+        try:
+            response = self.client.call_api(
+                path, method, query_params=list((query or {}).items()), header_params=headers, body=body,
+                auth_settings=["BearerToken"], _preload_content=False, _request_timeout=self.timeout)
+        except ApiException as err:
+            raise ApiError(err.status or 0, err.reason or "", err.body or "", method, path) from None
+        except HTTPError as err:  # connection refused, TLS, timeout: the API server is not answering
+            raise ApiError(0, type(err).__name__, str(err), method, path) from None
+        # with _preload_content=False the client hands back the raw urllib3 response
+        data = (response[0] if isinstance(response, tuple) else response).data
+        return data.decode() if raw else json.loads(data or b"null")
+
+    def get(self, path: str, **query: str) -> Any:
+        return self.request("GET", path, query=query or None)
+
+
+class ApiError(DeployError):
+    def __init__(self, status: int, reason: str, body: str, method: str, path: str):
+        self.status = status
+        try:
+            message = json.loads(body).get("message", body)
+        except (ValueError, AttributeError):
+            message = body
+        where = f"{method} {path}"
+        super().__init__(f"{where}: {status} {reason}: {message}" if status else
+                         f"{where}: the API server did not answer ({reason}: {message})")
+
+
+def apply(api: Api, manifests: list[Manifest], echo: Echo = print) -> dict[str, str]:
+    """Server-side apply every object; returns describe(obj) -> created / configured / unchanged."""
+    outcome: dict[str, str] = {}
+    for manifest in manifests:
+        for obj in manifest.objects:
+            path = object_path(obj)
+            try:
+                before = api.get(path)["metadata"]["resourceVersion"]
+            except ApiError as err:
+                if err.status != 404:
+                    raise
+                before = None
+            after = api.request("PATCH", path, body=obj,  # the client sends it as JSON, which is YAML
+                                query={"fieldManager": FIELD_MANAGER, "force": "true"},
+                                content_type="application/apply-patch+yaml")
+            result = ("created" if before is None else
+                      "unchanged" if after["metadata"]["resourceVersion"] == before else "configured")
+            outcome[describe(obj)] = result
+            echo(f"{describe(obj)} {result}")
+    return outcome
+
+
+@dataclass(frozen=True)
+class Rollout:
+    done: bool
+    message: str
+    failed: bool = False
+
+
+def rollout_status(deployment: dict[str, Any]) -> Rollout:
+    """The Deployment's rollout as `kubectl rollout status` judges it."""
+    spec, status = deployment.get("spec", {}), deployment.get("status", {})
+    name = deployment["metadata"]["name"]
+    if deployment["metadata"].get("generation", 0) > status.get("observedGeneration", 0):
+        return Rollout(False, "waiting for the deployment controller to observe the new spec")
+    for condition in status.get("conditions", []):
+        if condition.get("type") == "Progressing" and condition.get("reason") == "ProgressDeadlineExceeded":
+            return Rollout(False, f"deployment {name!r} exceeded its progress deadline", failed=True)
+    want = spec.get("replicas", 1)
+    updated = status.get("updatedReplicas", 0)
+    total = status.get("replicas", 0)
+    available = status.get("availableReplicas", 0)
+    if updated < want:
+        return Rollout(False, f"{updated} of {want} new replicas have been updated")
+    if total > updated:
+        return Rollout(False, f"{total - updated} old replicas are pending termination")
+    if available < updated:
+        return Rollout(False, f"{available} of {updated} updated replicas are available")
+    return Rollout(True, f"deployment {name!r} successfully rolled out")
+
+
+def diagnose(api: Api, namespace: str, selector: dict[str, str], tail_lines: int = 20) -> str:
+    """The scheduler pods' phase, recent events and last log lines: what to read when a rollout fails."""
+    labels = ",".join(f"{k}={v}" for k, v in selector.items())
+    pods = api.get(f"/api/v1/namespaces/{namespace}/pods", labelSelector=labels).get("items", [])
+    if not pods:
+        return f"no pods match {labels} in {namespace}: see `kubectl -n {namespace} describe deployment`"
+    parts = []
+    for pod in pods:
+        name = pod["metadata"]["name"]
+        waiting = [cs.get("state", {}).get("waiting", {}) for cs in pod.get("status", {}).get("containerStatuses", [])]
+        reasons = ", ".join(f"{w['reason']}: {w.get('message', '')}".rstrip(": ") for w in waiting if w.get("reason"))
+        parts.append(f"pod {name}: {pod.get('status', {}).get('phase', '?')}" + (f" ({reasons})" if reasons else ""))
+        events = api.get(f"/api/v1/namespaces/{namespace}/events",
+                         fieldSelector=f"involvedObject.name={name}").get("items", [])
+        for event in events[-10:]:
+            parts.append(f"  event {event.get('type', '')} {event.get('reason', '')}: {event.get('message', '')}")
+        try:
+            log = api.request("GET", f"/api/v1/namespaces/{namespace}/pods/{name}/log",
+                              query={"tailLines": str(tail_lines)}, raw=True)
+            parts.append(f"  last {tail_lines} log lines:")
+            parts.extend(f"    {line}" for line in log.splitlines())
+        except ApiError as err:
+            parts.append(f"  (no logs: {err})")
+    return "\n".join(parts)
+
+
+def wait_for_rollout(api: Api, lab: Lab, timeout: float = 300, poll: float = 2,
+                     echo: Echo = print, clock: Callable[[], float] = time.monotonic,
+                     sleep: Callable[[float], None] = time.sleep) -> None:
+    s = lab.scheduler
+    path = f"/apis/apps/v1/namespaces/{s.namespace}/deployments/{s.name}"
+    deadline = clock() + timeout
+    last = ""
+    while True:
+        state = rollout_status(api.get(path))
+        if state.message != last:
+            echo(f"rollout: {state.message}")
+            last = state.message
+        if state.done:
+            return
+        if state.failed or clock() > deadline:
+            why = state.message if state.failed else f"not rolled out after {timeout:.0f}s ({state.message})"
+            raise DeployError(f"the scheduler did not roll out: {why}\n"
+                              + diagnose(api, s.namespace, selector_labels(lab)))
+        sleep(poll)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The verb
+# ---------------------------------------------------------------------------------------------------
+
+def deploy_scheduler(lab: Lab, kubeconfig: Path, inventory: Any, image_dir: Path,
+                     timeout: float = 300, echo: Echo = print) -> dict[str, Any]:
+    """Everything `invoke deploy-scheduler` does; returns what happened at each step."""
+    image = ensure_image(lab, inventory, image_dir, echo)
+    started = time.monotonic()
+    nodes = side_load(inventory, image, echo)
+    side_load_seconds = time.monotonic() - started
+    api = Api(kubeconfig)
+    applied = apply(api, render_manifests(lab, image.ref), echo)
+    wait_for_rollout(api, lab, timeout, echo=echo)
+    return {"image": image, "nodes": nodes, "side_load_seconds": side_load_seconds, "applied": applied}
+
+
 def main(argv: list[str] | None = None, echo: Echo = print) -> int:
-    parser = argparse.ArgumentParser(prog="python -m labkit.scheduler_deploy", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m labkit.scheduler_deploy",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("--lab", type=Path, help="lab definition (default: lab.yaml)")
+    parser.add_argument("--kubeconfig", type=Path, help="default: the lab's exported .lab/<name>/kubeconfig")
     parser.add_argument("--render-only", type=Path, metavar="DIR",
                         help="write the manifests that would be applied to DIR and stop")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds to wait for the rollout")
     args = parser.parse_args(argv)
     try:
         lab = load_lab(args.lab)
     except LabError as err:
         print(err, file=sys.stderr)
         return 2
-    from labkit.image import image_ref
+    from labkit.image import ImageError, image_ref
+    from labkit.paths import LabPaths
 
-    image = image_ref(lab.scheduler.image)
-    manifests = render_manifests(lab, image)
-    if args.render_only:
-        for path in write_manifests(manifests, args.render_only):
-            echo(f"wrote {path}")
-        return 0
-    raise SystemExit("applying is not wired yet")
+    try:
+        if args.render_only:
+            for path in write_manifests(render_manifests(lab, image_ref(lab.scheduler.image)), args.render_only):
+                echo(f"wrote {path}")
+            return 0
+        from labkit.inventory import pyinfra_inventory, recorded_groups
+
+        paths = LabPaths.for_lab(lab.name)
+        deploy_scheduler(lab, args.kubeconfig or paths.kubeconfig, pyinfra_inventory(recorded_groups(lab)),
+                         paths.state_dir / "images", args.timeout, echo)
+    except (DeployError, ImageError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

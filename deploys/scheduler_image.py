@@ -1,0 +1,117 @@
+"""Side-load the scheduler image into every node's containerd, and build it in the control-plane VM.
+
+`side_load_scheduler_image`: upload the docker-archive, `ctr -n k8s.io images import` it (the kubelet's
+runtime only sees the k8s.io namespace), remove the upload, and check the image is visible to the CRI
+(`crictl inspecti` where crictl is installed, else containerd's own listing of the k8s.io namespace). A
+node that already holds that exact image (same reference and config digest) gets no operation at all.
+
+`build_scheduler_image_in_vm`: for hosts with none of docker, podman or buildah, build on the control
+plane with buildah (installed there from the distribution) from a context prepared on the host (the
+wheels are downloaded on the host, so the build needs no network) and fetch the archive back.
+
+Run through labkit.scheduler_deploy, which passes the values below and reads `report`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import PurePosixPath
+
+from pyinfra import host
+from pyinfra.api import FactBase, OperationError, deploy
+from pyinfra.operations import apt, files, python, server
+
+from deploys.lab_host import node_label
+
+UPLOAD_DIR = "/var/lib/kubelab/images"
+BUILD_DIR = "/var/lib/kubelab/build"
+
+
+def _config_digest_command(ref: str) -> str:
+    """Shell: print the config digest (image ID) of REF in containerd's k8s.io namespace, or nothing."""
+    name = shlex.quote(f"name=={ref}")
+    return (f"d=$(ctr -n k8s.io images ls {name} 2>/dev/null | awk 'NR==2 {{print $3}}'); "
+            "if [ -n \"$d\" ]; then ctr -n k8s.io content get \"$d\" "
+            "| grep -o '\"config\":{[^}]*}' | grep -o 'sha256:[0-9a-f]*'; fi; true")
+
+
+class ContainerdImageId(FactBase[str | None]):
+    """The image ID (config digest) containerd's k8s.io namespace holds under `ref`, or None."""
+
+    def requires_command(self, ref: str) -> str:
+        return "ctr"
+
+    def command(self, ref: str) -> str:
+        return _config_digest_command(ref)
+
+    def process(self, output: list[str]) -> str | None:
+        lines = [line.strip() for line in output if line.strip()]
+        return lines[-1] if lines else None
+
+
+def _runtime_image_id(ref: str) -> tuple[str, str]:
+    """(which view answered, image ID or "") as the kubelet's runtime reports it on the current host."""
+    ok, out = host.run_shell_command(
+        f"command -v crictl >/dev/null && crictl inspecti -o json {shlex.quote(ref)}", _sudo=_sudo())
+    if ok and out.stdout.strip():
+        try:
+            return "crictl", json.loads(out.stdout)["status"]["id"]
+        except (ValueError, KeyError):
+            pass
+    ok, out = host.run_shell_command(_config_digest_command(ref), _sudo=_sudo())
+    lines = [line.strip() for line in out.stdout.splitlines() if line.strip()] if ok else []
+    return "ctr -n k8s.io", lines[-1] if lines else ""
+
+
+def _sudo() -> bool:
+    return bool(host.data.get("_sudo", False))
+
+
+def _verify(ref: str, image_id: str, report: dict[str, str]) -> None:
+    view, seen = _runtime_image_id(ref)
+    if seen != image_id:
+        raise OperationError(f"{node_label(host)}: after the import, {view} shows {seen or 'no image'} for {ref}, "
+                             f"expected {image_id}; check containerd's log on the node (journalctl -u containerd)")
+    report.setdefault(node_label(host), "imported")
+
+
+@deploy("Side-load the scheduler image")
+def side_load_scheduler_image(ref: str, image_id: str, archive: str, report: dict[str, str]) -> None:
+    if host.get_fact(ContainerdImageId, ref=ref) == image_id:
+        report[node_label(host)] = "present"
+        return
+    remote = f"{UPLOAD_DIR}/{PurePosixPath(archive).name}"
+    files.directory(name="Image upload folder", path=UPLOAD_DIR, mode="0700")
+    files.put(name="Upload the scheduler image archive", src=archive, dest=remote, mode="0600")
+    server.shell(name="Import the image into containerd (namespace k8s.io)",
+                 commands=[f"ctr -n k8s.io images import {shlex.quote(remote)}"])
+    files.file(name="Remove the uploaded archive", path=remote, present=False)
+    python.call(name="Check the kubelet's runtime sees the image", function=_verify,
+                ref=ref, image_id=image_id, report=report)
+
+
+@deploy("Build the scheduler image in the VM")
+def build_scheduler_image_in_vm(context_tarball: str, ref: str, base_ref: str, python_version: str,
+                                platform: str, archive_on_host: str) -> None:
+    data = host.data.get("node")
+    if not isinstance(data, dict) or data.get("role") != "control-plane":
+        return  # one build, on the control plane; the side-load then reaches every node
+    context = f"{BUILD_DIR}/context"
+    remote_archive = f"{BUILD_DIR}/image.tar"
+    apt.packages(name="buildah (builds the image here: the host has no build tool)",
+                 packages=["buildah"], no_recommends=True)
+    files.directory(name="Build folder", path=BUILD_DIR, mode="0700")
+    files.put(name="Upload the build context", src=context_tarball, dest=f"{BUILD_DIR}/context.tar")
+    pull = "never" if base_ref.startswith("localhost/") else "true"
+    q = shlex.quote
+    server.shell(name="Build with buildah and save a single-platform docker-archive", commands=[
+        f"rm -rf {context} {remote_archive} && mkdir -p {context}",
+        f"tar -xf {BUILD_DIR}/context.tar -C {context}",
+        (f"buildah bud --layers --network=none --pull={pull} --platform {q(platform)} "
+        f"--build-arg BASE_IMAGE={q(base_ref)} --build-arg PYTHON_VERSION={q(python_version)} "
+        f"-f {context}/Containerfile -t {q(ref)} {context}"),
+        f"buildah push --quiet {q(ref)} docker-archive:{remote_archive}:{q(ref)}",
+    ])
+    files.get(name="Fetch the archive to the host", src=remote_archive, dest=archive_on_host)
+    files.file(name="Remove the remote archive", path=remote_archive, present=False)
