@@ -9,6 +9,7 @@ Exit status: 0 every scenario passed (or was skipped), 1 a scenario missed, 2 th
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -24,6 +25,12 @@ from labkit.placement.scenarios import ScenarioError
 
 USER_ERRORS = (LabError, KubeconfigError, PlacementError, ScenarioError, ExplainError)
 EXIT_INTERRUPTED = 130
+WIDE = 180
+
+
+def _width() -> int | None:
+    """Terminals report their width; logs and pipes get wide lines rather than a table folded to 80."""
+    return None if sys.stdout.isatty() or os.environ.get("COLUMNS") else WIDE
 
 
 def default_kubeconfig(lab: Lab) -> Path:
@@ -33,8 +40,8 @@ def default_kubeconfig(lab: Lab) -> Path:
 def execute(lab: Lab, options: Options, *, json_output: bool = False, out: Console | None = None,
             err: Console | None = None) -> int:
     """Run, print the report (table or JSON) and return the exit status."""
-    out = out or Console(highlight=False)
-    err = err or Console(stderr=True, highlight=False)
+    out = out or Console(highlight=False, width=_width())
+    err = err or Console(stderr=True, highlight=False, width=_width())
 
     def echo(line: str) -> None:
         if not json_output:

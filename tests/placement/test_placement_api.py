@@ -1,0 +1,230 @@
+"""test-placement end to end: `python -m labkit.placement` (what `./lab test-placement` runs) against the
+Kubernetes API test server, with the real scheduler (`python -m scheduler`) running as a subprocess.
+
+Stand-ins (tests/placement/standins.py): the API test server for kube-apiserver + etcd; Node objects for
+kubeadm's nodes; DeploymentStandIn for kube-controller-manager + the kubelet running the scheduler's
+Deployment; KubeletStandIn for the kubelets marking bound pods Running. Everything else is the shipped
+code: the runner, the scheduler, its config as deploy-scheduler renders it into a ConfigMap.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from labkit.paths import PROJECT_ROOT
+from tests.placement.conftest import Cluster, by_scenario
+from tests.placement.standins import (
+    CONTROL_PLANE,
+    WORKERS,
+    DeploymentStandIn,
+    KubeletStandIn,
+    SchedulerProcess,
+    deploy_scheduler,
+    make_lab,
+    wait_until,
+    write_lab,
+)
+
+pytestmark = pytest.mark.api
+
+LABEL = "network-topology"
+
+
+def test_every_scenario_passes_and_the_cluster_is_left_as_found(cluster: Cluster, deployed: DeploymentStandIn) -> None:
+    labels_before = cluster.node_labels()
+    code, report = cluster.run_json("--include-restart", "--timeout", "60")
+    results = by_scenario(report)
+    assert code == 0, report
+    assert report["ok"] and report["problem"] is None
+    assert [r["verdict"] for r in report["results"]] == ["pass"] * 5, report["results"]
+    assert list(results) == ["high-speed", "spread", "unserved", "no-high-speed-node", "restart"]
+    assert report["config_source"] == "ConfigMap kube-system/my-custom-scheduler-config"
+    # 1: the high-speed pod is on the labelled worker
+    assert results["high-speed"]["pods"][0]["node"] == WORKERS[0]
+    # 2: 2 pods per eligible worker, never on the tainted control plane
+    spread_nodes = [p["node"] for p in results["spread"]["pods"]]
+    assert len(spread_nodes) == 4 and set(spread_nodes) <= set(WORKERS)
+    # 3: the FailedScheduling event in kube-scheduler's form, counting all 3 nodes
+    pending = results["no-high-speed-node"]["pods"][0]
+    assert pending["node"] is None
+    assert [e["message"] for e in pending["events"] if e["reason"] == "FailedScheduling"][-1].startswith(
+        "0/3 nodes are available: ")
+    # 4: untouched by any scheduler
+    assert results["unserved"]["pods"][0]["node"] is None and results["unserved"]["pods"][0]["events"] == []
+    # 5: bound only once the scheduler was back
+    assert results["restart"]["pods"][0]["node"] in WORKERS
+    assert deployed.starts == 2
+    # cleanup: namespace gone, labels as before, the scheduler scaled back to 1
+    assert cluster.placement_namespaces() == []
+    assert cluster.node_labels() == labels_before
+    deployment = cluster.server.get_object("deployments", "my-custom-scheduler", "kube-system")
+    assert deployment["spec"]["replicas"] == 1
+
+
+def test_table_lists_each_scenario_with_its_verdict(cluster: Cluster, deployed: DeploymentStandIn) -> None:
+    proc = cluster.run()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    for scenario in ("high-speed", "spread", "unserved", "no-high-speed-node"):
+        row = next((line for line in lines if line.startswith(f"│ {scenario} ")), None)
+        assert row is not None and "pass" in row, proc.stdout
+    assert "0/3 nodes are available" in proc.stdout
+    assert "restart" not in proc.stdout  # opt-in only
+    assert "4 passed, 0 missed, 0 skipped" in proc.stdout
+
+
+def test_wrong_label_value_in_the_lab_is_a_miss_with_the_why(cluster: Cluster, deployed: DeploymentStandIn) -> None:
+    """The scheduler runs with labelValue high-speed; the lab now says ultra-fast. The runner labels the
+    high-speed worker ultra-fast and annotates the pod ultra-fast, which NetworkAware does not act on, so
+    least-loaded decides: with more pods already on the labelled worker the pod lands on the other one."""
+    for i in range(3):
+        cluster.server.add_pod(f"busy-{i}", "default", node_name=WORKERS[0], cpu="10m")
+    wrong = write_lab(cluster.workdir / "wrong-value.yaml",
+                      network_aware={"annotation_key": "my-network-preference", "label_key": LABEL,
+                                     "label_value": "ultra-fast"})
+    code, report = cluster.run_json("--only", "high-speed", "--timeout", "20", lab_file=wrong)
+    assert code == 1 and not report["ok"]
+    result = by_scenario(report)["high-speed"]
+    assert result["verdict"] == "miss"
+    assert result["reason"] == f"bound to {WORKERS[1]}, which lacks {LABEL}=ultra-fast (labelled: {WORKERS[0]})"
+    assert any("labelValue 'high-speed' (lab: 'ultra-fast')" in w and "deploy-scheduler" in w
+               for w in report["warnings"]), report["warnings"]
+    assert [e["reason"] for e in result["pods"][0]["events"]] == ["Scheduled"]
+    why = {n["node"]: n for n in result["explanation"]["nodes"]}
+    assert not why[CONTROL_PLANE]["fits"]
+    assert any(r.startswith("TaintToleration: node(s) had untolerated taint") for r in why[CONTROL_PLANE]["reasons"])
+    assert why[WORKERS[0]]["fits"] and why[WORKERS[1]]["fits"]
+    assert why[WORKERS[1]]["scores"]["LeastLoaded"] > why[WORKERS[0]]["scores"]["LeastLoaded"]
+    assert why[WORKERS[0]]["scores"]["NetworkAware"] == why[WORKERS[1]]["scores"]["NetworkAware"] == 0
+    assert result["explanation"]["would_choose"] == [WORKERS[1]]
+
+
+def test_wrong_label_key_leaves_the_pod_pending_and_the_table_shows_why(cluster: Cluster,
+                                                                         deployed: DeploymentStandIn) -> None:
+    """The lab says the label key is network-tier, the scheduler looks for network-topology: the labelled
+    worker does not count, the high-speed pod cannot land anywhere."""
+    wrong = write_lab(cluster.workdir / "wrong-key.yaml",
+                      network_aware={"annotation_key": "my-network-preference", "label_key": "network-tier",
+                                     "label_value": "high-speed"})
+    proc = cluster.run("--only", "high-speed", "--timeout", "5", lab_file=wrong)
+    out = proc.stdout
+    assert proc.returncode == 1, out + proc.stderr
+    assert "labelKey 'network-topology' (lab: 'network-tier')" in out
+    row = next(line for line in out.splitlines() if line.startswith("│ high-speed "))
+    assert "miss" in row and "not bound: 0/3 nodes are available" in row
+    assert "events of high-speed-1:" in out and "FailedScheduling (my-custom-scheduler): 0/3 nodes" in out
+    assert "why: placement-" in out
+    worker_rows = [line for line in out.splitlines() if line.startswith(tuple(f"│ {w}" for w in WORKERS))]
+    assert len(worker_rows) == 2
+    for line in worker_rows:
+        assert "NetworkAware: node(s) didn't have label network-topology=high-speed" in line
+    assert "0 passed, 1 missed" in out
+
+
+def test_no_scheduler_says_so_and_how_to_deploy_it(cluster: Cluster) -> None:
+    proc = cluster.run("--probe-seconds", "2")
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    text = " ".join((proc.stdout + proc.stderr).split())
+    assert "The scheduler my-custom-scheduler is not running in this cluster" in text
+    assert "there is no Deployment kube-system/my-custom-scheduler" in text
+    assert "no leader Lease kube-system/my-custom-scheduler exists" in text
+    assert "./lab deploy-scheduler" in text
+    assert "│" not in proc.stdout  # no table of timeouts
+    assert cluster.placement_namespaces() == []
+
+
+def test_scheduler_scaled_to_zero_is_named(cluster: Cluster) -> None:
+    lab = make_lab()
+    deploy_scheduler(cluster.server, lab)
+    cluster.server.update_object("deployments", lab.scheduler.name, {"spec": {"replicas": 0}}, "kube-system")
+    with DeploymentStandIn(cluster.server, lab, cluster.kubeconfig, cluster.workdir) as standin:
+        code, report = cluster.run_json("--probe-seconds", "2")
+    assert standin.starts == 0
+    assert code == 3 and report["results"] == []
+    assert "is scaled to 0" in report["problem"]
+    assert "kubectl -n kube-system scale deployment/my-custom-scheduler --replicas=1" in report["problem"]
+
+
+def test_scheduler_running_beside_the_cluster(cluster: Cluster) -> None:
+    """No Deployment or ConfigMap: the scheduler runs on the host; --scheduler-config names its config."""
+    from labkit.scheduler_deploy import render_config
+
+    process = SchedulerProcess(render_config(make_lab()), cluster.kubeconfig, cluster.workdir)
+    process.start()
+    try:
+        code, report = cluster.run_json("--include-restart", "--scheduler-config", str(process.config_file))
+    finally:
+        process.stop()
+    results = by_scenario(report)
+    assert code == 0, report
+    assert report["config_source"] == f"file {process.config_file}"
+    assert [results[s]["verdict"] for s in ("high-speed", "spread", "unserved", "no-high-speed-node")] == ["pass"] * 4
+    assert results["restart"]["verdict"] == "skipped"
+    assert "no Deployment kube-system/my-custom-scheduler to scale" in results["restart"]["reason"]
+
+
+def test_keep_leaves_the_namespace_pods_and_labels(cluster: Cluster, deployed: DeploymentStandIn) -> None:
+    proc = cluster.run("--only", "high-speed", "--keep")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [namespace] = cluster.placement_namespaces()
+    assert cluster.server.bound_pods(namespace) == {f"{namespace}/high-speed-1": WORKERS[0]}
+    assert cluster.node_labels()[WORKERS[0]][LABEL] == "high-speed"
+    assert f"kubectl delete namespace {namespace}" in proc.stdout
+    assert f"kubectl label node {WORKERS[0]} {LABEL}-" in proc.stdout
+
+
+def test_wait_running_waits_for_the_kubelet(cluster: Cluster, deployed: DeploymentStandIn) -> None:
+    with KubeletStandIn(cluster.server):
+        code, report = cluster.run_json("--only", "high-speed", "--wait-running")
+    assert code == 0, report
+    assert by_scenario(report)["high-speed"]["pods"][0]["phase"] == "Running"
+
+
+def test_wait_running_without_a_kubelet_is_a_miss(cluster: Cluster, deployed: DeploymentStandIn) -> None:
+    code, report = cluster.run_json("--only", "high-speed", "--wait-running", "--timeout", "2")
+    result = by_scenario(report)["high-speed"]
+    assert code == 1
+    assert result["verdict"] == "miss"
+    assert result["reason"].startswith(f"bound but not Running within 2 s: high-speed-1 on {WORKERS[0]} is Pending")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_cleans_up(cluster: Cluster, deployed: DeploymentStandIn, signum: int) -> None:
+    """Ctrl-C (or SIGTERM) while a scenario waits: the namespace goes and the labels come back."""
+    scenarios = cluster.workdir / "scenarios.yaml"
+    scenarios.write_text(
+        "scenarios:\n"
+        "  - {id: high-speed, title: t, high_speed_label: applied, pods: {count: 1, network: high-speed},"
+        " expect: {placement: labelled-node}}\n"
+        "  - {id: unserved, title: t, pods: {count: 1, scheduler: unserved},"
+        " expect: {placement: ignored, observe_seconds: 300}}\n")
+    labels_before = cluster.node_labels()
+    cmd = [sys.executable, "-m", "labkit.placement", "--lab", str(cluster.lab_file), "--kubeconfig",
+           str(cluster.kubeconfig), "--scenarios", str(scenarios)]
+    proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: any(p["metadata"]["name"] == "unserved-1" for p in cluster.server.pods()), timeout=60)
+        assert cluster.node_labels()[WORKERS[0]][LABEL] == "high-speed"
+        proc.send_signal(signum)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert cluster.placement_namespaces() == []
+    assert cluster.node_labels() == labels_before
+
+
+def test_bad_scenarios_file_names_the_field(cluster: Cluster, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("scenarios:\n  - {id: x, title: t, pods: {count: 1}, expect: {placement: elsewhere}}\n")
+    proc = cluster.run("--scenarios", str(bad))
+    assert proc.returncode == 2
+    assert "scenarios[0].expect.placement" in proc.stderr and "Traceback" not in proc.stderr
+    assert cluster.placement_namespaces() == []
