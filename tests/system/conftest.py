@@ -54,6 +54,7 @@ BUILD_BOX = PROJECT_ROOT / "scripts" / "build-lxc-box.sh"
 INSTALL_DEPS = PROJECT_ROOT / "scripts" / "install-test-deps.sh"
 REQUIRED_TOOLS = ("vagrant", "lxc-create", "lxc-ls", "debootstrap", "ip", "mount", "sudo", "ssh")
 LAST_TESTS = ("test_down_removes_machines_and_state",)
+LOCK_WAIT_SECONDS = 480  # another session on this host (a developer's run) finishes its lab first
 
 # Durations measured while the suite runs, printed in pytest's terminal summary.
 TIMINGS: dict[str, float] = {}
@@ -120,17 +121,45 @@ class RunningLab:
                               cwd=PROJECT_ROOT, env=self.env)
 
 
+# Set once, right after collection: why the host cannot run the suite, or None when lxc is isolated.
+_HOST_PROBLEM: list[str | None] = []
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Move the session into its own lxc state before any test runs, if a collected test needs the lab.
+
+    It has to happen here: unshare() refuses a process with threads, and other suites' fixtures (API test
+    servers, pyinfra's gevent pool) start threads as soon as tests run.
+    """
+    if _HOST_PROBLEM or not any("system_host" in getattr(item, "fixturenames", ()) for item in session.items):
+        return
+    problem = _missing_prerequisite()
+    if problem is None:
+        try:
+            lxchost.isolate_lxc_config()
+        except (lxchost.HostSetupError, OSError) as err:
+            problem = f"could not give lxc its own state: {err}"
+    _HOST_PROBLEM.append(problem)
+
+
 @pytest.fixture(scope="session")
 def system_host() -> Path:
     """Root, the tools, and lxc pointed at the suite's private state; returns the lxcpath in use."""
-    reason = _missing_prerequisite()
-    if reason:
-        skip_or_fail(reason)
+    problem = _HOST_PROBLEM[0] if _HOST_PROBLEM else _missing_prerequisite()
+    if problem:
+        skip_or_fail(problem)
     return lxchost.isolate_lxc_config()
 
 
 @pytest.fixture(scope="session")
-def lxc_box(system_host: Path) -> str:
+def system_lock(system_host: Path) -> Iterator[None]:
+    """This session alone builds the box and runs the lab on this host until the session ends."""
+    with lxchost.exclusive_use(wait_seconds=LOCK_WAIT_SECONDS):
+        yield
+
+
+@pytest.fixture(scope="session")
+def lxc_box(system_lock: None) -> str:
     """The Debian bookworm lxc box named in the lab definition, built (or found cached) and added."""
     box = load_lab(lxchost.LAB_FILE).provider.box
     started = time.monotonic()
@@ -140,7 +169,7 @@ def lxc_box(system_host: Path) -> str:
 
 
 @pytest.fixture(scope="session")
-def lxc_lab(system_host: Path, lxc_box: str) -> Iterator[RunningLab]:
+def lxc_lab(system_host: Path, system_lock: None, lxc_box: str) -> Iterator[RunningLab]:
     lab = load_lab(lxchost.LAB_FILE)
     lxchost.cleanup(lab)  # leftovers of an interrupted run would make `up` or the bridge fail
     running = RunningLab(

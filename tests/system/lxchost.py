@@ -8,6 +8,10 @@ there: every `vagrant`, `sudo` and `lxc-*` started by the suite then keeps conta
 LXC_STATE/containers, while the host's /etc/lxc and /var/lib/lxc stay untouched. The private default.conf
 drops the host's lxcbr0 network (the Vagrantfile puts eth0 on the lab's own bridge).
 
+One run at a time. Two sessions on one host would share the lab's name, bridge and addresses, so the
+fixtures hold `exclusive_use()` (a lock file in LXC_STATE) from the first cleanup to the last; a second
+session waits for the first to finish.
+
 Cleanup. `cleanup(lab)` stops and destroys the lab's containers (by their `<lab name>-` prefix, with
 `lxc-* -P`, so it needs no namespace), removes the lab's state folder and deletes its bridge. It is what
 the fixtures' finalizers call, and it can be run by hand after an interrupted run:
@@ -17,12 +21,16 @@ the fixtures' finalizers call, and it can be run by hand after an interrupted ru
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import fcntl
 import ipaddress
 import os
 import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from labkit.definition import Lab, load_lab
@@ -32,6 +40,7 @@ LAB_FILE = Path(__file__).resolve().parent / "lab-lxc.yaml"
 LXC_STATE = Path(os.environ.get("KUBELAB_LXC_STATE", "/var/lib/kubelab/lxc-systest"))
 LXCPATH = LXC_STATE / "containers"
 LXC_ETC = LXC_STATE / "etc-lxc"
+LOCK_FILE = LXC_STATE / "lock"
 HOST_LXC_ETC = Path("/etc/lxc")
 CLONE_NEWNS = 0x00020000
 
@@ -45,6 +54,37 @@ def _run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     if check and proc.returncode != 0:
         raise HostSetupError(f"`{' '.join(args)}` failed (exit {proc.returncode}): {proc.stderr.strip()}")
     return proc
+
+
+# -- one run at a time ------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def exclusive_use(wait_seconds: float) -> Iterator[None]:
+    """Hold the host's system-lab lock (waiting up to wait_seconds for another run to finish).
+
+    The lock is an flock on a descriptor only this process holds (not inherited by the tools it starts),
+    so it is released when the holder exits, however it exits.
+    """
+    LXC_STATE.mkdir(parents=True, exist_ok=True)
+    fd = os.open(LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + wait_seconds
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = os.pread(fd, 32, 0).decode().strip() or "unknown"
+                    raise HostSetupError(
+                        f"another run (pid {holder}) is using the system lab ({LOCK_FILE}); wait for it to "
+                        "finish or end it, then run again") from None
+                time.sleep(2)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
 
 
 # -- lxc state ---------------------------------------------------------------------------------------
@@ -150,7 +190,12 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 2
     lab = load_lab(argv[1] if len(argv) > 1 else LAB_FILE)
-    removed = cleanup(lab)
+    try:
+        with exclusive_use(wait_seconds=0):
+            removed = cleanup(lab)
+    except HostSetupError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
     print("\n".join(f"removed {what}" for what in removed) or f"nothing of lab {lab.name} was left")
     return 0
 
