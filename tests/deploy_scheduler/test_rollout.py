@@ -1,0 +1,107 @@
+"""Waiting for the scheduler's rollout, and what a failed one prints.
+
+`rollout_status` follows `kubectl rollout status` (kubectl/pkg/polymorphichelpers/rollout_status.go):
+observedGeneration first, then ProgressDeadlineExceeded, updated / old / available replicas.
+The HTTP tests run against tests/kubeapi, the in-repo Kubernetes API test server (a stand-in for
+kube-apiserver: it stores Deployments but runs no controllers, so the test writes their status).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from labkit.definition import load_lab
+from labkit.scheduler_deploy import (
+    Api,
+    ApiError,
+    DeployError,
+    apply,
+    render_manifests,
+    rollout_status,
+    selector_labels,
+    wait_for_rollout,
+)
+
+LAB = load_lab()
+
+
+def deployment(generation: int = 2, observed: int = 2, replicas: int = 1, updated: int = 1, total: int = 1,
+               available: int = 1, conditions: list | None = None) -> dict:
+    return {"metadata": {"name": "sched", "generation": generation},
+            "spec": {"replicas": replicas},
+            "status": {"observedGeneration": observed, "updatedReplicas": updated, "replicas": total,
+                       "availableReplicas": available, "conditions": conditions or []}}
+
+
+@pytest.mark.parametrize(("dep", "done", "failed", "words"), [
+    (deployment(), True, False, "successfully rolled out"),
+    (deployment(generation=3, observed=2), False, False, "observe the new spec"),
+    (deployment(updated=0, available=0), False, False, "0 of 1 new replicas"),
+    (deployment(total=2), False, False, "1 old replicas are pending termination"),
+    (deployment(available=0), False, False, "0 of 1 updated replicas are available"),
+    (deployment(available=0, conditions=[{"type": "Progressing", "reason": "ProgressDeadlineExceeded"}]),
+     False, True, "progress deadline"),
+])
+def test_rollout_status_reads_like_kubectl(dep: dict, done: bool, failed: bool, words: str) -> None:
+    state = rollout_status(dep)
+    assert (state.done, state.failed) == (done, failed)
+    assert words in state.message
+
+
+def _store_deployment(kube_api, ready: bool) -> None:
+    dep = next(o for m in render_manifests(LAB, "localhost/kubelab-scheduler:x") for o in m.objects
+               if o["kind"] == "Deployment")
+    created = kube_api.create_object("deployments", dep)
+    status = {"observedGeneration": created["metadata"].get("generation", 1), "replicas": 1, "updatedReplicas": 1,
+              "availableReplicas": 1 if ready else 0}
+    kube_api.update_object("deployments", dep["metadata"]["name"], {"status": status}, LAB.scheduler.namespace)
+
+
+@pytest.mark.api
+def test_wait_returns_once_rolled_out(kube_api, kube_api_kubeconfig: Path) -> None:
+    _store_deployment(kube_api, ready=True)
+    lines: list[str] = []
+    wait_for_rollout(Api(kube_api_kubeconfig), LAB, timeout=5, echo=lines.append, sleep=lambda s: None)
+    assert lines[-1].endswith("successfully rolled out")
+
+
+@pytest.mark.api
+def test_failed_rollout_shows_the_pods_events_and_waiting_reason(kube_api, kube_api_kubeconfig: Path) -> None:
+    _store_deployment(kube_api, ready=False)
+    ns = LAB.scheduler.namespace
+    pod = kube_api.add_pod("sched-abc", ns, labels=selector_labels(LAB))
+    kube_api.update_pod("sched-abc", {"status": {"containerStatuses": [{
+        "name": "scheduler", "ready": False, "restartCount": 0, "image": "x", "imageID": "",
+        "state": {"waiting": {"reason": "ErrImageNeverPull",
+                              "message": 'Container image "x" is not present with pull policy of Never'}}}]}}, ns)
+    kube_api.create_object("events", {
+        "metadata": {"name": "sched-abc.1", "namespace": ns},
+        "involvedObject": {"kind": "Pod", "name": "sched-abc", "namespace": ns, "uid": pod["metadata"]["uid"]},
+        "reason": "ErrImageNeverPull", "type": "Warning",
+        "message": 'Container image "x" is not present with pull policy of Never'})
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    with pytest.raises(DeployError) as err:
+        wait_for_rollout(Api(kube_api_kubeconfig), LAB, timeout=10, echo=lambda s: None,
+                         clock=lambda: now[0], sleep=sleep)
+    text = str(err.value)
+    assert "0 of 1 updated replicas are available" in text
+    assert "pod sched-abc: Pending (ErrImageNeverPull" in text
+    assert "event Warning ErrImageNeverPull" in text
+
+
+@pytest.mark.api
+def test_apply_names_the_object_the_server_refused(kube_api, kube_api_kubeconfig: Path) -> None:
+    """The test server does not serve server-side apply: the error names the request and the object."""
+    with pytest.raises(ApiError, match=r"PATCH /api/v1/namespaces/kube-system/serviceaccounts/my-custom-scheduler"):
+        apply(Api(kube_api_kubeconfig), render_manifests(LAB, "x:1"), echo=lambda s: None)
+
+
+def test_unreachable_kubeconfig_is_named(tmp_path: Path) -> None:
+    with pytest.raises(DeployError, match=str(tmp_path / "missing")):
+        Api(tmp_path / "missing")
