@@ -241,6 +241,11 @@ class Scheduler:
 
     # -- the scheduling loop ---------------------------------------------------------------------
     def _loop(self) -> None:
+        # Deciding on a partial view (pods listed before all nodes, or bound pods not yet counted)
+        # would misplace pods: like kube-scheduler, wait for both caches first.
+        while not self.synced():
+            if self._stop.wait(0.05):
+                return
         last_housekeeping = 0.0
         while not self._stop.is_set():
             if not self._leading.wait(0.5):
