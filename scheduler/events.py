@@ -28,6 +28,7 @@ from scheduler.leader import micro_time
 log = logging.getLogger(__name__)
 
 NOTE_LIMIT = 1024  # events.k8s.io/v1 validation: note must be at most 1 kB
+INSTANCE_LIMIT = 128  # reportingInstance, action and reason: at most 128 characters
 
 
 def _rfc3339(ts: float | None = None) -> str:
@@ -50,7 +51,7 @@ def event_body(pod: Any, *, controller: str, instance: str, reason: str, action:
         "apiVersion": "events.k8s.io/v1", "kind": "Event",
         "metadata": {"name": f"{pod.name}.{int(now * 1e9):x}", "namespace": pod.namespace},
         "eventTime": micro_time(now),
-        "reportingController": controller, "reportingInstance": instance,
+        "reportingController": controller, "reportingInstance": instance[:INSTANCE_LIMIT],
         "action": action, "reason": reason, "type": type_, "note": note,
         "regarding": pod_reference(pod),
     }
