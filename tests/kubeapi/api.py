@@ -167,7 +167,10 @@ class Api:
         """resourceVersion in an update/patch body is a precondition (optimistic concurrency,
         https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-versions and
         api-conventions.md "Concurrency Control and Consistency"); a differing uid is a
-        failed precondition too."""
+        failed precondition too. Leader election relies on exactly this for Leases
+        (https://kubernetes.io/docs/concepts/architecture/leases/ ,
+        https://kubernetes.io/docs/reference/kubernetes-api/cluster-resources/lease-v1/): two candidates
+        that read the same Lease cannot both write it."""
         meta, old_meta = new.get("metadata") or {}, old["metadata"]
         rv = meta.get("resourceVersion")
         if rv and rv != old_meta["resourceVersion"]:

@@ -185,6 +185,9 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
             server.watch_closed()
 
     def _bookmark(self, plan: WatchPlan, rv: int, initial_end: bool = False) -> bytes:
+        """https://kubernetes.io/docs/reference/using-api/api-concepts/#watch-bookmarks : an object of the
+        watched kind holding only metadata.resourceVersion (the progress of this watch); the end of the
+        initial events of a streaming list is marked with the k8s.io/initial-events-end annotation."""
         meta: dict[str, Any] = {"resourceVersion": str(rv)}
         if initial_end:
             meta["annotations"] = {"k8s.io/initial-events-end": "true"}

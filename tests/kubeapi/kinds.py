@@ -21,8 +21,12 @@ from tests.kubeapi.selectors import path_getter
 FieldGetters = Mapping[str, Callable[[Mapping[str, Any]], str]]
 
 
+_BOOL_FIELDS = frozenset({"spec.unschedulable", "spec.hostNetwork"})
+
+
 def _getters(*paths: str, renames: Mapping[str, str] | None = None) -> dict[str, Callable[..., str]]:
-    out = {p: path_getter(p) for p in ("metadata.name", "metadata.namespace", *paths)}
+    out = {p: path_getter(p, "false" if p in _BOOL_FIELDS else "")
+           for p in ("metadata.name", "metadata.namespace", *paths)}
     for label, path in (renames or {}).items():
         out[label] = path_getter(path)
     return out

@@ -156,18 +156,22 @@ def fields_match(reqs: tuple[FieldRequirement, ...], obj: Mapping[str, Any],
     return True
 
 
-def path_getter(path: str) -> Callable[[Mapping[str, Any]], str]:
-    """A field getter for a dotted path; missing is "", booleans are "true"/"false"."""
+def path_getter(path: str, default: str = "") -> Callable[[Mapping[str, Any]], str]:
+    """A field getter for a dotted path; missing is `default`, booleans are "true"/"false".
+
+    The real server renders fields from typed Go structs, so an absent bool (spec.unschedulable)
+    reads "false", not "": pass default="false" for those.
+    """
     keys = path.split(".")
 
     def get(obj: Mapping[str, Any]) -> str:
         cur: Any = obj
         for key in keys:
             if not isinstance(cur, Mapping):
-                return ""
+                return default
             cur = cur.get(key)
             if cur is None:
-                return ""
+                return default
         if isinstance(cur, bool):
             return "true" if cur else "false"
         return str(cur)

@@ -103,3 +103,16 @@ def test_core_v1_event_post_and_events_v1_field_selector(kube_api: KubeApiServer
 def test_configmap_roundtrip(kube_api: KubeApiServer, core_v1):
     core_v1.create_namespaced_config_map("default", {"metadata": {"name": "cfg"}, "data": {"k": "v"}})
     assert core_v1.read_namespaced_config_map("cfg", "default").data == {"k": "v"}
+
+
+def test_events_v1_watch_converts_core_events(kube_api: KubeApiServer, kube_api_client, core_v1):
+    from kubernetes import watch
+    rv = str(kube_api.resource_version)
+    pod = kube_api.add_pod("p1")
+    client.EventsV1Api(kube_api_client).create_namespaced_event("default", _scheduled_event(pod))
+    stream = watch.Watch().stream(client.EventsV1Api(kube_api_client).list_namespaced_event, "default",
+                                  resource_version=rv, timeout_seconds=5)
+    event = next(iter(stream))
+    assert event["type"] == "ADDED"
+    assert event["raw_object"]["apiVersion"] == "events.k8s.io/v1"
+    assert event["object"].regarding.name == "p1" and event["object"].reporting_controller == "my-scheduler"

@@ -103,3 +103,5 @@ def test_node_unschedulable_field(kube_api: KubeApiServer, core_v1):
     kube_api.add_node("b", unschedulable=True)
     assert [n.metadata.name for n in core_v1.list_node(field_selector="spec.unschedulable=true").items] == ["b"]
     assert [n.metadata.name for n in core_v1.list_node(field_selector="spec.unschedulable!=true").items] == ["a"]
+    # An absent bool reads "false", as the typed Go field would.
+    assert [n.metadata.name for n in core_v1.list_node(field_selector="spec.unschedulable=false").items] == ["a"]
