@@ -23,6 +23,7 @@ from labkit.placement.kube import Kube, pod_path
 from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_config
 from scheduler.framework import Profile, ScheduleResult
 from scheduler.model import NodeInfo, PodInfo, PodSpecError
+from scheduler.plugins.least_loaded import LeastLoadedArgs
 from scheduler.plugins.network_aware import NetworkAwareArgs
 
 CONFIG_KEY = "config.yaml"
@@ -47,10 +48,17 @@ class SchedulerConfig:
                            "set scheduler.name in the lab definition to one of them")
 
     def network_aware_args(self, scheduler_name: str) -> NetworkAwareArgs | None:
-        """The NetworkAware args the scheduler runs with, or None when the plugin is not enabled."""
+        """The NetworkAware args the scheduler filters with, or None when that filter is not enabled."""
         for plugin, args in self.profile(scheduler_name).filters:
             if plugin.name == "NetworkAware":
                 return args  # type: ignore[return-value]
+        return None
+
+    def least_loaded_args(self, scheduler_name: str) -> tuple[LeastLoadedArgs, int] | None:
+        """LeastLoaded's args and weight in the scheduler's score phase, or None when it does not score."""
+        for plugin, args, weight in self.profile(scheduler_name).scores:
+            if plugin.name == "LeastLoaded":
+                return args, weight  # type: ignore[return-value]
         return None
 
 
@@ -136,8 +144,18 @@ def explain_pod(pod_obj: dict[str, Any], nodes: list[NodeInfo], profile: Profile
     pending = dict(pod_obj, spec={**pod_obj.get("spec", {}), "nodeName": None})
     try:
         pod = PodInfo.from_api(pending)
-    except PodSpecError as err:
+        verdicts = _verdicts(pod, nodes, profile)
+        result: ScheduleResult = profile.schedule(pod, nodes, random.Random(0))
+    except PodSpecError as err:  # the scheduler reports these in a FailedScheduling event too
         return Explanation(key, config_source, [], f"the scheduler cannot read this pod: {err}")
+    best = max((v.total for v in verdicts if v.total is not None), default=None)
+    would = [v.node for v in verdicts if best is not None and v.total == best]
+    message = result.message or f"would choose {' or '.join(would) or result.node_name}"
+    return Explanation(key, config_source, verdicts, message, would)
+
+
+def _verdicts(pod: PodInfo, nodes: list[NodeInfo], profile: Profile) -> list[NodeVerdict]:
+    """Unlike a scheduling cycle, every filter runs on every node, so a node shows all its reasons."""
     verdicts = {n.name: NodeVerdict(n.name, True, pods=n.pod_count) for n in nodes}
     for plugin, args in profile.filters:
         for node in nodes:
@@ -146,20 +164,15 @@ def explain_pod(pod_obj: dict[str, Any], nodes: list[NodeInfo], profile: Profile
                 verdicts[node.name].fits = False
                 verdicts[node.name].reasons.extend(f"{plugin.name}: {r}" for r in status.reasons)
     feasible = [n for n in nodes if verdicts[n.name].fits]
-    if feasible:
-        totals = [0] * len(feasible)
-        for plugin, args, weight in profile.scores:
-            scores = plugin.score_nodes(pod, feasible, args)
-            for i, node in enumerate(feasible):
-                verdicts[node.name].scores[plugin.name] = scores[i] * weight
-                totals[i] += scores[i] * weight
-        for node, total in zip(feasible, totals, strict=True):
-            verdicts[node.name].total = total
-    result: ScheduleResult = profile.schedule(pod, nodes, random.Random(0))
-    best = max((v.total for v in verdicts.values() if v.total is not None), default=None)
-    would = [v.node for v in verdicts.values() if best is not None and v.total == best]
-    message = result.message or f"would choose {' or '.join(would) or result.node_name}"
-    return Explanation(key, config_source, list(verdicts.values()), message, would)
+    totals = [0] * len(feasible)
+    for plugin, args, weight in profile.scores:
+        scores = plugin.score_nodes(pod, feasible, args) if feasible else []
+        for i, node in enumerate(feasible):
+            verdicts[node.name].scores[plugin.name] = scores[i] * weight
+            totals[i] += scores[i] * weight
+    for node, total in zip(feasible, totals, strict=True):
+        verdicts[node.name].total = total
+    return list(verdicts.values())
 
 
 def explain_in_cluster(kube: Kube, namespace: str, name: str, config: SchedulerConfig, scheduler_name: str) -> Explanation:

@@ -72,6 +72,7 @@ class Options:
     only: list[str] | None = None
     scenarios_file: Path = SCENARIOS_FILE
     poll: float = 0.2
+    label_settle_seconds: float = 1.0
 
 
 @dataclass
@@ -259,10 +260,16 @@ class Runner:
         return list(self.lab.placement.high_speed_nodes)
 
     def remove_high_speed_label(self) -> None:
+        removed = False
         for name, node in self.nodes_by_name().items():
             labels = node["metadata"].get("labels") or {}
             if labels.get(self.label_key) == self.label_value:
                 self.changes.set_label(name, self.label_key, None, labels[self.label_key])
+                removed = True
+        if removed:
+            # The scheduler sees node and pod changes on separate watches: give the node change a head
+            # start, or a pod created at once may be placed by a cache that still has the label.
+            time.sleep(self.options.label_settle_seconds)
 
     # ------------------------------------------------------------------------------------- preflight
 
@@ -363,6 +370,12 @@ class Runner:
         before = {v.node: v.pods for v in plain.nodes if v.fits}
         per_node = scenario.pods.per_eligible_node or 1
         expected = f"least-loaded over {len(eligible)} node(s)"
+        policy = self.config.least_loaded_args(self.lab.scheduler.name)
+        if policy is None or (policy[0].mode, policy[0].strategy) != ("podCount", "LeastAllocated"):
+            running = "not enabled" if policy is None else f"{policy[0].mode}/{policy[0].strategy}"
+            return ScenarioResult(scenario, expected, Verdict(
+                SKIP, f"the spread is judged by pod count: the scheduler's LeastLoaded is {running} "
+                      f"({self.config.source}), not podCount/LeastAllocated"))
         if not eligible:
             return ScenarioResult(scenario, expected, judge.spread(before, {}, eligible), explanation=plain)
         names = self.create_pods(scenario, per_node * len(eligible))

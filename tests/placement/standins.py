@@ -38,10 +38,13 @@ CONTROL_PLANE_TAINT = {"key": "node-role.kubernetes.io/control-plane", "effect":
 TEST_IMAGE = "localhost/kubelab-scheduler:placement-test"
 
 
-def lab_data(*, network_aware: dict[str, str] | None = None, high_speed_nodes: list[str] | None = None) -> dict:
+def lab_data(*, network_aware: dict[str, str] | None = None, least_loaded: dict[str, str] | None = None,
+             high_speed_nodes: list[str] | None = None) -> dict:
     scheduler: dict[str, Any] = {"name": "my-custom-scheduler", "namespace": "kube-system"}
     if network_aware:
         scheduler["network_aware"] = network_aware
+    if least_loaded:
+        scheduler["least_loaded"] = least_loaded
     return {
         "name": "placelab",
         "nodes": [

@@ -168,6 +168,17 @@ def test_scheduler_running_beside_the_cluster(cluster: Cluster) -> None:
     assert "no Deployment kube-system/my-custom-scheduler to scale" in results["restart"]["reason"]
 
 
+def test_spread_is_skipped_when_the_scheduler_does_not_balance_pod_counts(cluster: Cluster) -> None:
+    lab = make_lab(least_loaded={"mode": "requestedResources", "strategy": "LeastAllocated"})
+    deploy_scheduler(cluster.server, lab)
+    with DeploymentStandIn(cluster.server, lab, cluster.kubeconfig, cluster.workdir):
+        code, report = cluster.run_json("--only", "spread")
+    result = by_scenario(report)["spread"]
+    assert code == 0 and result["verdict"] == "skipped"
+    assert "LeastLoaded is requestedResources/LeastAllocated" in result["reason"]
+    assert result["pods"] == []
+
+
 def test_keep_leaves_the_namespace_pods_and_labels(cluster: Cluster, deployed: DeploymentStandIn) -> None:
     proc = cluster.run("--only", "high-speed", "--keep")
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -1,0 +1,44 @@
+"""The scenarios file (labkit/placement/scenarios.yaml) and its validation."""
+
+from __future__ import annotations
+
+import pytest
+
+from labkit.placement.scenarios import ScenarioError, load_scenarios, parse_scenarios
+
+
+def test_bundled_scenarios_cover_the_five_cases_with_restart_opt_in():
+    scenarios = load_scenarios()
+    assert [s.expect.placement for s in scenarios.scenarios] == [
+        "labelled-node", "least-loaded-spread", "ignored", "unschedulable", "bound-after-restart"]
+    assert [s.id for s in scenarios.selected()] == ["high-speed", "spread", "unserved", "no-high-speed-node"]
+    assert scenarios.selected(include_restart=True)[-1].id == "restart"
+    assert [s.id for s in scenarios.selected(only=["spread"])] == ["spread"]
+
+
+def test_unknown_scenario_is_named():
+    with pytest.raises(ScenarioError, match="unknown scenario nope .known: high-speed"):
+        load_scenarios().selected(only=["nope"])
+
+
+@pytest.mark.parametrize(("scenario", "message"), [
+    ({"id": "a", "title": "t", "pods": {"count": 1}, "expect": {"placement": "labelled-node"}},
+     "scenarios[0]: labelled-node needs high_speed_label: applied"),
+    ({"id": "a", "title": "t", "pods": {"count": 1, "per_eligible_node": 2}, "expect": {"placement": "ignored"}},
+     "scenarios[0].pods: give exactly one of count or per_eligible_node"),
+    ({"id": "a", "title": "t", "pods": {"count": 1}, "expect": {"placement": "bound-after-restart"}},
+     "set opt_in: include-restart"),
+    ({"id": "A b", "title": "t", "pods": {"count": 1}, "expect": {"placement": "ignored"}}, "scenarios[0].id"),
+    ({"id": "a", "title": "t", "pods": {"count": 1}, "expect": {"placement": "ignored"}, "colour": "red"},
+     "scenarios[0].colour: unknown key"),
+])
+def test_bad_scenarios_name_the_field(scenario, message):
+    with pytest.raises(ScenarioError) as err:
+        parse_scenarios({"scenarios": [scenario]}, "s.yaml")
+    assert message in str(err.value) and str(err.value).startswith("s.yaml:")
+
+
+def test_duplicate_ids_are_refused():
+    one = {"id": "a", "title": "t", "pods": {"count": 1, "scheduler": "unserved"}, "expect": {"placement": "ignored"}}
+    with pytest.raises(ScenarioError, match="a repeated"):
+        parse_scenarios({"scenarios": [one, one]})
