@@ -35,6 +35,7 @@ class QueuedPod:
     where: str = ACTIVE
     deleted: bool = False
     seq: int = field(default=0)
+    successor: Any = None  # a re-created pod (same key, new uid) that arrived while this one was in flight
 
 
 def scheduling_signature(pod: Any) -> tuple:
@@ -136,6 +137,9 @@ class SchedulingQueue:
                 self._entries[pod.key] = qp
                 self._push_active(qp)
                 return
+            if qp.where == IN_FLIGHT and qp.pod.uid != pod.uid:
+                qp.successor = pod  # queued fresh once the cycle lets go of the old one
+                return
             old, qp.pod = qp.pod, pod
             qp.deleted = False
             # Status-only updates (our own PodScheduled condition) must not retry the pod at once.
@@ -196,6 +200,14 @@ class SchedulingQueue:
             qp = self._entries.get(key)
             if qp is not None and qp.where == IN_FLIGHT:
                 del self._entries[key]
+                self._start_successor(qp)
+
+    def _start_successor(self, qp: QueuedPod) -> None:
+        if qp.successor is not None:
+            now = self._clock()
+            fresh = QueuedPod(pod=qp.successor, added_at=now, initial_attempt_at=now)
+            self._entries[fresh.pod.key] = fresh
+            self._push_active(fresh)
 
     def failed(self, qp: QueuedPod, *, unschedulable: bool) -> None:
         """The attempt failed. `unschedulable`: no node fits (wait for an event); otherwise an error
@@ -207,8 +219,9 @@ class SchedulingQueue:
                 # Bind failures arrive after done(): the pod re-enters with its attempt history.
                 cur = qp
                 self._entries[key] = cur
-            if cur.deleted:
+            if cur.deleted or cur.successor is not None:
                 del self._entries[key]
+                self._start_successor(cur)
                 return
             now = self._clock()
             cur.failed_at = now

@@ -176,3 +176,26 @@ def test_unschedulable_timeout_moves_only_pods_old_enough() -> None:
     clock.now += 30
     assert q.pop(timeout=0).pod.name == "old"
     assert q.where("default/young") == UNSCHEDULABLE
+
+
+def test_pod_recreated_while_in_flight_is_queued_after_the_old_one() -> None:
+    q, _ = make()
+    q.add(pod("a", uid="old"))
+    qp = q.pop(timeout=0)
+    q.delete("default/a")
+    q.add(pod("a", uid="new"))
+    assert q.pop(timeout=0) is None  # one pod per key at a time
+    q.done("default/a")  # the cycle drops the old one (it is no longer pending)
+    nxt = q.pop(timeout=0)
+    assert nxt.pod.uid == "new" and nxt.attempts == 1
+    q.failed(nxt, unschedulable=True)
+    assert qp.pod.uid == "old"
+
+
+def test_recreated_pod_survives_failure_of_the_old_one() -> None:
+    q, _ = make()
+    q.add(pod("a", uid="old"))
+    qp = q.pop(timeout=0)
+    q.add(pod("a", uid="new"))
+    q.failed(qp, unschedulable=True)
+    assert q.pop(timeout=0).pod.uid == "new"
