@@ -20,6 +20,9 @@ from tests.kubeapi.selectors import Selector, parse_field_selector, parse_label_
 from tests.kubeapi.store import Change, Obj, Store, now_rfc3339
 
 Query = Mapping[str, str]
+# Types whose strategy refuses a PUT without metadata.resourceVersion
+# (pkg/registry/coordination/lease/strategy.go: AllowUnconditionalUpdate() false).
+NO_UNCONDITIONAL_UPDATE = frozenset({"leases"})
 
 
 def to_wire(rtype: ResourceType, obj: Obj) -> Obj:
@@ -156,6 +159,11 @@ class Api:
             raise ApiError.bad_request(f"the name of the object ({body_name}) does not match the name on the URL "
                                        f"({route.name})")
         new_core = from_wire(rtype, body)
+        if not (body.get("metadata") or {}).get("resourceVersion") and rtype.storage in NO_UNCONDITIONAL_UPDATE:
+            # genericregistry.Store.Update when the strategy's AllowUnconditionalUpdate() is false.
+            raise ApiError.invalid(rtype.plural, route.name, [(
+                "metadata.resourceVersion", "FieldValueInvalid", "Invalid value: 0x0: must be specified for an update")],
+                rtype.group)
 
         def mutate(old: Obj) -> Obj:
             self._check_object_preconditions(rtype, route.name or "", new_core, old)

@@ -114,7 +114,8 @@ class ApiError(Exception):
         """errors.NewInvalid; causes are (field, reason type, message) like field.Error."""
         parts = [f"{field}: {message}" for field, _, message in causes]
         joined = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
-        msg = f'{kind} "{name}" is invalid: {joined}'
+        # schema.GroupKind.String(): "Pod", "Event.events.k8s.io", "leases.coordination.k8s.io".
+        msg = f'{qualified(kind, group)} "{name}" is invalid: {joined}'
         details: dict[str, Any] = {"name": name, "kind": kind}
         if group:
             details["group"] = group

@@ -116,3 +116,15 @@ def test_events_v1_watch_converts_core_events(kube_api: KubeApiServer, kube_api_
     assert event["type"] == "ADDED"
     assert event["raw_object"]["apiVersion"] == "events.k8s.io/v1"
     assert event["object"].regarding.name == "p1" and event["object"].reporting_controller == "my-scheduler"
+
+
+def test_lease_put_without_resource_version_is_invalid(kube_api: KubeApiServer, kube_api_client):
+    coord = client.CoordinationV1Api(kube_api_client)
+    coord.create_namespaced_lease("kube-system", _lease("a"))
+    blind = _lease("b")  # no resourceVersion: leases do not allow unconditional updates
+    with pytest.raises(client.ApiException) as info:
+        coord.replace_namespaced_lease("my-scheduler", "kube-system", blind)
+    body = json.loads(info.value.body)
+    assert info.value.status == 422 and body["reason"] == "Invalid"
+    assert body["message"] == ('leases.coordination.k8s.io "my-scheduler" is invalid: metadata.resourceVersion: '
+                               "Invalid value: 0x0: must be specified for an update")
