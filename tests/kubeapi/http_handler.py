@@ -219,9 +219,16 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
             if changes is None:
                 return server.drop_graceful
             lines = []
+            shareable = rtype.group != "events.k8s.io"  # other representations are encoded per watcher
             for change in changes:
                 event = watch_event(plan, change)
-                if event is not None:
+                if event is None:
+                    continue
+                if shareable and event[0] == change.type and event[1] is change.obj:
+                    if change.line is None:
+                        change.line = _dumps({"type": change.type, "object": change.obj}) + b"\n"
+                    lines.append(change.line)
+                else:
                     lines.append(_dumps({"type": event[0], "object": to_wire(rtype, event[1])}) + b"\n")
             if changes:
                 cursor = changes[-1].rv

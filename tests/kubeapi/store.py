@@ -45,6 +45,7 @@ class Change:
     type: str  # ADDED, MODIFIED, DELETED
     obj: Obj
     prev: Obj | None  # object before the change (None for ADDED): needed for selector transitions
+    line: bytes | None = None  # the encoded watch event, shared by watchers that see it unchanged
 
 
 class Store:
