@@ -131,6 +131,32 @@ def doctor_(c, lab=None):
         raise Exit("doctor found problems: fix the lines marked fail", code=1)
 
 
+@task(help=LAB_HELP | {
+    "kubeconfig": "cluster to test (default: the lab's exported kubeconfig)",
+    "context": "kubeconfig context (default: its current one)",
+    "json": "print the report as JSON",
+    "keep": "leave the namespace, pods and node labels for inspection",
+    "wait_running": "also wait for bound pods to be Running",
+    "include_restart": "also scale the scheduler to 0 and back (a pod must wait, then be bound)",
+    "timeout": "seconds to wait for each binding or event (default: 60)",
+    "scheduler_config": "config of a scheduler running outside the cluster (for the explanations)",
+})
+def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=False, wait_running=False,
+                   include_restart=False, timeout=60, scheduler_config=None):
+    """Prove where the scheduler puts pods: run the placement scenarios, print verdicts, exit 1 on a miss."""
+    from labkit.placement.cli import default_kubeconfig, execute
+    from labkit.placement.runner import Options
+
+    definition, _ = _load(lab)
+    options = Options(
+        kubeconfig=Path(kubeconfig) if kubeconfig else default_kubeconfig(definition), context=context,
+        keep=keep, wait_running=wait_running, include_restart=include_restart, timeout=float(timeout),
+        scheduler_config=Path(scheduler_config) if scheduler_config else None)
+    code = execute(definition, options, json_output=json)
+    if code:
+        raise Exit(code=code)
+
+
 @task(help={"fast": "only the fast suites (no root, no VMs, no image builds)",
             "k": "only tests matching this pytest -k expression"})
 def test(c, fast=False, k=None):

@@ -34,9 +34,12 @@ class Cluster:
         return [n["metadata"]["name"] for n in self.server.list_objects("namespaces")
                 if n["metadata"]["name"].startswith("placement-")]
 
-    def run(self, *args: str, lab_file: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-        """`python -m labkit.placement` (what `./lab test-placement` calls) against this cluster."""
-        cmd = [sys.executable, "-m", "labkit.placement", "--lab", str(lab_file or self.lab_file),
+    def run(self, *args: str, lab_file: Path | None = None, timeout: float = 300,
+            via_invoke: bool = False) -> subprocess.CompletedProcess[str]:
+        """`python -m labkit.placement` (the command line behind `./lab test-placement`), or with
+        via_invoke the invoke verb itself, against this cluster."""
+        entry = ["invoke", "test-placement"] if via_invoke else ["labkit.placement"]
+        cmd = [sys.executable, "-m", *entry, "--lab", str(lab_file or self.lab_file),
                "--kubeconfig", str(self.kubeconfig), *args]
         env = {**os.environ, "COLUMNS": "220"}
         return subprocess.run(cmd, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=timeout,

@@ -67,7 +67,7 @@ def test_every_scenario_passes_and_the_cluster_is_left_as_found(cluster: Cluster
 
 
 def test_table_lists_each_scenario_with_its_verdict(cluster: Cluster, deployed: DeploymentStandIn) -> None:
-    proc = cluster.run()
+    proc = cluster.run(via_invoke=True)  # ./lab test-placement
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     for scenario in ("high-speed", "spread", "unserved", "no-high-speed-node"):
@@ -107,11 +107,11 @@ def test_wrong_label_value_in_the_lab_is_a_miss_with_the_why(cluster: Cluster, d
 def test_wrong_label_key_leaves_the_pod_pending_and_the_table_shows_why(cluster: Cluster,
                                                                          deployed: DeploymentStandIn) -> None:
     """The lab says the label key is network-tier, the scheduler looks for network-topology: the labelled
-    worker does not count, the high-speed pod cannot land anywhere."""
+    worker does not count, the high-speed pod cannot land anywhere. Run through `invoke test-placement`."""
     wrong = write_lab(cluster.workdir / "wrong-key.yaml",
                       network_aware={"annotation_key": "my-network-preference", "label_key": "network-tier",
                                      "label_value": "high-speed"})
-    proc = cluster.run("--only", "high-speed", "--timeout", "5", lab_file=wrong)
+    proc = cluster.run("--timeout", "5", lab_file=wrong, via_invoke=True)
     out = proc.stdout
     assert proc.returncode == 1, out + proc.stderr
     assert "labelKey 'network-topology' (lab: 'network-tier')" in out
@@ -119,11 +119,14 @@ def test_wrong_label_key_leaves_the_pod_pending_and_the_table_shows_why(cluster:
     assert "miss" in row and "not bound: 0/3 nodes are available" in row
     assert "events of high-speed-1:" in out and "FailedScheduling (my-custom-scheduler): 0/3 nodes" in out
     assert "why: placement-" in out
+    # no-high-speed-node misses too: the pod is Pending, but for the scheduler's label, not the lab's
+    no_label_row = next(line for line in out.splitlines() if line.startswith("│ no-high-speed-node "))
+    assert "miss" in no_label_row and "does not name the missing label network-tier" in no_label_row
     worker_rows = [line for line in out.splitlines() if line.startswith(tuple(f"│ {w}" for w in WORKERS))]
-    assert len(worker_rows) == 2
+    assert len(worker_rows) == 4  # one explanation per miss, a row per worker
     for line in worker_rows:
         assert "NetworkAware: node(s) didn't have label network-topology=high-speed" in line
-    assert "0 passed, 1 missed" in out
+    assert "2 passed, 2 missed, 0 skipped" in out
 
 
 def test_no_scheduler_says_so_and_how_to_deploy_it(cluster: Cluster) -> None:
