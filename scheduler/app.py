@@ -72,6 +72,7 @@ class Scheduler:
         self.binder = Binder(client, self._bind_done, workers=settings.bind_workers)
         self.rng = random.Random(settings.seed)
         self._pending: dict[str, str] = {}  # key -> uid of unassigned pods that are ours
+        self._malformed: dict[str, PodSpecError] = {}  # uid -> why its spec does not parse
         self._pending_lock = threading.Lock()
         self._binding: dict[str, tuple[QueuedPod, str, float]] = {}  # uid -> (queued pod, profile, t0)
         self._stop = threading.Event()
@@ -194,10 +195,11 @@ class Scheduler:
             self._pending[key] = uid
         try:
             pod = PodInfo.from_api(obj)
+            self._malformed.pop(uid, None)
         except PodSpecError as err:
-            self._report_malformed(obj, err, name)
-            self.queue.delete(key)
-            return
+            # Queued like any pod so that only the leader reports it, from the loop, with backoff.
+            pod = _identity(obj, name, str(err))
+            self._malformed[uid] = err
         self.queue.add(pod)
 
     def handle_pod_deleted(self, obj: dict[str, Any]) -> None:
@@ -206,6 +208,7 @@ class Scheduler:
         removed = self.cache.remove_pod(uid)
         self._drop_pending(object_key(obj), uid)
         self.recorder.forget(uid)
+        self._malformed.pop(uid, None)
         if removed is not None:
             self.queue.move_all("PodDelete")  # freed capacity may fit an unschedulable pod
 
@@ -232,12 +235,6 @@ class Scheduler:
     def handle_node_deleted(self, obj: dict[str, Any]) -> None:
         self.cache.remove_node((obj.get("metadata") or {}).get("name", ""))
 
-    def _report_malformed(self, obj: dict[str, Any], err: PodSpecError, scheduler_name: str) -> None:
-        pod = _identity(obj)
-        message = f"invalid pod spec: {err.field}: {err.reason}"
-        log.warning("pod %s: %s", pod.key, message)
-        self.metrics.attempts.labels("error", scheduler_name).inc()
-        self.recorder.failed(pod, message, scheduler_name)
 
     # -- the scheduling loop ---------------------------------------------------------------------
     def _loop(self) -> None:
@@ -283,15 +280,17 @@ class Scheduler:
         profile_name = pod.scheduler_name
         profile = self.profiles[profile_name]
         start = time.perf_counter()
-        snapshot = self.cache.snapshot()
         try:
-            result = profile.schedule(pod, snapshot.nodes, self.rng)
-        except PodSpecError as err:  # e.g. a malformed annotation a plugin reads
+            malformed = self._malformed.get(pod.uid)
+            if malformed is not None:
+                raise malformed
+            result = profile.schedule(pod, self.cache.snapshot().nodes, self.rng)
+        except PodSpecError as err:  # a malformed quantity, affinity, or annotation a plugin reads
             self._observe(start, "error", profile_name)
             message = f"invalid pod spec: {err.field}: {err.reason}"
             log.warning("pod %s: %s", pod.key, message)
             self.recorder.failed(pod, message, profile_name)
-            self.queue.failed(qp, unschedulable=True)
+            self.queue.failed(qp, unschedulable=True)  # retried when the pod changes
             return
         node = result.node_name
         if node is None:
@@ -375,11 +374,14 @@ def dataclass_replace_node(pod: PodInfo, node: str | None) -> PodInfo:
     return dataclasses.replace(pod, node_name=node)
 
 
-def _identity(obj: dict[str, Any]) -> PodInfo:
-    """A PodInfo carrying only identity, for reporting on a pod whose spec does not parse."""
+def _identity(obj: dict[str, Any], scheduler_name: str, problem: str) -> PodInfo:
+    """A PodInfo carrying only identity, for queueing and reporting a pod whose spec does not parse.
+    The problem is kept where the queue looks for changes, so a different problem is reported anew
+    while updates that leave it as it was (e.g. our own status patch) do not retry the pod."""
     meta = obj.get("metadata") or {}
     return PodInfo(uid=meta.get("uid", ""), namespace=meta.get("namespace") or "default",
-                   name=meta.get("name", ""), resource_version=meta.get("resourceVersion", ""))
+                   name=meta.get("name", ""), resource_version=meta.get("resourceVersion", ""),
+                   scheduler_name=scheduler_name, annotations={"kubelab.scheduler/spec-error": problem})
 
 
 def _node_signature(info: NodeInfo | None) -> tuple | None:

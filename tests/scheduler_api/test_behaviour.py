@@ -175,9 +175,14 @@ def test_malformed_pod_reported_and_others_served(kube_api, kube_api_kubeconfig)
         kube_api.wait_for(lambda: "default/good" in kube_api.bound_pods())
         kube_api.wait_for(lambda: pod_events(kube_api, "bad-cpu", "FailedScheduling"))
         kube_api.wait_for(lambda: pod_events(kube_api, "bad-annotation", "FailedScheduling"))
+        kube_api.wait_for(lambda: (pod_condition(kube_api, "bad-cpu") or {}).get("reason") == "Unschedulable")
+        kube_api.update_pod("bad-cpu", {"metadata": {"labels": {"fixed": "no"}}})  # still malformed
+        kube_api.add_pod("good-2", cpu="100m", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: "default/good-2" in kube_api.bound_pods())
+    assert len(pod_events(kube_api, "bad-cpu", "FailedScheduling")) == 1  # same problem: not repeated
     assert "spec.containers[0].resources.requests.cpu" in pod_events(kube_api, "bad-cpu")[0]["message"]
     assert "my-network-preference" in pod_events(kube_api, "bad-annotation")[0]["message"]
-    assert set(kube_api.bound_pods()) == {"default/good"}
+    assert set(kube_api.bound_pods()) == {"default/good", "default/good-2"}
 
 
 def test_unreachable_server_at_start_is_named_and_retried(tmp_path, caplog) -> None:
