@@ -47,6 +47,13 @@ def selector_for(rtype: ResourceType, query: Query, name: str | None = None) -> 
     return Selector(parse_label_selector(query.get("labelSelector")), fields, rtype.fields)
 
 
+def int_param(query: Query, key: str) -> int:
+    try:
+        return int(query.get(key) or 0)
+    except ValueError as exc:
+        raise ApiError.bad_request(f"invalid {key} parameter: {query.get(key)!r} is not an integer") from exc
+
+
 def _strip_type(obj: Obj) -> Obj:
     """List items are served without kind/apiVersion, as the real server encodes them."""
     return {k: v for k, v in obj.items() if k != "kind" and k != "apiVersion"}
@@ -90,7 +97,7 @@ class Api:
         start_key: list[str] | None = None
         if token := query.get("continue"):
             rv, start_key = self._decode_continue(token)
-        limit = int(query.get("limit") or 0)
+        limit = int_param(query, "limit")
         out: list[Obj] = []
         remaining = 0
         last_key: list[str] | None = None

@@ -10,13 +10,14 @@ error as an event).
 from __future__ import annotations
 
 import json
+import select
 import socket
 import time
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
-from tests.kubeapi.api import WatchPlan, to_wire, watch_event
+from tests.kubeapi.api import WatchPlan, int_param, to_wire, watch_event
 from tests.kubeapi.errors import ApiError
 from tests.kubeapi.routes import Route, parse, query_bool, verb_of
 
@@ -157,7 +158,7 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
         epoch = server.store.watch_epoch
         plan = api.plan_watch(route, query)
         bookmarks = query_bool(query, "allowWatchBookmarks")
-        timeout = float(query.get("timeoutSeconds") or 0) or server.default_watch_timeout
+        timeout = int_param(query, "timeoutSeconds") or server.default_watch_timeout
         deadline = time.monotonic() + timeout
         record.finish(200)
         self.send_response(200)
@@ -212,7 +213,8 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
                     # The watch cache sends a bookmark just before a watch times out.
                     self._write_chunk(self._bookmark(plan, cursor))
                 return True
-            wait = deadline - now
+            # Wake at least every second to notice clients that went away while nothing changed.
+            wait = min(deadline - now, 1.0)
             if bookmarks:
                 wait = min(wait, server.bookmark_interval)
             changes = server.store.changes_after(cursor, wait, epoch)
@@ -238,3 +240,13 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
             elif bookmarks and time.monotonic() - last_sent >= server.bookmark_interval:
                 self._write_chunk(self._bookmark(plan, cursor))
                 last_sent = time.monotonic()
+            elif self._client_gone():
+                return True
+
+    def _client_gone(self) -> bool:
+        """True when the client closed its end (readable socket with nothing to read)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True

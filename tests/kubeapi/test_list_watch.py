@@ -230,3 +230,14 @@ def test_list_pages_with_limit_and_continue(kube_api: KubeApiServer, core_v1):
     assert [n.metadata.name for n in second.items + third.items] == ["node-2", "node-3", "node-4"]
     assert third.metadata._continue is None
     assert second.metadata.resource_version == first.metadata.resource_version
+
+
+def test_server_notices_a_watch_client_that_went_away(kube_api: KubeApiServer):
+    import socket
+    sock = socket.create_connection((kube_api.host, kube_api.port))
+    sock.sendall(f"GET /api/v1/nodes?watch=true&resourceVersion={kube_api.resource_version} HTTP/1.1\r\n"
+                 f"Host: {kube_api.host}\r\n\r\n".encode())
+    assert sock.recv(1024).startswith(b"HTTP/1.1 200 OK")
+    kube_api.wait_for(lambda: kube_api.open_watches == 1)
+    sock.close()
+    kube_api.wait_for(lambda: kube_api.open_watches == 0, timeout=10)
