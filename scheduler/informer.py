@@ -114,6 +114,10 @@ class Informer:
                 delay = self._backoff.next()
                 if err.status == 403:
                     log.error(describe_forbidden(err, "list/watch", self.resource))
+                elif err.status == 401:
+                    log.error("%s: the API server at %s rejected the credentials (401 Unauthorized): check "
+                              "the kubeconfig's user or the service account token; retrying in %.1fs",
+                              self.resource, self.client.host, delay)
                 elif err.reason == "WatchBroken":
                     log.info("%s: watch connection lost (%s); resuming from resourceVersion %s in %.1fs",
                              self.resource, err.message, self.resource_version, delay)

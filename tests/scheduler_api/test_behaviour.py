@@ -13,6 +13,7 @@ import pytest
 from scheduler.binder import BindOutcome, bind
 from scheduler.client import Client, load_configuration
 from scheduler.model import PodInfo
+from tests.kubeapi import running_server
 from tests.scheduler_api.harness import (
     SCHEDULER,
     make_scheduler,
@@ -221,3 +222,26 @@ def test_health_ready_and_metrics_endpoints(kube_api, kube_api_kubeconfig) -> No
     for name in ("scheduler_scheduling_attempt_duration_seconds_bucket", "scheduler_pending_pods{queue=\"active\"}",
                  "scheduler_binding_duration_seconds_bucket"):
         assert name in text
+
+
+def test_forbidden_list_names_the_permission_and_recovers(kube_api, kube_api_kubeconfig, caplog) -> None:
+    kube_api.add_node("n1")
+    kube_api.fail_next(1, 403, verb="list", resource="pods")
+    caplog.set_level(logging.ERROR, logger="scheduler")
+    with running_scheduler(kube_api_kubeconfig):
+        kube_api.add_pod("after-rbac-fix", cpu="100m", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: "default/after-rbac-fix" in kube_api.bound_pods())
+    assert any("needs 'list/watch' on 'pods'" in r.getMessage() for r in caplog.records)
+
+
+def test_wrong_token_is_reported_as_credentials_problem(tmp_path, caplog) -> None:
+    with running_server(token="right") as server:
+        kubeconfig = server.write_kubeconfig(tmp_path / "kc")
+        kubeconfig.write_text(kubeconfig.read_text().replace("right", "wrong"))
+        caplog.set_level(logging.ERROR, logger="scheduler")
+        sched = make_scheduler(kubeconfig)
+        sched.start()
+        try:
+            server.wait_for(lambda: any("401 Unauthorized" in r.getMessage() for r in caplog.records))
+        finally:
+            sched.stop()
