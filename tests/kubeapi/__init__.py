@@ -26,6 +26,10 @@ Without pytest::
         print(server.url)
 
 By hand: `python -m tests.kubeapi --port 8001 --kubeconfig /tmp/kc --nodes 3` (Ctrl-C stops it).
+Its own throughput: `python -m tests.kubeapi.bench_api --nodes 5000 --pods 5000`.
+
+Not served: server-side apply, dryRun, resourceVersionMatch=Exact lists of past states (lists are
+always of the current state), other resource types (deployments, services, ...).
 
 Fixtures: `kube_api` (a fresh started KubeApiServer per test), `kube_api_kubeconfig` (Path),
 `kube_api_client` (official ApiClient), `core_v1` (CoreV1Api). Context manager `running_server(**kw)`.
@@ -42,8 +46,10 @@ Served API
 - Pods: defaults (schedulerName default-scheduler, priority 0, default not-ready/unreachable
   NoExecute tolerations, status Pending + qosClass); main-resource updates keep status, /status
   keeps spec; spec changes other than images/tolerations-additions are 422 Invalid.
-  Deletion is immediate (no kubelet here to finish a graceful delete). Namespace deletion deletes
-  everything in it before returning (Terminating, then gone).
+  Deletion is immediate by default (no kubelet here to finish a graceful delete);
+  KubeApiServer(graceful_pod_deletion=True) marks bound pods with deletionTimestamp instead, and
+  finish_pod_deletion(name, ns) plays the kubelet. Namespace deletion deletes everything in it
+  before returning (Terminating, then gone).
 - One global resourceVersion; watch (`?watch=true`) from a resourceVersion streams later
   ADDED/MODIFIED/DELETED, BOOKMARK with allowWatchBookmarks (every `bookmark_interval` s without
   events and before timeout), honours timeoutSeconds; no resourceVersion or "0" starts with ADDED
@@ -66,7 +72,8 @@ Test hooks (methods of KubeApiServer; all changes bump resourceVersion and reach
   with storage one of namespaces, nodes, pods, events, configmaps, leases.
   validate=False stores a pod the real API would refuse (e.g. a malformed quantity).
   Builders: objects.make_node(...), objects.make_pod(...).
-- Reads: pods(ns), nodes(), events(ns) (core/v1 form), bound_pods() -> {"ns/name": node}.
+- Reads: pods(ns), nodes(), events(ns) (core/v1 form), bound_pods() -> {"ns/name": node},
+  terminating_pods(ns).
 - History/watches: compact_history() (later watches from older RVs get 410), drop_watches(graceful=False)
   (cuts every open watch connection; graceful=True ends the responses cleanly), open_watches,
   resource_version.
@@ -76,6 +83,8 @@ Test hooks (methods of KubeApiServer; all changes bump resourceVersion and reach
 - Counters: requests (list of RequestRecord(method, path, verb, resource, group, namespace, name,
   code)), request_count(verb, resource, namespace=, code=, method=), reset_requests().
 - wait_for(predicate, timeout=10) polls until truthy (raises TimeoutError).
+- Constructor options: KubeApiServer(host="127.0.0.1", port=0, token=None, history_limit=200_000,
+  bookmark_interval=5.0, default_watch_timeout=1800.0, graceful_pod_deletion=False).
 - KubeApiServer(token="t") requires "Authorization: Bearer t" (401 otherwise); the kubeconfig
   carries the token. Default: no authentication.
 """

@@ -9,6 +9,7 @@ import base64
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tests.kubeapi import event_conversion, strategies
@@ -70,9 +71,14 @@ class WatchPlan:
     error: ApiError | None  # sent as an ERROR event (410 Expired) instead of events
 
 
+class _DeleteNow(Exception):
+    """Raised inside a store update to fall through to an immediate delete."""
+
+
 class Api:
     def __init__(self, store: Store) -> None:
         self.store = store
+        self.graceful_pod_deletion = False
 
     # ---- reads -------------------------------------------------------------------------------
     def get(self, route: Route) -> Obj:
@@ -209,17 +215,22 @@ class Api:
 
         return to_wire(rtype, self.store.update(rtype.storage, route.namespace, route.name, mutate))
 
-    def delete(self, route: Route, options: Any) -> Obj:
+    def delete(self, route: Route, options: Any, query: Query | None = None) -> Obj:
         """Delete with optional DeleteOptions.preconditions (uid, resourceVersion).
 
-        Stand-in note: pods are removed at once. The real server deletes an unbound pod at once but
-        only marks a bound one (deletionTimestamp) until its kubelet confirms; there is no kubelet here.
+        Pods: by default removed at once (stand-in: there is no kubelet to finish a graceful delete).
+        With `graceful_pod_deletion` on, a bound, running pod is only marked (deletionTimestamp,
+        deletionGracePeriodSeconds) as the real server does (pod strategy CheckGracefulDelete,
+        https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination) and stays until
+        the test hook finish_pod_deletion() plays the kubelet; unbound pods and gracePeriodSeconds=0
+        are removed at once.
         Namespaces: marked Terminating, their content deleted, then removed, all within this call
         (the namespace controller does this asynchronously in a real cluster).
         """
         rtype = route.rtype
         assert rtype is not None and route.name is not None
-        pre = (options or {}).get("preconditions") or {} if isinstance(options, dict) else {}
+        options = options if isinstance(options, dict) else {}
+        pre = options.get("preconditions") or {}
 
         def check(current: Obj) -> None:
             meta = current["metadata"]
@@ -231,7 +242,34 @@ class Api:
 
         if rtype.storage == "namespaces":
             return self._delete_namespace(route.name, check)
+        if rtype.storage == "pods" and self.graceful_pod_deletion:
+            grace = options.get("gracePeriodSeconds")
+            if grace is None and query and query.get("gracePeriodSeconds"):
+                grace = int_param(query, "gracePeriodSeconds")
+            marked = self._mark_pod_terminating(route.namespace, route.name, grace, check)
+            if marked is not None:
+                return marked
         return to_wire(rtype, self.store.delete(rtype.storage, route.namespace, route.name, check))
+
+    def _mark_pod_terminating(self, namespace: str, name: str, grace: int | None, check: Any) -> Obj | None:
+        """Set deletionTimestamp on a bound, running pod; None when it must be deleted at once."""
+        def mark(pod: Obj) -> Obj:
+            check(pod)
+            spec, meta = pod.get("spec") or {}, pod["metadata"]
+            period = grace if grace is not None else spec.get("terminationGracePeriodSeconds", 30)
+            finished = (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+            if not spec.get("nodeName") or finished or period <= 0:
+                raise _DeleteNow()
+            if meta.get("deletionTimestamp") and meta.get("deletionGracePeriodSeconds", period) <= period:
+                return pod  # already terminating with an equal or shorter grace period
+            when = datetime.now(UTC) + timedelta(seconds=period)
+            return {**pod, "metadata": {**meta, "deletionTimestamp": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                                        "deletionGracePeriodSeconds": period}}
+
+        try:
+            return self.store.update("pods", namespace, name, mark)
+        except _DeleteNow:
+            return None
 
     def _delete_namespace(self, name: str, check: Any) -> Obj:
         current = self.store.get("namespaces", "", name)

@@ -143,7 +143,7 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
         if verb == "patch":
             return 200, api.patch(route, self.headers.get("Content-Type") or "", body)
         if verb == "delete":
-            return 200, api.delete(route, body)
+            return 200, api.delete(route, body, query)
         if verb == "deletecollection":
             return 200, api.delete_collection(route, query)
         raise ApiError.method_not_allowed(f"unsupported method {method}")

@@ -95,12 +95,14 @@ class KubeApiServer:
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, token: str | None = None,
                  history_limit: int = 200_000, bookmark_interval: float = 5.0,
-                 default_watch_timeout: float = 1800.0, user: str = "system:anonymous") -> None:
+                 default_watch_timeout: float = 1800.0, user: str = "system:anonymous",
+                 graceful_pod_deletion: bool = False) -> None:
         self.host, self.port = host, port
         self.token = token
         self.user = user
         self.store = Store(history_limit)
         self.api = Api(self.store)
+        self.api.graceful_pod_deletion = graceful_pod_deletion
         self.bookmark_interval = bookmark_interval
         self.default_watch_timeout = default_watch_timeout
         self.drop_graceful = False
@@ -402,6 +404,13 @@ class KubeApiServer:
 
     def remove_pod(self, name: str, namespace: str = "default") -> Obj:
         return self.delete_object("pods", name, namespace)
+
+    def finish_pod_deletion(self, name: str, namespace: str = "default") -> Obj:
+        """Kubelet stand-in: remove a pod that a graceful DELETE left terminating."""
+        return self.delete_object("pods", name, namespace)
+
+    def terminating_pods(self, namespace: str | None = None) -> list[Obj]:
+        return [p for p in self.pods(namespace) if p["metadata"].get("deletionTimestamp")]
 
     def pods(self, namespace: str | None = None) -> list[Obj]:
         return self.list_objects("pods", namespace)

@@ -176,3 +176,21 @@ def test_command_line_entry_point(tmp_path: Path):
     finally:
         proc.terminate()
         assert proc.wait(10) == 0
+
+
+def test_graceful_pod_deletion_mode():
+    with running_server(graceful_pod_deletion=True) as server:
+        api = client.CoreV1Api(client.ApiClient(client.Configuration(host=server.url)))
+        server.add_pod("bound", node_name="node-a")
+        server.add_pod("pending")
+        marked = api.delete_namespaced_pod("bound", "default")
+        assert marked.metadata.deletion_timestamp is not None
+        assert marked.metadata.deletion_grace_period_seconds == 30
+        assert [p["metadata"]["name"] for p in server.terminating_pods()] == ["bound"]
+        api.delete_namespaced_pod("pending", "default")  # unbound: gone at once
+        assert server.get_object("pods", "pending", "default") is None
+        server.finish_pod_deletion("bound")
+        assert server.pods() == []
+        server.add_pod("now", node_name="node-a")
+        api.delete_namespaced_pod("now", "default", grace_period_seconds=0)
+        assert server.pods() == []
