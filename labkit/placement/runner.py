@@ -14,7 +14,6 @@ One run:
 from __future__ import annotations
 
 import contextlib
-import secrets
 import signal
 import threading
 import time
@@ -39,7 +38,7 @@ from labkit.placement.explain import (
 )
 from labkit.placement.judge import MISS, PASS, SKIP, PodState, Verdict
 from labkit.placement.kube import Kube, KubeError, pod_path
-from labkit.placement.scenarios import SCENARIOS_FILE, Scenario, ScenarioSet, load_scenarios
+from labkit.placement.scenarios import SCENARIOS_FILE, PodDefaults, Scenario, ScenarioSet, load_scenarios
 from labkit.render import render
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kubelab-placement"}
@@ -124,6 +123,19 @@ class RunReport:
         return EXIT_MISS if any(r.verdict.verdict == MISS for r in self.results) else EXIT_OK
 
 
+def render_pod(defaults: PodDefaults, name: str, namespace: str, scenario: str, annotations: dict[str, str],
+               scheduler_name: str) -> dict[str, Any]:
+    """One test pod from templates/placement/pod.yaml.j2."""
+    text = render("placement/pod.yaml.j2", name=name, namespace=namespace,
+                  labels={**MANAGED_BY, SCENARIO_LABEL: scenario}, annotations=annotations,
+                  scheduler_name=scheduler_name, image=defaults.image, cpu=defaults.cpu, memory=defaults.memory)
+    return yaml.safe_load(text)
+
+
+def render_namespace() -> dict[str, Any]:
+    return yaml.safe_load(render("placement/namespace.yaml.j2", prefix=NAMESPACE_PREFIX, labels=MANAGED_BY))
+
+
 # ------------------------------------------------------------------------------------------- signals
 
 
@@ -191,13 +203,8 @@ class Runner:
             time.sleep(self.options.poll)
 
     def pod_manifest(self, name: str, scenario: str, *, high_speed: bool, scheduler_name: str) -> dict[str, Any]:
-        defaults = self.scenarios.pod
-        text = render("placement/pod.yaml.j2", name=name, namespace=self.namespace,
-                      labels={**MANAGED_BY, SCENARIO_LABEL: scenario},
-                      annotations={self.annotation_key: self.label_value} if high_speed else {},
-                      scheduler_name=scheduler_name, image=defaults.image, cpu=defaults.cpu,
-                      memory=defaults.memory)
-        return yaml.safe_load(text)
+        annotations = {self.annotation_key: self.label_value} if high_speed else {}
+        return render_pod(self.scenarios.pod, name, self.namespace, scenario, annotations, scheduler_name)
 
     def create_pods(self, scenario: Scenario, count: int, scheduler_name: str | None = None) -> list[str]:
         names = []
@@ -448,13 +455,23 @@ class Runner:
     # ------------------------------------------------------------------------------------------- run
 
     def create_namespace(self) -> str:
-        body = yaml.safe_load(render("placement/namespace.yaml.j2", prefix=NAMESPACE_PREFIX, labels=MANAGED_BY))
-        if "generateName" not in body["metadata"]:  # pragma: no cover - the template always sets it
-            body["metadata"]["name"] = NAMESPACE_PREFIX + secrets.token_hex(3)
-        created = self.kube.create("/api/v1/namespaces", body)
+        created = self.kube.create("/api/v1/namespaces", render_namespace())
         self.namespace = created["metadata"]["name"]
         self.changes.namespace = self.namespace
+        self.ensure_default_service_account()
         return self.namespace
+
+    def ensure_default_service_account(self) -> None:
+        """Pod admission refuses pods until the namespace's `default` ServiceAccount exists; the
+        controller-manager creates it a moment after the namespace (never, on an API server without one),
+        so create it ourselves. AlreadyExists means the controller was first; NotFound, that this API
+        server does not serve ServiceAccounts (and so does not require them)."""
+        body = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}}
+        try:
+            self.kube.create(f"/api/v1/namespaces/{self.namespace}/serviceaccounts", body)
+        except KubeError as err:
+            if err.status not in (404, 409):
+                raise
 
     def run(self, report: RunReport) -> None:
         scenarios = self.scenarios.selected(self.options.include_restart, self.options.only)
