@@ -81,7 +81,7 @@ Test hooks (methods of KubeApiServer; all changes bump resourceVersion and reach
   reason=, retry_after=) answers the next matching requests with that Status (403 gets the RBAC
   wording), clear_failures().
 - Counters: requests (list of RequestRecord(method, path, verb, resource, group, namespace, name,
-  code)), request_count(verb, resource, namespace=, code=, method=), reset_requests().
+  code)), request_count(verb, resource, namespace=, code=, method=, path=regex), reset_requests().
 - wait_for(predicate, timeout=10) polls until truthy (raises TimeoutError).
 - Constructor options: KubeApiServer(host="127.0.0.1", port=0, token=None, history_limit=200_000,
   bookmark_interval=5.0, default_watch_timeout=1800.0, graceful_pod_deletion=False).

@@ -271,11 +271,14 @@ class KubeApiServer:
             return list(self._hooks.records)
 
     def request_count(self, verb: str | None = None, resource: str | None = None, *,
-                      namespace: str | None = None, code: int | None = None, method: str | None = None) -> int:
+                      namespace: str | None = None, code: int | None = None, method: str | None = None,
+                      path: str | None = None) -> int:
+        """Requests seen so far matching every given filter (`path` is a regex searched in the URL path)."""
+        path_re = re.compile(path) if path else None
         return sum(1 for r in self.requests
                    if (verb is None or r.verb == verb) and (resource is None or r.resource == resource)
                    and (namespace is None or r.namespace == namespace) and (code is None or r.code == code)
-                   and (method is None or r.method == method))
+                   and (method is None or r.method == method) and (path_re is None or path_re.search(r.path)))
 
     def reset_requests(self) -> None:
         with self._lock:

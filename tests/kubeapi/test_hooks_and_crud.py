@@ -194,3 +194,17 @@ def test_graceful_pod_deletion_mode():
         server.add_pod("now", node_name="node-a")
         api.delete_namespaced_pod("now", "default", grace_period_seconds=0)
         assert server.pods() == []
+
+
+def test_injected_gone_and_counters_by_path(kube_api: KubeApiServer, core_v1):
+    kube_api.fail_next(1, 410, path=r"^/api/v1/namespaces/default/pods$", method="GET")
+    with pytest.raises(client.ApiException) as info:
+        core_v1.list_namespaced_pod("default")
+    body = json.loads(info.value.body)
+    assert (info.value.status, body["reason"], body["code"]) == (410, "Gone", 410)
+    core_v1.list_namespaced_pod("default")
+    core_v1.list_namespaced_pod("kube-system")
+    assert kube_api.request_count(path=r"/namespaces/default/pods$") == 2
+    assert kube_api.request_count("list", "pods", code=200) == 2
+    kube_api.reset_requests()
+    assert kube_api.requests == []
