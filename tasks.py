@@ -17,13 +17,14 @@ from rich.table import Table
 
 from labkit import cluster, doctor, lifecycle
 from labkit.console import console, fail, step
-from labkit.definition import DEFAULT_LAB_FILE, Lab, LabError, load_lab
+from labkit.definition import DEFAULT_LAB_FILE, Lab, LabError, load_lab, with_changes
 from labkit.inventory import InventoryMissing
 from labkit.paths import LabPaths
+from labkit.provision import ProvisionError
 from labkit.vagrant import ToolMissing, VagrantFailed, VagrantLab
 
 LAB_HELP = {"lab": "lab definition file (default: lab.yaml, or $KUBELAB_FILE)"}
-USER_ERRORS = (LabError, ToolMissing, VagrantFailed, InventoryMissing)
+USER_ERRORS = (LabError, ToolMissing, VagrantFailed, InventoryMissing, ProvisionError)
 
 
 def _lab_file(lab: str | None) -> Path:
@@ -46,13 +47,29 @@ def _load(lab: str | None) -> tuple[Lab, Path]:
         return load_lab(path), path
 
 
-@task(help=LAB_HELP | {"provision": "provision the machines after they are up (default: yes)"})
-def up(c, lab=None, provision=True):
+UP_HELP = LAB_HELP | {
+    "provision": "provision the machines to a Ready cluster after they are up (default: yes)",
+    "inventory": ("provision the hosts of this pyinfra inventory over SSH instead of Vagrant VMs (real machines; "
+                  "start from inventory/ssh-example.py)"),
+    "package-source": ("override kubernetes.package_source for this run: a mirror URL or file:///dir/ holding a "
+                       "flat apt repository with kubeadm, kubelet and kubectl (air-gapped labs)"),
+    "timeout": "seconds to wait for nodes, Calico and CoreDNS to become ready (default: 900)",
+}
+
+
+@task(help=UP_HELP)
+def up(c, lab=None, provision=True, inventory=None, package_source=None, timeout=900):
     """Bring the lab up: machines, then provisioning to a Ready cluster. Safe to run again."""
     definition, path = _load(lab)
     with _user_errors():
-        lifecycle.bring_up_machines(definition, path)
-    console.print(f"[green]machines up[/]: SSH details in {LabPaths.for_lab(definition.name).ssh_details}")
+        if package_source:
+            definition = with_changes(definition, {"kubernetes.package_source": package_source},
+                                      source="--package-source")
+        if inventory is None:
+            lifecycle.bring_up_machines(definition, path)
+        if provision:
+            kubeconfig = lifecycle.provision(definition, path, inventory, timeout=float(timeout))
+            console.print(f"[green]cluster {definition.name} is ready[/]: export KUBECONFIG={kubeconfig}")
 
 
 @task(help=LAB_HELP)

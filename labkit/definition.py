@@ -410,7 +410,8 @@ def _pydantic_problems(err: ValidationError) -> list[str]:
             problems.append(f"{path}: required but missing")
         else:
             msg = e["msg"].removeprefix("Value error, ")
-            problems.append(f"{path}: {msg} (got {e.get('input')!r})")
+            got = "" if "(got" in msg else f" (got {e.get('input')!r})"
+            problems.append(f"{path}: {msg}{got}")
     return problems
 
 
@@ -426,6 +427,18 @@ def parse_lab(data: object, source: str = "<lab>",
     if problems:
         raise LabError(source, problems)
     return lab
+
+
+def with_changes(lab: Lab, changes: dict[str, object], source: str = "<override>") -> Lab:
+    """The lab with dotted fields replaced (``{"kubernetes.package_source": url}``), validated again."""
+    data = lab.model_dump(mode="json")
+    for dotted, value in changes.items():
+        *parents, leaf = dotted.split(".")
+        target = data
+        for key in parents:
+            target = target[key]
+        target[leaf] = value
+    return parse_lab(data, source)
 
 
 def load_lab(path: str | Path | None = None,

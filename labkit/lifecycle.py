@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 from labkit.console import step, tool_line
 from labkit.definition import Lab
+from labkit.inventory import pyinfra_inventory, recorded_groups
 from labkit.paths import LabPaths
 from labkit.vagrant import VagrantLab, require_tools
 
@@ -31,3 +33,19 @@ def tear_down(lab: Lab, lab_file: Path) -> None:
     if paths.state_dir.exists():
         step(f"removing {paths.state_dir} (exported kubeconfig, SSH details, Vagrant state)")
         shutil.rmtree(paths.state_dir)
+
+
+def provision(lab: Lab, lab_file: Path, inventory: str | None, timeout: float) -> Path:
+    """Provision the Vagrant machines (or the hosts of a pyinfra inventory file) to a Ready cluster."""
+    from labkit import provision as provisioning  # pyinfra is slow to import: only when provisioning
+
+    if inventory is None:
+        target = pyinfra_inventory(recorded_groups(lab))
+        where = "the lab's machines"
+    else:
+        # Inventory files read the lab definition named by KUBELAB_FILE: make it this one.
+        os.environ["KUBELAB_FILE"] = str(lab_file)
+        target, where = inventory, inventory
+    step(f"provisioning {where}: containerd, Kubernetes {lab.kubernetes.version}, kubeadm, Calico, join")
+    report = provisioning.run(lab, target, timeout=timeout, echo=tool_line)
+    return report.kubeconfig

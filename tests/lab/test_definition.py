@@ -117,3 +117,14 @@ def test_missing_file_says_how_to_fix(tmp_path):
 
 def test_not_a_mapping():
     assert "expected a mapping" in problems_of(["a", "b"])[0]
+
+
+def test_with_changes_revalidates(data):
+    from labkit.definition import with_changes
+
+    lab = parse_lab(data, allowed_ranges=VBOX_DEFAULT)
+    mirror = with_changes(lab, {"kubernetes.package_source": "file:///srv/kube-debs/"})
+    assert mirror.kubernetes.package_url == "file:///srv/kube-debs/"
+    assert lab.kubernetes.package_source != mirror.kubernetes.package_source  # the original is untouched
+    with pytest.raises(LabError, match="network.pod_cidr"):
+        with_changes(lab, {"network.pod_cidr": "192.168.56.0/24"})

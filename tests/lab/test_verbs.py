@@ -60,3 +60,15 @@ def test_every_verb_validates_the_lab_first(verb, tmp_path):
     bad.write_text("name: x\nnodes: []\nbogus: 1\n")
     proc = run(verb, "--lab", str(bad))
     assert proc.returncode == 2 and "bogus: unknown key" in proc.stderr
+
+
+def test_package_source_override_is_validated_before_anything_runs():
+    proc = run("up", "--package-source", "ftp://mirror.example/")
+    assert proc.returncode == 2
+    assert "kubernetes.package_source" in proc.stderr and "--package-source" in proc.stderr
+
+
+def test_up_help_explains_package_source_and_ssh_inventory():
+    out = run("up", "--help").stdout
+    assert "--package-source" in out and "air-gapped" in out
+    assert "--inventory" in out and "inventory/ssh-example.py" in out
