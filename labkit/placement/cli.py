@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from labkit.definition import DEFAULT_LAB_FILE, Lab, LabError, load_lab
 from labkit.paths import LabPaths
@@ -43,17 +44,16 @@ def execute(lab: Lab, options: Options, *, json_output: bool = False, out: Conso
     out = out or Console(highlight=False, width=_width())
     err = err or Console(stderr=True, highlight=False, width=_width())
 
-    def echo(line: str) -> None:
-        if not json_output:
-            err.print(f"[bold cyan]==>[/] {line}")
+    def echo(line: str) -> None:  # progress goes to stderr, so stdout holds only the report (or JSON)
+        err.print(f"[bold cyan]==>[/] {escape(line)}")
 
     try:
         report = run(lab, options, echo)
     except USER_ERRORS as problem:
-        err.print(f"[bold red]error:[/] {problem}")
+        err.print(f"[bold red]error:[/] {escape(str(problem))}")
         return EXIT_ERROR
     except KeyboardInterrupt:
-        err.print("[yellow]interrupted[/]: the run's pods, namespace and node labels were cleaned up")
+        err.print("[yellow]interrupted[/]: stopped after undoing the run's changes (cleanup lines above)")
         return EXIT_INTERRUPTED
     if json_output:
         print(to_json(report), file=out.file)

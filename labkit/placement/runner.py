@@ -526,9 +526,13 @@ def run(lab: Lab, options: Options, echo: Echo = lambda _line: None) -> RunRepor
         report = RunReport(lab.name, kube.where, lab.scheduler.name, config_source=config.source)
         report.warnings = check_lab_against_cluster(lab, nodes, config)
         runner = Runner(lab, kube, config, options, echo)
+        interrupted = False
         try:
             with sigterm_as_interrupt():
                 runner.run(report)
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
         except KubeError as err:
             report.problem = f"the run stopped on an API error: {err}"
             report.problem_exit = EXIT_ERROR
@@ -540,6 +544,9 @@ def run(lab: Lab, options: Options, echo: Echo = lambda _line: None) -> RunRepor
                 report.cleanup = done
                 report.warnings.extend(problems)
                 report.seconds = time.monotonic() - started
+                if interrupted:  # no report will be printed: say what was undone (or could not be)
+                    for line in [*done, *problems, *report.kept]:
+                        echo(f"cleanup: {line}")
         return report
     finally:
         kube.close()

@@ -231,8 +231,24 @@ def test_interrupt_cleans_up(cluster: Cluster, deployed: DeploymentStandIn, sign
             proc.kill()
     assert proc.returncode == 130, err
     assert "interrupted" in err
+    assert "cleanup: restored node labels: k8s-worker-01 network-topology (unset)" in err
+    assert "cleanup: deleted namespace placement-" in err
     assert cluster.placement_namespaces() == []
     assert cluster.node_labels() == labels_before
+
+
+def test_unreachable_api_server_is_one_message(cluster: Cluster, tmp_path: Path) -> None:
+    dead = tmp_path / "dead-kubeconfig"
+    dead.write_text(cluster.kubeconfig.read_text().replace(cluster.server.url, "http://127.0.0.1:9"))
+    proc = cluster.run("--kubeconfig", str(dead))
+    assert proc.returncode == 2
+    assert "cannot reach the API server at http://127.0.0.1:9" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_missing_kubeconfig_says_how_to_get_one(cluster: Cluster, tmp_path: Path) -> None:
+    proc = cluster.run("--kubeconfig", str(tmp_path / "nope"))
+    assert proc.returncode == 2
+    assert "no such kubeconfig" in proc.stderr and "./lab up" in proc.stderr
 
 
 def test_bad_scenarios_file_names_the_field(cluster: Cluster, tmp_path: Path) -> None:
