@@ -1,10 +1,6 @@
 """Fixtures for the image suite: a local base image, private buildah storage, a private containerd.
 
-The public base (python:3.12-slim by digest) cannot be pulled on these machines, so the base is made
-locally: a Debian bookworm minbase from debootstrap plus Debian's python3, python3-venv and
-python-is-python3, committed into a buildah store of the test's own. That base is a stand-in for the
-public one; everything after it (the Containerfile, the wheels, buildah, the docker-archive, containerd's
-import and runc) is the real thing.
+See tests/image/base.py for the stand-in base image.
 """
 
 from __future__ import annotations
@@ -20,66 +16,22 @@ from pathlib import Path
 import pytest
 
 from labkit.image import BaseImage, Builder
-
-BASE_PACKAGES = "python3,python3-venv,python-is-python3,ca-certificates"
-BASE_REF = "localhost/kubelab-test-base:bookworm"
-MIRROR = os.environ.get("KUBELAB_DEBIAN_MIRROR", "http://deb.debian.org/debian")
-TOOLS = ("buildah", "containerd", "ctr", "runc", "debootstrap")
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"image suite cannot run under CI: {reason} (scripts/install-test-deps.sh installs the tools)")
-    pytest.skip(reason)
+from tests.image.base import check_image_tools, debian_python_base, private_buildah, run
 
 
 @pytest.fixture(scope="session")
 def image_tools() -> None:
-    if os.geteuid() != 0:
-        _unavailable("needs root (buildah, containerd and runc manage mounts and cgroups)")
-    missing = [tool for tool in TOOLS if not shutil.which(tool)]
-    if missing:
-        _unavailable(f"missing tools: {', '.join(missing)}")
-
-
-def _run(cmd: list[str], **kwargs) -> str:
-    result = subprocess.run(cmd, check=False, capture_output=True, text=True, **kwargs)
-    if result.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
-    return result.stdout
+    check_image_tools()
 
 
 @pytest.fixture(scope="session")
 def buildah(image_tools: None, tmp_path_factory: pytest.TempPathFactory) -> Builder:
-    """buildah with its own storage; overlay when the kernel allows it here, else vfs."""
-    root = tmp_path_factory.mktemp("buildah")
-    for driver in ("overlay", "vfs"):
-        args = ("--root", str(root / driver / "root"), "--runroot", str(root / driver / "run"),
-                "--storage-driver", driver)
-        if subprocess.run(["buildah", *args, "info"], check=False, capture_output=True).returncode == 0:
-            return Builder("buildah", args)
-    pytest.fail("buildah works with neither the overlay nor the vfs storage driver here")
+    return private_buildah(tmp_path_factory.mktemp("buildah"))
 
 
 @pytest.fixture(scope="session")
 def local_base(buildah: Builder, tmp_path_factory: pytest.TempPathFactory) -> BaseImage:
-    """Debian bookworm + python3 from debootstrap, committed as BASE_REF in the test's buildah store."""
-    rootfs = tmp_path_factory.mktemp("base") / "rootfs"
-    _run(["debootstrap", "--variant=minbase", f"--include={BASE_PACKAGES}", "bookworm", str(rootfs), MIRROR])
-    shutil.rmtree(rootfs / "var" / "cache" / "apt" / "archives", ignore_errors=True)
-    b = ["buildah", *buildah.global_args]
-    container = _run([*b, "from", "scratch"]).strip()
-    try:
-        mount = _run([*b, "mount", container]).strip()
-        _run(["cp", "-a", f"{rootfs}/.", mount])
-        _run([*b, "umount", container])
-        _run([*b, "config", "--env", "PATH=/usr/local/bin:/usr/bin:/bin", container])
-        _run([*b, "commit", "--quiet", container, BASE_REF])
-    finally:
-        subprocess.run([*b, "rm", container], check=False, capture_output=True)
-    version = _run(["chroot", str(rootfs), "python3", "-c",
-                    "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')"]).strip()
-    return BaseImage(BASE_REF, version)
+    return debian_python_base(buildah, tmp_path_factory.mktemp("base"))
 
 
 @dataclass
@@ -89,7 +41,7 @@ class Containerd:
     socket: Path
 
     def ctr(self, *args: str, timeout: float = 300) -> str:
-        return _run(["ctr", "--address", str(self.socket), "--namespace", "k8s.io", *args], timeout=timeout)
+        return run(["ctr", "--address", str(self.socket), "--namespace", "k8s.io", *args], timeout=timeout)
 
 
 @pytest.fixture

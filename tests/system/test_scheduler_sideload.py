@@ -1,0 +1,91 @@
+"""Side-loading the scheduler image onto the lxc lab's nodes for real, twice.
+
+Real: the image built by buildah on this host (tests/image/base.py: on a STAND-IN base, Debian bookworm +
+Debian's python3 from debootstrap, because the pinned public python:3.12-slim cannot be pulled here), the
+docker-archive uploaded over SSH by pyinfra (deploys/scheduler_image.py through
+labkit.scheduler_deploy.side_load), `ctr -n k8s.io images import` by the containerd installed from
+Debian inside each lxc machine, and the check that containerd's k8s.io namespace (what the kubelet's CRI
+reads) holds the image under its reference with the right image ID. The second run must skip both nodes.
+
+Not here: running the image in the machines (lxc machines cannot run containers on these hosts, see
+DESIGN.md), and the kubelet itself (none can run here); tests/image/ runs the image with runc on the host.
+If the provisioning test has not installed containerd in the machines yet, this test installs Debian's
+containerd through an apt relay on the host (test setup, not the product).
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+
+import pytest
+
+from labkit.image import BuiltImage, build_image
+from labkit.inventory import pyinfra_inventory
+from labkit.scheduler_deploy import side_load
+from tests.deploys.http_servers import serve_apt_relay
+from tests.image.base import check_image_tools, debian_python_base, private_buildah
+from tests.system.conftest import TIMINGS, RunningLab
+
+pytestmark = pytest.mark.system
+
+
+def on(state, node: str, command: str) -> str:
+    host = state.inventory.get_host(node)
+    ok, output = host.run_shell_command(command, _sudo=True)
+    assert ok, f"{node}: `{command}` failed: {output.stderr}"
+    return output.stdout
+
+
+def ensure_containerd(lxc_lab: RunningLab) -> None:
+    """Debian's containerd in every machine (test setup when provisioning has not run in this session)."""
+    state = lxc_lab.pyinfra_state()
+    missing = [h.name for h in state.inventory if not h.run_shell_command("command -v ctr")[0]]
+    if not missing:
+        return
+    relay = serve_apt_relay(str(lxc_lab.host_address.ip))
+    proxy = f"-o Acquire::http::Proxy=http://{lxc_lab.host_address.ip}:{relay.port}/"
+    try:
+        for node in missing:
+            on(state, node, f"apt-get {proxy} update -q && DEBIAN_FRONTEND=noninteractive "
+                            f"apt-get {proxy} install -y -q --no-install-recommends containerd")
+            on(state, node, "systemctl start containerd && ctr version")
+    finally:
+        relay.stop()
+
+
+@pytest.fixture(scope="module")
+def image(tmp_path_factory) -> BuiltImage:
+    check_image_tools()
+    builder = private_buildah(tmp_path_factory.mktemp("buildah"))
+    base = debian_python_base(builder, tmp_path_factory.mktemp("base"))
+    started = time.monotonic()
+    built = build_image(tmp_path_factory.mktemp("images"), base=base, builder=builder, log=lambda line: None)
+    TIMINGS["scheduler image build (buildah, context + wheels + build)"] = time.monotonic() - started
+    return built
+
+
+def test_side_load_imports_on_every_node_then_skips_them(lxc_lab: RunningLab, image: BuiltImage) -> None:
+    ensure_containerd(lxc_lab)
+    nodes = sorted(node.name for node in lxc_lab.lab.nodes)
+    outcomes, seconds = [], []
+    for attempt in ("first", "second"):
+        lines: list[str] = []
+        started = time.monotonic()
+        outcomes.append(side_load(pyinfra_inventory(lxc_lab.groups()), image, echo=lines.append))
+        seconds.append(time.monotonic() - started)
+        TIMINGS[f"side-load to {len(nodes)} nodes, {attempt} run"] = seconds[-1]
+
+    assert outcomes[0] == dict.fromkeys(nodes, "imported")
+    assert outcomes[1] == dict.fromkeys(nodes, "present")
+
+    state = lxc_lab.pyinfra_state()
+    name = shlex.quote(f"name=={image.ref}")
+    for node in nodes:
+        listing = on(state, node, f"ctr -n k8s.io images ls {name}")
+        assert image.ref in listing, f"{node}: {image.ref} missing from containerd's k8s.io namespace"
+        digest = listing.splitlines()[1].split()[2]
+        manifest = on(state, node, f"ctr -n k8s.io content get {digest}")
+        assert image.image_id in manifest, f"{node}: {image.ref} has another config than {image.image_id}"
+        # the upload is removed after the import
+        assert on(state, node, "ls -A /var/lib/kubelab/images").strip() == ""
