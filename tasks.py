@@ -72,6 +72,28 @@ def up(c, lab=None, provision=True, inventory=None, package_source=None, timeout
             console.print(f"[green]cluster {definition.name} is ready[/]: export KUBECONFIG={kubeconfig}")
 
 
+@task(help=LAB_HELP | {
+    "kubeconfig": "cluster to deploy to (default: the lab's exported kubeconfig)",
+    "render-only": "write the manifests that would be applied to this directory and stop",
+    "inventory": "side-load onto the hosts of this pyinfra inventory instead of the lab's VMs",
+    "timeout": "seconds to wait for the scheduler's rollout (default: 300)",
+})
+def deploy_scheduler(c, lab=None, kubeconfig=None, render_only=None, inventory=None, timeout=300):
+    """Build the scheduler image, side-load it into every node, apply its config and manifests, wait."""
+    from labkit import scheduler_deploy
+    from labkit.image import ImageError
+
+    definition, _ = _load(lab)
+    step("deploy-scheduler")
+    try:
+        scheduler_deploy.run_verb(definition, Path(kubeconfig) if kubeconfig else None,
+                                  Path(render_only) if render_only else None, inventory, float(timeout),
+                                  echo=console.print)
+    except (scheduler_deploy.DeployError, ImageError, InventoryMissing) as err:
+        fail(str(err))
+        raise Exit(code=2) from None
+
+
 @task(help=LAB_HELP)
 def down(c, lab=None):
     """Destroy the lab's machines and remove its state and exported kubeconfig from the host."""

@@ -392,34 +392,51 @@ def deploy_scheduler(lab: Lab, kubeconfig: Path, inventory: Any, image_dir: Path
     return {"image": image, "nodes": nodes, "side_load_seconds": side_load_seconds, "applied": applied}
 
 
+def lab_inventory(lab: Lab, inventory_file: str | Path | None = None) -> Any:
+    """The lab's machines as recorded by `up`, or the hosts of a pyinfra inventory file (real machines)."""
+    if inventory_file:
+        from pyinfra_cli.inventory import make_inventory  # the CLI's loader reads inventory files
+
+        return make_inventory(str(inventory_file))
+    from labkit.inventory import pyinfra_inventory, recorded_groups
+
+    return pyinfra_inventory(recorded_groups(lab))
+
+
+def run_verb(lab: Lab, kubeconfig: Path | None = None, render_only: Path | None = None,
+             inventory_file: str | Path | None = None, timeout: float = 300, echo: Echo = print) -> None:
+    """What `invoke deploy-scheduler` and `python -m labkit.scheduler_deploy` do."""
+    from labkit.image import image_ref
+    from labkit.paths import LabPaths
+
+    if render_only:
+        for path in write_manifests(render_manifests(lab, image_ref(lab.scheduler.image)), render_only):
+            echo(f"wrote {path}")
+        return
+    paths = LabPaths.for_lab(lab.name)
+    deploy_scheduler(lab, kubeconfig or paths.kubeconfig, lab_inventory(lab, inventory_file),
+                     paths.state_dir / "images", timeout, echo)
+
+
 def main(argv: list[str] | None = None, echo: Echo = print) -> int:
     parser = argparse.ArgumentParser(prog="python -m labkit.scheduler_deploy",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--lab", type=Path, help="lab definition (default: lab.yaml)")
     parser.add_argument("--kubeconfig", type=Path, help="default: the lab's exported .lab/<name>/kubeconfig")
+    parser.add_argument("--inventory", help="pyinfra inventory file of real machines (default: the lab's VMs)")
     parser.add_argument("--render-only", type=Path, metavar="DIR",
                         help="write the manifests that would be applied to DIR and stop")
     parser.add_argument("--timeout", type=float, default=300, help="seconds to wait for the rollout")
     args = parser.parse_args(argv)
+    from labkit.image import ImageError
+    from labkit.inventory import InventoryMissing
+
     try:
-        lab = load_lab(args.lab)
+        run_verb(load_lab(args.lab), args.kubeconfig, args.render_only, args.inventory, args.timeout, echo)
     except LabError as err:
         print(err, file=sys.stderr)
         return 2
-    from labkit.image import ImageError, image_ref
-    from labkit.paths import LabPaths
-
-    try:
-        if args.render_only:
-            for path in write_manifests(render_manifests(lab, image_ref(lab.scheduler.image)), args.render_only):
-                echo(f"wrote {path}")
-            return 0
-        from labkit.inventory import pyinfra_inventory, recorded_groups
-
-        paths = LabPaths.for_lab(lab.name)
-        deploy_scheduler(lab, args.kubeconfig or paths.kubeconfig, pyinfra_inventory(recorded_groups(lab)),
-                         paths.state_dir / "images", args.timeout, echo)
-    except (DeployError, ImageError) as err:
+    except (DeployError, ImageError, InventoryMissing) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     return 0
