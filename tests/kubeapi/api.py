@@ -8,17 +8,18 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tests.kubeapi import event_conversion, strategies
-from tests.kubeapi.errors import ApiError, success_body
+from tests.kubeapi.binding import bind_pod
+from tests.kubeapi.errors import ApiError
 from tests.kubeapi.kinds import ResourceType, storage_type
 from tests.kubeapi.patches import apply_patch
-from tests.kubeapi.routes import Route, query_bool
-from tests.kubeapi.selectors import Selector, parse_field_selector, parse_label_selector
-from tests.kubeapi.store import Change, Obj, Store, now_rfc3339
+from tests.kubeapi.routes import Route, int_param
+from tests.kubeapi.selectors import selector_for
+from tests.kubeapi.store import Obj, Store, now_rfc3339
+from tests.kubeapi.watching import WatchPlan, plan_watch
 
 Query = Mapping[str, str]
 # Types whose strategy refuses a PUT without metadata.resourceVersion
@@ -34,41 +35,9 @@ def from_wire(rtype: ResourceType, obj: Obj) -> Obj:
     return event_conversion.to_core(obj) if rtype.group == "events.k8s.io" else obj
 
 
-def _precondition_failed(rtype: ResourceType, name: str, what: str, want: str, have: str) -> ApiError:
-    # storage.NewInvalidObjError from checkPreconditions, turned into a Conflict by InterpretUpdateError.
-    return ApiError.conflict(rtype.plural, name,
-                             f"Precondition failed: {what} in precondition: {want}, {what} in object meta: {have}",
-                             rtype.group)
-
-
-def selector_for(rtype: ResourceType, query: Query, name: str | None = None) -> Selector:
-    fields = parse_field_selector(query.get("fieldSelector"), rtype.fields)
-    if name is not None:
-        fields = fields + parse_field_selector(f"metadata.name={name}", rtype.fields)
-    return Selector(parse_label_selector(query.get("labelSelector")), fields, rtype.fields)
-
-
-def int_param(query: Query, key: str) -> int:
-    try:
-        return int(query.get(key) or 0)
-    except ValueError as exc:
-        raise ApiError.bad_request(f"invalid {key} parameter: {query.get(key)!r} is not an integer") from exc
-
-
 def _strip_type(obj: Obj) -> Obj:
     """List items are served without kind/apiVersion, as the real server encodes them."""
     return {k: v for k, v in obj.items() if k != "kind" and k != "apiVersion"}
-
-
-@dataclass(slots=True)
-class WatchPlan:
-    rtype: ResourceType
-    namespace: str
-    selector: Selector
-    start_rv: int
-    initial: list[Obj]
-    initial_events_end: bool  # sendInitialEvents=true: end the initial list with an annotated bookmark
-    error: ApiError | None  # sent as an ERROR event (410 Expired) instead of events
 
 
 class _DeleteNow(Exception):
@@ -98,7 +67,7 @@ class Api:
         """
         rtype = route.rtype
         assert rtype is not None
-        selector = selector_for(rtype, query)
+        selector = selector_for(rtype.fields, query)
         items, rv = self.store.list(rtype.storage, route.namespace or None)
         start_key: list[str] | None = None
         if token := query.get("continue"):
@@ -138,23 +107,13 @@ class Api:
         return rv, start
 
     # ---- writes ------------------------------------------------------------------------------
-    def _require_namespace(self, namespace: str) -> None:
-        """NamespaceLifecycle admission: no new content in a missing or terminating namespace."""
-        ns = self.store.get("namespaces", "", namespace)
-        if ns is None:
-            raise ApiError.not_found("namespaces", namespace)
-        if (ns.get("status") or {}).get("phase") == "Terminating":
-            raise ApiError.forbidden("namespaces", namespace,
-                                     f"unable to create new content in namespace {namespace} because it is "
-                                     "being terminated")
-
     def create(self, route: Route, body: Any) -> Obj:
         rtype = route.rtype
         assert rtype is not None
         if not isinstance(body, dict):
             raise ApiError.bad_request(f"the body of the request is not a {rtype.kind} object")
         if rtype.namespaced:
-            self._require_namespace(route.namespace)
+            strategies.require_namespace(self.store, route.namespace)
         if rtype.group == "events.k8s.io":
             meta = {**(body.get("metadata") or {}), "namespace": route.namespace}
             strategies.validate_events_v1_create({**body, "metadata": meta})
@@ -198,7 +157,7 @@ class Api:
             raise ApiError.modified(rtype.plural, name, rtype.group)
         uid = meta.get("uid")
         if uid and uid != old_meta.get("uid"):
-            raise _precondition_failed(rtype, name, "UID", uid, old_meta.get("uid", ""))
+            raise ApiError.precondition_failed(rtype.plural, name, "UID", uid, old_meta.get("uid", ""), rtype.group)
 
     def patch(self, route: Route, content_type: str, patch: Any) -> Obj:
         rtype = route.rtype
@@ -235,10 +194,12 @@ class Api:
         def check(current: Obj) -> None:
             meta = current["metadata"]
             if pre.get("uid") and pre["uid"] != meta.get("uid"):
-                raise _precondition_failed(rtype, route.name or "", "UID", pre["uid"], meta.get("uid", ""))
+                raise ApiError.precondition_failed(rtype.plural, route.name or "", "UID", pre["uid"],
+                                                   meta.get("uid", ""), rtype.group)
             if pre.get("resourceVersion") and pre["resourceVersion"] != meta.get("resourceVersion"):
-                raise _precondition_failed(rtype, route.name or "", "ResourceVersion", pre["resourceVersion"],
-                                           meta.get("resourceVersion", ""))
+                raise ApiError.precondition_failed(rtype.plural, route.name or "", "ResourceVersion",
+                                                   pre["resourceVersion"], meta.get("resourceVersion", ""),
+                                                   rtype.group)
 
         if rtype.storage == "namespaces":
             return self._delete_namespace(route.name, check)
@@ -297,7 +258,7 @@ class Api:
     def delete_collection(self, route: Route, query: Query) -> Obj:
         rtype = route.rtype
         assert rtype is not None
-        selector = selector_for(rtype, query)
+        selector = selector_for(rtype.fields, query)
         items, _ = self.store.list(rtype.storage, route.namespace or None)
         deleted = []
         for obj in items:
@@ -311,133 +272,9 @@ class Api:
         return {"kind": rtype.list_kind, "apiVersion": rtype.api_version,
                 "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": deleted}
 
-    # ---- pods/binding ------------------------------------------------------------------------
+    # ---- pods/binding and watch: see binding.py and watching.py ------------------------------
     def bind(self, route: Route, body: Any) -> Obj:
-        """POST pods/{name}/binding (or the legacy namespaces/{ns}/bindings collection).
+        return bind_pod(self.store, route, body)
 
-        Follows BindingREST.Create/assignPod/setPodHostAndAnnotations in kubernetes/kubernetes
-        pkg/registry/core/pod/storage/storage.go and the Binding reference
-        https://kubernetes.io/docs/reference/kubernetes-api/cluster-resources/binding-v1/ :
-        metadata.uid / metadata.resourceVersion of the Binding are preconditions on the pod (409);
-        a pod already on a node -> 409 on pods/binding "pod X is already assigned to node \"Y\"";
-        a missing pod -> 404 pods "X" not found; success sets spec.nodeName, copies the Binding's
-        annotations, sets condition PodScheduled=True and answers 201 with a Status{Success}
-        (not the pod: that is why the Python client's V1Binding deserialisation complains).
-        The node's existence is not checked, as in the real server.
-        """
-        if not isinstance(body, dict):
-            raise ApiError.bad_request("the body of the request is not a Binding object")
-        meta = body.get("metadata") or {}
-        name = meta.get("name", "")
-        if route.name is not None and name != route.name:
-            raise ApiError.bad_request("name in URL does not match name in Binding object")
-        target = body.get("target") or {}
-        errors = []
-        if target.get("kind") not in (None, "", "Node"):
-            errors.append("target.kind: Invalid value: \"{}\": must be empty or 'Node'".format(target.get("kind")))
-        if not target.get("name"):
-            errors.append("target.name: Required value")
-        if errors:
-            # ValidatePodBinding errors are returned as a plain aggregate error -> 500.
-            raise ApiError.internal(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
-        self._require_namespace(route.namespace)
-        pods = storage_type("pods")
-        node = target["name"]
-
-        def assign(pod: Obj) -> Obj:
-            pmeta, spec = pod["metadata"], pod.get("spec") or {}
-            if meta.get("uid") and meta["uid"] != pmeta.get("uid"):
-                raise _precondition_failed(pods, name, "UID", meta["uid"], pmeta.get("uid", ""))
-            if meta.get("resourceVersion") and meta["resourceVersion"] != pmeta.get("resourceVersion"):
-                raise _precondition_failed(pods, name, "ResourceVersion", meta["resourceVersion"],
-                                           pmeta.get("resourceVersion", ""))
-            if pmeta.get("deletionTimestamp"):
-                raise ApiError.conflict("pods/binding", name,
-                                        f"pod {name} is being deleted, cannot be assigned to a host")
-            if spec.get("nodeName"):
-                raise ApiError.conflict("pods/binding", name,
-                                        f'pod {name} is already assigned to node "{spec["nodeName"]}"')
-            if spec.get("schedulingGates"):
-                raise ApiError.conflict("pods/binding", name, f"pod {name} has non-empty .spec.schedulingGates")
-            new_meta = pmeta
-            if meta.get("annotations"):
-                new_meta = {**pmeta, "annotations": {**(pmeta.get("annotations") or {}), **meta["annotations"]}}
-            status = update_pod_condition(pod.get("status") or {}, "PodScheduled", "True")
-            return {**pod, "metadata": new_meta, "spec": {**spec, "nodeName": node}, "status": status}
-
-        self.store.update("pods", route.namespace, name, assign)
-        return success_body(201)
-
-    # ---- watch -------------------------------------------------------------------------------
     def plan_watch(self, route: Route, query: Query) -> WatchPlan:
-        """https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes
-        and #semantics-for-watch: resourceVersion unset or "0" starts with synthetic ADDED events for
-        the current state; "N" sends changes after N, or 410 Expired when N is older than history."""
-        rtype = route.rtype
-        assert rtype is not None
-        selector = selector_for(rtype, query, route.name)
-        rv_param = query.get("resourceVersion") or ""
-        send_initial = query_bool(query, "sendInitialEvents")
-        if rv_param not in ("", "0"):
-            try:
-                start = int(rv_param)
-            except ValueError as exc:
-                raise ApiError.bad_request(f"invalid resource version: {rv_param}") from exc
-            if not send_initial:
-                try:
-                    self.store.check_watchable(start)
-                except ApiError as err:
-                    return WatchPlan(rtype, route.namespace, selector, start, [], False, err)
-                return WatchPlan(rtype, route.namespace, selector, start, [], False, None)
-        objs, rv = self.store.snapshot(rtype.storage)
-        initial = [o for o in objs
-                   if (not route.namespace or o["metadata"].get("namespace") == route.namespace)
-                   and (selector.empty or selector.matches(o))]
-        return WatchPlan(rtype, route.namespace, selector, rv, initial, send_initial, None)
-
-
-def update_pod_condition(status: Obj, cond_type: str, cond_status: str, reason: str | None = None,
-                         message: str | None = None) -> Obj:
-    """podutil.UpdatePodCondition: lastTransitionTime changes only when the status does."""
-    conditions = list(status.get("conditions") or [])
-    now = now_rfc3339()
-    new = {"type": cond_type, "status": cond_status, "lastProbeTime": None, "lastTransitionTime": now}
-    if reason:
-        new["reason"] = reason
-    if message:
-        new["message"] = message
-    for i, cond in enumerate(conditions):
-        if cond.get("type") == cond_type:
-            if cond.get("status") == cond_status:
-                new["lastTransitionTime"] = cond.get("lastTransitionTime", now)
-            conditions[i] = new
-            break
-    else:
-        conditions.append(new)
-    return {**status, "conditions": conditions}
-
-
-def watch_event(plan: WatchPlan, change: Change) -> tuple[str, Obj] | None:
-    """The event a watcher with this plan sees for one change, if any.
-
-    Selector transitions follow the watch cache (k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go
-    convertToWatchEvent): old matched and new does not -> DELETED carrying the previous object with the
-    change's resourceVersion; new matches and old did not -> ADDED.
-    """
-    if change.storage != plan.rtype.storage:
-        return None
-    if plan.namespace and change.obj["metadata"].get("namespace") != plan.namespace:
-        return None
-    sel = plan.selector
-    if sel.empty:
-        return change.type, change.obj
-    if change.type == "DELETED":
-        return ("DELETED", change.obj) if sel.matches(change.obj) else None
-    now_ok = sel.matches(change.obj)
-    was_ok = change.prev is not None and sel.matches(change.prev)
-    if now_ok:
-        return ("MODIFIED" if was_ok else "ADDED"), change.obj
-    if was_ok and change.prev is not None:
-        prev = change.prev
-        return "DELETED", {**prev, "metadata": {**prev["metadata"], "resourceVersion": str(change.rv)}}
-    return None
+        return plan_watch(self.store, route, query)

@@ -89,6 +89,15 @@ class ApiError(Exception):
         return cls(status_body(409, "Conflict", msg, _details(name, resource, group)))
 
     @classmethod
+    def precondition_failed(cls, resource: str, name: str, what: str, want: str, have: str,
+                            group: str = "") -> ApiError:
+        """storage.NewInvalidObjError from checkPreconditions, turned into a Conflict by
+        InterpretUpdateError (k8s.io/apiserver/pkg/storage/etcd3/store.go, registry/generic)."""
+        return cls.conflict(resource, name,
+                            f"Precondition failed: {what} in precondition: {want}, {what} in object meta: {have}",
+                            group)
+
+    @classmethod
     def modified(cls, resource: str, name: str, group: str = "") -> ApiError:
         """The optimistic-concurrency conflict (storage.ErrCodeResourceVersionConflicts)."""
         cause = "the object has been modified; please apply your changes to the latest version and try again"

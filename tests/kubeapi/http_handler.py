@@ -17,9 +17,10 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
-from tests.kubeapi.api import WatchPlan, int_param, to_wire, watch_event
+from tests.kubeapi.api import to_wire
 from tests.kubeapi.errors import ApiError
-from tests.kubeapi.routes import Route, parse, query_bool, verb_of
+from tests.kubeapi.routes import Route, int_param, parse, query_bool, verb_of
+from tests.kubeapi.watching import WatchPlan, watch_event
 
 if TYPE_CHECKING:
     from tests.kubeapi.server import KubeApiServer

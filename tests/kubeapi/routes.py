@@ -8,6 +8,7 @@ DELETE item=delete, DELETE collection=deletecollection.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tests.kubeapi.errors import ApiError, status_body
@@ -67,8 +68,15 @@ def parse(path: str) -> Route:
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 
 
-def query_bool(query: dict[str, str], key: str) -> bool:
+def query_bool(query: Mapping[str, str], key: str) -> bool:
     return query.get(key, "") in _TRUE
+
+
+def int_param(query: Mapping[str, str], key: str) -> int:
+    try:
+        return int(query.get(key) or 0)
+    except ValueError as exc:
+        raise ApiError.bad_request(f"invalid {key} parameter: {query.get(key)!r} is not an integer") from exc
 
 
 def verb_of(method: str, route: Route, watch: bool) -> str:

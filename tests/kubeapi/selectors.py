@@ -191,3 +191,12 @@ class Selector:
 
     def matches(self, obj: Mapping[str, Any]) -> bool:
         return labels_match(self.labels, obj) and fields_match(self.fields, obj, self.supported)
+
+
+def selector_for(fields: Mapping[str, Callable[[Mapping[str, Any]], str]], query: Mapping[str, str],
+                 name: str | None = None) -> Selector:
+    """The selector of a list/watch request; a watch on one named object adds metadata.name=NAME."""
+    reqs = parse_field_selector(query.get("fieldSelector"), fields)
+    if name is not None:
+        reqs = reqs + (FieldRequirement("metadata.name", True, name),)
+    return Selector(parse_label_selector(query.get("labelSelector")), reqs, fields)

@@ -11,6 +11,7 @@ from typing import Any
 
 from tests.kubeapi.errors import ApiError
 from tests.kubeapi.kinds import ResourceType
+from tests.kubeapi.store import Store
 
 Obj = dict[str, Any]
 
@@ -230,3 +231,14 @@ def _validate_pod_spec_update(new: Obj, old: Obj) -> None:
             "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` "
             "(only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "
             "(allow it to be set to 1 if it was previously negative)"))])
+
+
+def require_namespace(store: Store, namespace: str) -> None:
+    """NamespaceLifecycle admission: no new content in a missing or terminating namespace."""
+    ns = store.get("namespaces", "", namespace)
+    if ns is None:
+        raise ApiError.not_found("namespaces", namespace)
+    if (ns.get("status") or {}).get("phase") == "Terminating":
+        raise ApiError.forbidden("namespaces", namespace,
+                                 f"unable to create new content in namespace {namespace} because it is "
+                                 "being terminated")
