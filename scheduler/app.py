@@ -73,6 +73,7 @@ class Scheduler:
         self.rng = random.Random(settings.seed)
         self._pending: dict[str, str] = {}  # key -> uid of unassigned pods that are ours
         self._malformed: dict[str, PodSpecError] = {}  # uid -> why its spec does not parse
+        self._gated: set[str] = set()  # uids of our pods waiting for spec.schedulingGates to clear
         self._pending_lock = threading.Lock()
         self._binding: dict[str, tuple[QueuedPod, str, float]] = {}  # uid -> (queued pod, profile, t0)
         self._stop = threading.Event()
@@ -191,6 +192,12 @@ class Scheduler:
             return
         if self.cache.is_assumed(uid):
             return  # decided, bind in flight: the watch will show it bound
+        if spec.get("schedulingGates"):
+            # Pod scheduling readiness: not a candidate until every gate is removed (an update).
+            self._drop_pending(key, uid)
+            self._gated.add(uid)
+            return
+        self._gated.discard(uid)
         with self._pending_lock:
             self._pending[key] = uid
         try:
@@ -209,6 +216,7 @@ class Scheduler:
         self._drop_pending(object_key(obj), uid)
         self.recorder.forget(uid)
         self._malformed.pop(uid, None)
+        self._gated.discard(uid)
         if removed is not None:
             self.queue.move_all("PodDelete")  # freed capacity may fit an unschedulable pod
 
@@ -269,6 +277,7 @@ class Scheduler:
                 self.queue.add(dataclass_replace_node(pod, None))
         for queue_name, n in self.queue.counts().items():
             self.metrics.pending_pods.labels(queue_name).set(n)
+        self.metrics.pending_pods.labels("gated").set(len(self._gated))
         for kind, n in self.cache.counts().items():
             self.metrics.cache_size.labels(kind).set(n)
 

@@ -30,7 +30,7 @@ class Metrics:
             "scheduler_binding_duration_seconds", "Latency of the binding API call in seconds.",
             ["result"], buckets=_LATENCY_BUCKETS, registry=self.registry)
         self.pending_pods = Gauge(
-            "scheduler_pending_pods", "Pending pods by queue (active, backoff, unschedulable, in_flight).",
+            "scheduler_pending_pods", "Pending pods by queue (active, backoff, unschedulable, in_flight, gated).",
             ["queue"], registry=self.registry)
         self.cache_size = Gauge(
             "scheduler_cache_size", "Objects in the scheduler cache by type (nodes, pods, assumed_pods).",

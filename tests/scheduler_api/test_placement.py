@@ -129,3 +129,17 @@ def test_two_profiles_serve_two_scheduler_names(kube_api, kube_api_kubeconfig) -
         kube_api.wait_for(lambda: len(kube_api.bound_pods()) == 2)
     assert {e["reportingComponent"] for e in kube_api.events("default") if e["reason"] == "Scheduled"} == {
         SCHEDULER, "second-scheduler"}
+
+
+def test_scheduling_gates_hold_a_pod_until_removed(kube_api, kube_api_kubeconfig) -> None:
+    kube_api.add_nodes(1)
+    gated = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gated", "namespace": "default"},
+             "spec": {"schedulerName": SCHEDULER, "schedulingGates": [{"name": "example.com/quota"}],
+                      "containers": [{"name": "c", "image": "pause"}]}}
+    with running_scheduler(kube_api_kubeconfig) as sched:
+        kube_api.add_pod(gated)
+        kube_api.add_pod("witness", cpu="100m", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: "default/witness" in kube_api.bound_pods())
+        assert "default/gated" not in kube_api.bound_pods() and "default/gated" not in sched.queue
+        kube_api.update_pod("gated", lambda pod: {**pod, "spec": {**pod["spec"], "schedulingGates": []}})
+        kube_api.wait_for(lambda: "default/gated" in kube_api.bound_pods())
