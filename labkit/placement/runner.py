@@ -37,7 +37,7 @@ from labkit.placement.explain import (
     snapshot,
 )
 from labkit.placement.judge import MISS, PASS, SKIP, PodState, Verdict
-from labkit.placement.kube import Kube, KubeError, pod_path
+from labkit.placement.kube import Kube, KubeError, event_time, pod_path
 from labkit.placement.scenarios import SCENARIOS_FILE, PodDefaults, Scenario, ScenarioSet, load_scenarios
 from labkit.render import render
 
@@ -223,12 +223,19 @@ class Runner:
         events = self.kube.pod_events(self.namespace, name, obj["metadata"].get("uid", "")) if with_events else []
         return PodState.from_api(obj, events)
 
-    def read_all(self, names: list[str]) -> list[PodState]:
-        return [self.read(n) for n in names]
+    def read_all(self, names: list[str], with_events: bool = True) -> list[PodState]:
+        """Several pods with one list call (and one for their events), in the order of `names`."""
+        pods = {p["metadata"]["name"]: p for p in self.kube.items(pod_path(self.namespace))}
+        events: dict[str, list[dict[str, Any]]] = {}
+        if with_events:
+            for event in sorted(self.kube.items(f"/api/v1/namespaces/{self.namespace}/events"), key=event_time):
+                events.setdefault((event.get("involvedObject") or {}).get("name", ""), []).append(event)
+        return [PodState.from_api(pods[n], events.get(n, [])) if n in pods else PodState(n, None, "Deleted")
+                for n in names]
 
     def wait_bound(self, names: list[str]) -> list[PodState]:
         def all_bound() -> list[PodState] | None:
-            states = [self.read(n, with_events=False) for n in names]
+            states = self.read_all(names, with_events=False)
             return states if all(s.node for s in states) else None
 
         self.wait(all_bound, self.options.timeout)
@@ -239,11 +246,11 @@ class Runner:
         names = [s.name for s in states if s.node]
 
         def running() -> bool:
-            return all(self.read(n, with_events=False).phase == "Running" for n in names)
+            return all(s.phase == "Running" for s in self.read_all(names, with_events=False))
 
         if self.wait(running, self.options.timeout):
             return None
-        late = [s for s in (self.read(n) for n in names) if s.phase != "Running"]
+        late = [s for s in self.read_all(names) if s.phase != "Running"]
         detail = "; ".join(f"{s.name} on {s.node} is {s.phase or 'unknown'}"
                            + (f" ({s.events[-1]})" if s.events else "") for s in late[:3])
         return Verdict(MISS, f"bound but not Running within {self.options.timeout:.0f} s: {detail}")
