@@ -82,6 +82,8 @@ class NoopNotes(logging.Handler):
         match = _NOOP.search(_ANSI.sub("", record.getMessage()))
         if match:
             self.notes.setdefault(match["host"].strip(), []).append(match["why"].strip())
+        elif record.levelno >= logging.WARNING:  # pyinfra's own warnings still reach the user's logging
+            logging.getLogger().handle(record)
 
     def take(self, host_name: str) -> str:
         return "; ".join(self.notes.pop(host_name, []))
@@ -90,16 +92,19 @@ class NoopNotes(logging.Handler):
 @contextmanager
 def _collect_noop_notes(state: State) -> Iterator[NoopNotes]:
     logger = logging.getLogger("pyinfra")
-    notes, level = NoopNotes(), logger.level
+    notes, level, propagate = NoopNotes(), logger.level, logger.propagate
     state.print_noop_info = True
     logger.addHandler(notes)
-    if logger.getEffectiveLevel() > logging.INFO:
-        logger.setLevel(logging.INFO)
+    # INFO is needed for the noop lines; not propagating keeps pyinfra's per-operation INFO chatter out of
+    # the user's console (our progress lines say the same, shorter).
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
     try:
         yield notes
     finally:
         logger.removeHandler(notes)
         logger.setLevel(level)
+        logger.propagate = propagate
 
 
 def _step_name(state: State, op_hash: str) -> str:

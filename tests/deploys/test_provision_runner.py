@@ -30,3 +30,21 @@ def test_unreachable_node_is_named_with_the_fix():
     for node in lab.nodes:
         assert f"{node.name}: connecting over SSH failed" in message
     assert "vagrant ssh-config" in message
+
+
+def test_noop_reasons_are_collected_per_host_and_warnings_still_reach_logging(caplog):
+    import logging
+
+    from labkit.provision import NoopNotes
+
+    notes = NoopNotes()
+    logger = logging.getLogger("pyinfra.test")
+    record = logger.makeRecord("pyinfra", logging.INFO, __file__, 1,
+                               "\x1b[1m[sys-worker-01]\x1b[0m     noop: kernel module br_netfilter: built into the kernel",
+                               (), None)
+    notes.emit(record)
+    with caplog.at_level(logging.WARNING):
+        notes.emit(logger.makeRecord("pyinfra", logging.WARNING, __file__, 1, "Added host key", (), None))
+    assert notes.take("sys-worker-01") == "kernel module br_netfilter: built into the kernel"
+    assert notes.take("sys-worker-01") == ""
+    assert "Added host key" in caplog.text

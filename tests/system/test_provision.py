@@ -196,4 +196,5 @@ def test_second_run_changes_nothing(runs: Runs, ssh):
     cp, worker = runs.lab.control_plane.name, runs.lab.workers[0].name
     assert len(on(ssh, cp, "cat /var/lib/kubeadm-standin/invocations").splitlines()) == 2
     assert len(on(ssh, worker, "cat /var/lib/kubeadm-standin/invocations").splitlines()) == 1
+    print("\n".join(["first run:", *runs.outputs[0], "second run:", *runs.outputs[1]]))
     print(f"provision: first run {runs.seconds[0]:.1f} s, second run {runs.seconds[1]:.1f} s")
