@@ -30,6 +30,10 @@ log = logging.getLogger(__name__)
 
 USER_AGENT = "kubelab-scheduler"
 
+# One immediate retry when a pooled keep-alive connection turns out to be closed (connect errors; read
+# errors only for idempotent verbs, urllib3's default). Anything else is the caller's to retry with backoff.
+_RETRIES = urllib3.Retry(total=2, connect=2, read=1, redirect=0, status=0, other=0, raise_on_status=False)
+
 
 class ConfigError(Exception):
     """Credentials could not be loaded; the message says which file/option to fix."""
@@ -158,7 +162,7 @@ class Client:
         try:
             resp = self._pool.request(verb, self._url(path, query), body=data,
                                       headers=self._headers(content_type if data is not None else None),
-                                      preload_content=not stream, timeout=tmo, retries=False)
+                                      preload_content=not stream, timeout=tmo, retries=_RETRIES)
         except urllib3.exceptions.HTTPError as exc:
             raise ApiError(0, "Unreachable", f"{self.host}: {exc}", verb=verb, path=path) from exc
         if resp.status >= 300:
