@@ -184,7 +184,9 @@ class Api:
         the test hook finish_pod_deletion() plays the kubelet; unbound pods and gracePeriodSeconds=0
         are removed at once.
         Namespaces: marked Terminating, their content deleted, then removed, all within this call
-        (the namespace controller does this asynchronously in a real cluster).
+        (the namespace controller does this asynchronously in a real cluster; "a namespace-scoped
+        resource type will be deleted when its namespace is deleted",
+        https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-uris).
         """
         rtype = route.rtype
         assert rtype is not None and route.name is not None

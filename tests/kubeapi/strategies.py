@@ -31,7 +31,12 @@ def generate_name(prefix: str) -> str:
 
 
 def prepare_create(rtype: ResourceType, obj: Obj, namespace: str) -> Obj:
-    """System metadata, name generation and type defaults for a create request (POST)."""
+    """System metadata, name generation and type defaults for a create request (POST).
+
+    Names and generateName: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/ ;
+    uid/creationTimestamp/resourceVersion are set by the server
+    (https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/object-meta/).
+    """
     meta = dict(obj.get("metadata") or {})
     if meta.get("resourceVersion"):
         # etcd3 store Create: a plain error, surfaced as a 500 by the handler.
