@@ -84,3 +84,21 @@ def test_two_instances_only_the_leader_binds(kube_api, kube_api_kubeconfig) -> N
     assert kube_api.request_count("create", "pods/binding") == 9
     holder = kube_api.get_object("leases", "my-custom-scheduler", "kube-system")["spec"].get("holderIdentity")
     assert holder in ("", None)  # two released it on stop too
+
+
+def test_losing_the_lease_stops_scheduling(kube_api, kube_api_kubeconfig) -> None:
+    kube_api.add_nodes(1)
+    lease = dict(namespace="kube-system", name="my-custom-scheduler", **FAST)
+    with running_scheduler(kube_api_kubeconfig, leader=LeaderSettings(identity="one", **lease)) as one:
+        kube_api.wait_for(lambda: one.is_leading)
+        # Another holder takes the lease (as after a network partition the leader did not notice).
+        kube_api.update_object("leases", "my-custom-scheduler",
+                               {"spec": {"holderIdentity": "intruder", "leaseDurationSeconds": 3600}}, "kube-system")
+        kube_api.wait_for(lambda: not one.is_leading)
+        kube_api.add_pod("while-standing-by", cpu="100m", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: "default/while-standing-by" in one.queue)
+        assert one.scheduled_count == 0
+        assert one.metrics.leader._value.get() == 0
+    assert kube_api.request_count("create", "pods/binding") == 0
+    holder = kube_api.get_object("leases", "my-custom-scheduler", "kube-system")["spec"]["holderIdentity"]
+    assert holder == "intruder"  # a stopped standby never releases someone else's lease
