@@ -33,6 +33,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _process_cpu(pid: int) -> float:
+    """user+system CPU seconds of another process (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _post(url: str, body: dict) -> None:
     req = Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
     with urlopen(req) as resp:
@@ -75,11 +81,13 @@ def main() -> int:
         sched.client.limiter.burst = args.burst
         t0 = time.perf_counter()
         cpu0 = os.times()
+        server_cpu0 = _process_cpu(server.pid)
         sched.start()
         while sched.scheduled_count < args.pods:
             time.sleep(0.01)
         elapsed = time.perf_counter() - t0
         cpu1 = os.times()
+        server_cpu = _process_cpu(server.pid) - server_cpu0
         cpu = (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)
         counts = sched.cache.counts()
         per_node = Counter(info.name for info in sched.cache.snapshot().nodes for _ in range(info.pod_count))
@@ -89,7 +97,8 @@ def main() -> int:
         print(f"nodes={args.nodes} pods={args.pods} qps={args.qps or 'unlimited'} burst={args.burst} "
               f"workers={args.workers}: {elapsed:.2f}s from start (incl. initial list) -> "
               f"{args.pods / elapsed:.0f} pods/s bound; pods per node min/max {spread[0]}/{spread[1]}; "
-              f"cache {counts}; scheduler process cpu {cpu:.2f}s ({cpu / elapsed:.0%} of one core)")
+              f"cache {counts}; scheduler process cpu {cpu:.2f}s ({cpu / elapsed:.0%} of one core); "
+              f"API test server cpu {server_cpu:.2f}s ({server_cpu / elapsed:.0%})")
     finally:
         server.terminate()
         server.wait(10)
