@@ -86,7 +86,7 @@ class Scheduler:
         self.elector: LeaderElector | None = None
         if settings.leader is not None:
             ls = settings.leader
-            self.elector = LeaderElector(client, namespace=ls.namespace, name=ls.name, identity=ls.identity,
+            self.elector = LeaderElector(client.with_own_limiter(), namespace=ls.namespace, name=ls.name, identity=ls.identity,
                                          lease_duration=ls.lease_duration, renew_deadline=ls.renew_deadline,
                                          retry_period=ls.retry_period, on_started=self._started_leading,
                                          on_stopped=self._stopped_leading)
