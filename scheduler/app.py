@@ -86,10 +86,10 @@ class Scheduler:
         self.elector: LeaderElector | None = None
         if settings.leader is not None:
             ls = settings.leader
-            self.elector = LeaderElector(client.with_own_limiter(), namespace=ls.namespace, name=ls.name, identity=ls.identity,
-                                         lease_duration=ls.lease_duration, renew_deadline=ls.renew_deadline,
-                                         retry_period=ls.retry_period, on_started=self._started_leading,
-                                         on_stopped=self._stopped_leading)
+            self.elector = LeaderElector(client.with_own_limiter(), namespace=ls.namespace, name=ls.name,
+                                         identity=ls.identity, lease_duration=ls.lease_duration,
+                                         renew_deadline=ls.renew_deadline, retry_period=ls.retry_period,
+                                         on_started=self._started_leading, on_stopped=self._stopped_leading)
         self.servers = [HealthServer(host, port, registry=self.metrics.registry, healthy=self._healthy,
                                      ready=self._ready) for host, port in dict.fromkeys(settings.serve)]
         self._loop_thread = threading.Thread(target=self._loop, name="scheduling-loop", daemon=True)
