@@ -119,6 +119,7 @@ class Progress(BaseStateCallback):
         self.echo = echo
         self.current_step = "connecting"
         self.failures: list[Failure] = []
+        self.failed: list[tuple[Host, str]] = []
         self.changes: dict[str, list[str]] = {}
         self.connect_errors: dict[str, str] = {}
         self.notes: NoopNotes | None = None
@@ -135,6 +136,11 @@ class Progress(BaseStateCallback):
     def operation_start(self, state: State, op_hash: str) -> None:  # type: ignore[override]
         self.current_step = _step_name(state, op_hash)
 
+    def operation_host_error(self, state: State, host: Host, op_hash: str, *args) -> None:  # type: ignore[override]
+        # The output is attached to the operation only after this callback, and when the last host
+        # fails pyinfra stops before `operation_end`: details are read in `collect_failures`.
+        self.failed.append((host, op_hash))
+
     def operation_end(self, state: State, op_hash: str) -> None:  # type: ignore[override]
         step = _step_name(state, op_hash)
         outcomes = []
@@ -147,7 +153,6 @@ class Progress(BaseStateCallback):
             name = self.node(host)
             if meta.did_error():
                 outcomes.append(f"{name} FAILED")
-                self.failures.append(Failure(name, step, _failure_detail(meta)))
             elif meta.did_change():
                 outcomes.append(f"{name} changed")
                 self.changes.setdefault(name, []).append(step)
@@ -156,6 +161,12 @@ class Progress(BaseStateCallback):
                 outcomes.append(f"{name} ok ({why})" if why else f"{name} ok")
         if outcomes:
             self.echo(f"{step}: {', '.join(outcomes)}")
+
+    def collect_failures(self, state: State) -> None:
+        for host, op_hash in self.failed:
+            meta = state.ops[host][op_hash].operation_meta
+            detail = _failure_detail(meta) if meta.is_complete() else "(no output recorded)"
+            self.failures.append(Failure(self.node(host), _step_name(state, op_hash), detail))
 
 
 def _failure_detail(meta) -> str:
@@ -254,9 +265,13 @@ def run(lab: Lab, inventory: Inventory | str | os.PathLike, *, wait_ready: bool 
         except OperationError as err:  # our operations refuse with "node: reason"
             node, _, reason = str(err).partition(": ")
             progress.failures.append(Failure(node, progress.current_step, reason or str(err)))
-        except PyinfraError as err:  # e.g. every host failed: per-host failures are already collected
-            if not progress.failures:
+        except PyinfraError as err:  # e.g. "No hosts remaining!": the per-host failures say why
+            if not progress.failed:
                 progress.failures.append(Failure("(all nodes)", progress.current_step, str(err)))
+        progress.collect_failures(state)
+        for failure in progress.failures:  # a callback's own message beats pyinfra's "no output"
+            if failure.node in handoff.errors:
+                failure.detail = handoff.errors.pop(failure.node)
         for node, message in handoff.errors.items():
             progress.failures.append(Failure(node, "kubeadm join", message))
         if progress.failures:

@@ -35,7 +35,7 @@ from deploys import files as f
 from deploys.containerd_config import runc_options
 from labkit.definition import Lab, parse_lab
 from labkit.inventory import pyinfra_inventory
-from labkit.provision import ProvisionReport, run
+from labkit.provision import ProvisionError, ProvisionReport, run
 from tests.deploys.http_servers import RunningServer, serve_apt_relay, serve_directory
 from tests.deploys.standin_repo import StandinRepo, build_standin_repo
 from tests.system.conftest import TIMINGS, RunningLab
@@ -198,3 +198,18 @@ def test_second_run_changes_nothing(runs: Runs, ssh):
     assert len(on(ssh, worker, "cat /var/lib/kubeadm-standin/invocations").splitlines()) == 1
     print("\n".join(["first run:", *runs.outputs[0], "second run:", *runs.outputs[1]]))
     print(f"provision: first run {runs.seconds[0]:.1f} s, second run {runs.seconds[1]:.1f} s")
+
+
+def test_a_failing_step_names_node_step_and_output(runs: Runs, lxc_lab: RunningLab):
+    """A package version the repository does not have: apt's own error must reach the user."""
+    data = runs.lab.model_dump(mode="json")
+    data["kubernetes"]["package_revision"] = "9.9"
+    broken = parse_lab(data, "system test lab, unknown package revision")
+    with pytest.raises(ProvisionError) as err:
+        run(broken, pyinfra_inventory(lxc_lab.groups()), wait_ready=False, echo=lambda line: None)
+    message = str(err.value)
+    for node in broken.nodes:
+        assert f"{node.name}: Kubernetes cluster | Node prep | Install kubelet, kubeadm, kubectl 1.34.2-9.9 failed" \
+            in message
+    assert "command: " in message and "install --allow-change-held-packages kubelet=1.34.2-9.9" in message
+    assert "Version '1.34.2-9.9' for 'kubelet' was not found" in message
