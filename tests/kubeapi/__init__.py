@@ -28,8 +28,7 @@ Without pytest::
 By hand: `python -m tests.kubeapi --port 8001 --kubeconfig /tmp/kc --nodes 3` (Ctrl-C stops it).
 Its own throughput: `python -m tests.kubeapi.bench_api --nodes 5000 --pods 5000`.
 
-Not served: server-side apply, dryRun, resourceVersionMatch=Exact lists of past states (lists are
-always of the current state), other resource types (deployments, services, ...).
+Not served: server-side apply, dryRun, other resource types (deployments, services, ...).
 
 Fixtures: `kube_api` (a fresh started KubeApiServer per test), `kube_api_kubeconfig` (Path),
 `kube_api_client` (official ApiClient), `core_v1` (CoreV1Api). Context manager `running_server(**kw)`.
@@ -39,7 +38,8 @@ Served API
 - core/v1: namespaces (+status), nodes (+status), pods (+status, +binding), events, configmaps;
   POST namespaces/{ns}/bindings (legacy binding); coordination.k8s.io/v1 leases;
   events.k8s.io/v1 events (same stored objects as core/v1 events, converted field by field).
-- Verbs: get, list (limit/continue), watch, create (generateName, uid, creationTimestamp,
+- Verbs: get, list (limit/continue pages read at the first page's revision; resourceVersionMatch=Exact
+  reads a past revision; both 410 once compacted), watch, create (generateName, uid, creationTimestamp,
   resourceVersion; 201), update (PUT; metadata.resourceVersion precondition -> 409 Conflict),
   patch (merge, strategic-merge for maps, keyed lists like status.conditions, $patch; json-patch),
   delete (DeleteOptions preconditions), deletecollection. Server-side apply is not served (415).

@@ -59,19 +59,29 @@ class Api:
         return to_wire(rtype, obj)
 
     def list(self, route: Route, query: Query) -> Obj:
-        """https://kubernetes.io/docs/reference/using-api/api-concepts/#retrieving-large-results-sets-in-chunks
+        """List the current state, or the state at a past revision like etcd's MVCC reads.
 
-        Stand-in note: continue pages are cut from the current state (not an MVCC snapshot at the
-        first page's revision); the token still carries that revision and expires (410) once it
-        is compacted, as the real token does.
+        https://kubernetes.io/docs/reference/using-api/api-concepts/#retrieving-large-results-sets-in-chunks
+        (every page of a paged list is read at the first page's revision; a token whose revision
+        was compacted is 410 Expired) and #semantics-for-get-and-list (resourceVersionMatch=Exact
+        reads at exactly that revision; unset/NotOlderThan read the latest state here, which
+        satisfies "not older than").
         """
         rtype = route.rtype
         assert rtype is not None
         selector = selector_for(rtype.fields, query)
-        items, rv = self.store.list(rtype.storage, route.namespace or None)
+        namespace = route.namespace or None
         start_key: list[str] | None = None
         if token := query.get("continue"):
             rv, start_key = self._decode_continue(token)
+            items = self._list_at(rtype, namespace, rv, "The provided continue parameter is too old to display "
+                                  "a consistent list result. You can start a new list without the continue "
+                                  "parameter.")
+        elif query.get("resourceVersionMatch") == "Exact":
+            rv = int_param(query, "resourceVersion")
+            items = self._list_at(rtype, namespace, rv, "The resourceVersion for the provided list is too old.")
+        else:
+            items, rv = self.store.list(rtype.storage, namespace)
         limit = int_param(query, "limit")
         out: list[Obj] = []
         remaining = 0
@@ -98,13 +108,15 @@ class Api:
     def _decode_continue(self, token: str) -> tuple[int, list[str]]:
         try:
             data = json.loads(base64.urlsafe_b64decode(token.encode()))
-            rv, start = int(data["rv"]), list(data["start"])
+            return int(data["rv"]), list(data["start"])
         except (ValueError, KeyError, TypeError) as exc:
             raise ApiError.bad_request(f"continue key is not valid: {exc}") from exc
-        if rv < self.store.compacted_rv:
-            raise ApiError.expired("The provided continue parameter is too old to display a consistent list "
-                                   "result. You can start a new list without the continue parameter.")
-        return rv, start
+
+    def _list_at(self, rtype: ResourceType, namespace: str | None, rv: int, too_old: str) -> list[Obj]:
+        items = self.store.list_at(rtype.storage, namespace, rv)
+        if items is None:
+            raise ApiError.expired(too_old)
+        return items
 
     # ---- writes ------------------------------------------------------------------------------
     def create(self, route: Route, body: Any) -> Obj:

@@ -85,6 +85,25 @@ class Store:
         items.sort(key=lambda kv: kv[0])
         return [o for _, o in items], rv
 
+    def list_at(self, storage: str, namespace: str | None, rv: int) -> list[Obj] | None:
+        """Objects of a type as they were at revision `rv` (an MVCC read), sorted by key;
+        None when `rv` is older than the kept history. Rebuilt by undoing later changes."""
+        with self._cond:
+            if rv < self._compacted_rv:
+                return None
+            table = dict(self._objects.get(storage, {}))
+            for change in reversed(self._log[max(rv - self._compacted_rv, 0):]):
+                if change.storage != storage:
+                    continue
+                meta = change.obj["metadata"]
+                key = (meta.get("namespace", ""), meta["name"])
+                if change.prev is None:
+                    table.pop(key, None)
+                else:
+                    table[key] = change.prev
+        items = sorted(((k, o) for k, o in table.items() if not namespace or k[0] == namespace), key=lambda kv: kv[0])
+        return [o for _, o in items]
+
     def namespaced_keys(self, namespace: str) -> list[tuple[str, Key]]:
         with self._cond:
             return [(storage, key) for storage, table in self._objects.items()

@@ -241,3 +241,40 @@ def test_server_notices_a_watch_client_that_went_away(kube_api: KubeApiServer):
     kube_api.wait_for(lambda: kube_api.open_watches == 1)
     sock.close()
     kube_api.wait_for(lambda: kube_api.open_watches == 0, timeout=10)
+
+
+def test_list_pages_are_a_consistent_snapshot(kube_api: KubeApiServer, core_v1):
+    kube_api.add_nodes(4)
+    first = core_v1.list_node(limit=2)
+    kube_api.remove_node("node-3")
+    kube_api.add_node("node-9")
+    kube_api.update_node("node-2", {"metadata": {"labels": {"late": "yes"}}})
+    rest = core_v1.list_node(limit=10, _continue=first.metadata._continue)
+    assert [n.metadata.name for n in rest.items] == ["node-2", "node-3"]
+    assert "late" not in rest.items[0].metadata.labels
+    assert rest.metadata.resource_version == first.metadata.resource_version
+
+
+def test_expired_continue_token_is_410(kube_api: KubeApiServer, core_v1):
+    kube_api.add_nodes(3)
+    first = core_v1.list_node(limit=1)
+    kube_api.add_node("later")
+    kube_api.compact_history()
+    with pytest.raises(client.ApiException) as info:
+        core_v1.list_node(limit=1, _continue=first.metadata._continue)
+    assert info.value.status == 410 and '"reason":"Expired"' in info.value.body
+
+
+def test_exact_list_reads_a_past_revision(kube_api: KubeApiServer, core_v1):
+    kube_api.add_node("a")
+    rv = str(kube_api.resource_version)
+    kube_api.add_node("b")
+    kube_api.remove_node("a")
+    past = core_v1.list_node(resource_version=rv, resource_version_match="Exact")
+    assert [n.metadata.name for n in past.items] == ["a"]
+    assert past.metadata.resource_version == rv
+    assert [n.metadata.name for n in core_v1.list_node().items] == ["b"]
+    kube_api.compact_history()
+    with pytest.raises(client.ApiException) as info:
+        core_v1.list_node(resource_version=rv, resource_version_match="Exact")
+    assert info.value.status == 410
