@@ -20,7 +20,7 @@ from typing import Any
 
 import jsonpatch
 
-from tests.kubeapi.errors import ApiError
+from tests.kubeapi.errors import ApiError, status_body
 
 # patchMergeKey of list fields, from the `patchStrategy:"merge" patchMergeKey:"..."` tags in k8s.io/api.
 MERGE_KEYS: dict[str, str] = {
@@ -129,7 +129,9 @@ def json_patch(target: Any, patch: Any) -> Any:
     try:
         return jsonpatch.apply_patch(target, patch, in_place=False)
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
-        raise ApiError.invalid("", "", [("patch", "FieldValueInvalid", f"Invalid value: {exc}")]) from exc
+        # A failed JSON patch (e.g. a "test" op) is answered 422 with the patch library's message
+        # (apiserver/pkg/endpoints/handlers/patch.go, NewGenericServerResponse(422, ...)).
+        raise ApiError(status_body(422, "Invalid", str(exc))) from exc
 
 
 def apply_patch(content_type: str, target: dict[str, Any], patch: Any) -> dict[str, Any]:
