@@ -78,20 +78,39 @@ class Scheduler:
         self._binding: dict[str, tuple[QueuedPod, str, float]] = {}  # uid -> (queued pod, profile, t0)
         self._stop = threading.Event()
         self._leading = threading.Event()
-        self.node_informer = Informer(client, "nodes", "/api/v1/nodes", _NodeHandler(self),
-                                      on_relist=lambda c: self.metrics.relists.labels("nodes", c).inc())
-        self.pod_informer = Informer(client, "pods", "/api/v1/pods", _PodHandler(self),
-                                     field_selector=POD_FIELD_SELECTOR,
-                                     on_relist=lambda c: self.metrics.relists.labels("pods", c).inc())
+        self.node_informer = Informer(
+            client,
+            "nodes",
+            "/api/v1/nodes",
+            _NodeHandler(self),
+            on_relist=lambda c: self.metrics.relists.labels("nodes", c).inc(),
+        )
+        self.pod_informer = Informer(
+            client,
+            "pods",
+            "/api/v1/pods",
+            _PodHandler(self),
+            field_selector=POD_FIELD_SELECTOR,
+            on_relist=lambda c: self.metrics.relists.labels("pods", c).inc(),
+        )
         self.elector: LeaderElector | None = None
         if settings.leader is not None:
             ls = settings.leader
-            self.elector = LeaderElector(client.with_own_limiter(), namespace=ls.namespace, name=ls.name,
-                                         identity=ls.identity, lease_duration=ls.lease_duration,
-                                         renew_deadline=ls.renew_deadline, retry_period=ls.retry_period,
-                                         on_started=self._started_leading, on_stopped=self._stopped_leading)
-        self.servers = [HealthServer(host, port, registry=self.metrics.registry, healthy=self._healthy,
-                                     ready=self._ready) for host, port in dict.fromkeys(settings.serve)]
+            self.elector = LeaderElector(
+                client.with_own_limiter(),
+                namespace=ls.namespace,
+                name=ls.name,
+                identity=ls.identity,
+                lease_duration=ls.lease_duration,
+                renew_deadline=ls.renew_deadline,
+                retry_period=ls.retry_period,
+                on_started=self._started_leading,
+                on_stopped=self._stopped_leading,
+            )
+        self.servers = [
+            HealthServer(host, port, registry=self.metrics.registry, healthy=self._healthy, ready=self._ready)
+            for host, port in dict.fromkeys(settings.serve)
+        ]
         self._loop_thread = threading.Thread(target=self._loop, name="scheduling-loop", daemon=True)
         self._elector_thread: threading.Thread | None = None
         self.scheduled_count = 0
@@ -107,8 +126,9 @@ class Scheduler:
         if self.elector is None:
             self._started_leading()
         else:
-            self._elector_thread = threading.Thread(target=self._run_elector, name="leader-election",
-                                                    daemon=True)
+            self._elector_thread = threading.Thread(
+                target=self._run_elector, name="leader-election", daemon=True
+            )
             self._elector_thread.start()
 
     def _run_elector(self) -> None:
@@ -243,7 +263,6 @@ class Scheduler:
     def handle_node_deleted(self, obj: dict[str, Any]) -> None:
         self.cache.remove_node((obj.get("metadata") or {}).get("name", ""))
 
-
     # -- the scheduling loop ---------------------------------------------------------------------
     def _loop(self) -> None:
         # Deciding on a partial view (pods listed before all nodes, or bound pods not yet counted)
@@ -338,7 +357,8 @@ class Scheduler:
                 self.scheduled_count += 1
             if qp is not None:
                 self.metrics.e2e_duration.labels(str(min(qp.attempts, 16))).observe(
-                    max(time.monotonic() - qp.initial_attempt_at, 0.0))
+                    max(time.monotonic() - qp.initial_attempt_at, 0.0)
+                )
             self.recorder.scheduled(pod, res.node, profile_name)
             return
         self.cache.forget(pod.uid)
@@ -350,8 +370,12 @@ class Scheduler:
             self._drop_pending(pod.key, pod.uid)
             return
         log.warning("binding %s to %s failed: %s; retrying with backoff", pod.key, res.node, err)
-        self.recorder.failed(pod, f"Binding rejected: {err.message if err else 'unknown error'}",
-                             profile_name, reason="SchedulerError")
+        self.recorder.failed(
+            pod,
+            f"Binding rejected: {err.message if err else 'unknown error'}",
+            profile_name,
+            reason="SchedulerError",
+        )
         if qp is not None and self.is_pending(pod):
             qp.pod = dataclass_replace_node(pod, None)
             self.queue.failed(qp, unschedulable=False)
@@ -364,14 +388,20 @@ class Scheduler:
             n += 1
             try:
                 info = self.client.get("/version", timeout=10.0)
-                log.info("API server %s reachable (version %s)", self.client.host, info.get("gitVersion", "?"))
+                log.info(
+                    "API server %s reachable (version %s)", self.client.host, info.get("gitVersion", "?")
+                )
                 return True
             except ApiError as err:
                 if not err.unreachable and err.status not in (500, 502, 503, 504):
                     return True  # it answered (401/403/404 on /version are reported where they matter)
-                log.error("cannot reach the Kubernetes API server at %s: %s; retrying in %.0fs "
-                          "(check the kubeconfig's server address and that the API server is up)",
-                          self.client.host, err.message, delay)
+                log.error(
+                    "cannot reach the Kubernetes API server at %s: %s; retrying in %.0fs "
+                    "(check the kubeconfig's server address and that the API server is up)",
+                    self.client.host,
+                    err.message,
+                    delay,
+                )
             if attempts is not None and n >= attempts:
                 return False
             (sleep or self._stop.wait)(delay)
@@ -388,9 +418,14 @@ def _identity(obj: dict[str, Any], scheduler_name: str, problem: str) -> PodInfo
     The problem is kept where the queue looks for changes, so a different problem is reported anew
     while updates that leave it as it was (e.g. our own status patch) do not retry the pod."""
     meta = obj.get("metadata") or {}
-    return PodInfo(uid=meta.get("uid", ""), namespace=meta.get("namespace") or "default",
-                   name=meta.get("name", ""), resource_version=meta.get("resourceVersion", ""),
-                   scheduler_name=scheduler_name, annotations={"kubelab.scheduler/spec-error": problem})
+    return PodInfo(
+        uid=meta.get("uid", ""),
+        namespace=meta.get("namespace") or "default",
+        name=meta.get("name", ""),
+        resource_version=meta.get("resourceVersion", ""),
+        scheduler_name=scheduler_name,
+        annotations={"kubelab.scheduler/spec-error": problem},
+    )
 
 
 def _node_signature(info: NodeInfo | None) -> tuple | None:
@@ -403,7 +438,9 @@ def _log_verdicts(pod: PodInfo, result: ScheduleResult) -> None:
     if not log.isEnabledFor(logging.DEBUG):
         return
     for node, status in result.failures.items():
-        log.debug("pod %s: node %s rejected by %s: %s", pod.key, node, status.plugin or "filter", status.reason)
+        log.debug(
+            "pod %s: node %s rejected by %s: %s", pod.key, node, status.plugin or "filter", status.reason
+        )
     for node in result.feasible_nodes:
         log.debug("pod %s: node %s feasible, scores %s", pod.key, node, result.node_scores(node) or "-")
 

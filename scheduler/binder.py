@@ -45,9 +45,12 @@ class BindResult:
 
 
 def binding_body(pod: Any, node: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Binding",
-            "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
-            "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+    }
 
 
 def bind(client: Client, pod: Any, node: str) -> BindResult:

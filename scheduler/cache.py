@@ -170,8 +170,11 @@ class Cache:
                     self._unplace(state)
                     expired.append(state.pod)
         for pod in expired:
-            log.warning("assumed pod %s on %s expired: its binding was never seen through the watch",
-                        pod.key, pod.node_name)
+            log.warning(
+                "assumed pod %s on %s expired: its binding was never seen through the watch",
+                pod.key,
+                pod.node_name,
+            )
         return expired
 
     # -- snapshot --------------------------------------------------------------------------------

@@ -35,16 +35,28 @@ def _bool(value: str) -> bool:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m scheduler",
-                                description="kubelab's Python scheduler: places pods whose spec.schedulerName "
-                                            "matches a profile of the configuration.")
+    p = argparse.ArgumentParser(
+        prog="python -m scheduler",
+        description="kubelab's Python scheduler: places pods whose spec.schedulerName "
+        "matches a profile of the configuration.",
+    )
     p.add_argument("--config", help="KubeSchedulerConfiguration YAML (kubescheduler.config.k8s.io/v1)")
-    p.add_argument("--kubeconfig", help="kubeconfig file; overrides clientConnection.kubeconfig "
-                                        "(default: in-cluster service account)")
-    p.add_argument("--leader-elect", type=_bool, metavar="BOOL",
-                   help="override leaderElection.leaderElect (false for local runs)")
-    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
-                   help="debug logs every node's verdict for every pod")
+    p.add_argument(
+        "--kubeconfig",
+        help="kubeconfig file; overrides clientConnection.kubeconfig (default: in-cluster service account)",
+    )
+    p.add_argument(
+        "--leader-elect",
+        type=_bool,
+        metavar="BOOL",
+        help="override leaderElection.leaderElect (false for local runs)",
+    )
+    p.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="debug logs every node's verdict for every pod",
+    )
     p.add_argument("--version", action="version", version=f"kubelab-scheduler {__version__}")
     args = p.parse_args(argv)
     if not args.config:
@@ -57,9 +69,13 @@ def settings_from(cfg: KubeSchedulerConfiguration, leader_elect: bool | None) ->
     elect = le.leaderElect if leader_elect is None else leader_elect
     leader = None
     if elect:
-        leader = LeaderSettings(namespace=le.resourceNamespace, name=cfg.lease_name,
-                                lease_duration=le.leaseDuration, renew_deadline=le.renewDeadline,
-                                retry_period=le.retryPeriod)
+        leader = LeaderSettings(
+            namespace=le.resourceNamespace,
+            name=cfg.lease_name,
+            lease_duration=le.leaseDuration,
+            renew_deadline=le.renewDeadline,
+            retry_period=le.retryPeriod,
+        )
     serve = (parse_bind_address(cfg.healthzBindAddress), parse_bind_address(cfg.metricsBindAddress))
     return RuntimeSettings(leader=leader, serve=serve)
 
@@ -71,20 +87,29 @@ def build(args: argparse.Namespace) -> Scheduler:
     kubeconfig = args.kubeconfig or cfg.clientConnection.kubeconfig or None
     configuration = load_configuration(kubeconfig)
     settings = settings_from(cfg, args.leader_elect)
-    client = Client(configuration, qps=cfg.clientConnection.qps, burst=cfg.clientConnection.burst,
-                    pool_size=settings.bind_workers + 8)
+    client = Client(
+        configuration,
+        qps=cfg.clientConnection.qps,
+        burst=cfg.clientConnection.burst,
+        pool_size=settings.bind_workers + 8,
+    )
     for name, profile in profiles.items():
         log.info("profile %s: %r", name, profile)
-    log.info("API server %s, client qps %s burst %s, leader election %s", configuration.host,
-             cfg.clientConnection.qps, cfg.clientConnection.burst,
-             f"on (lease {settings.leader.namespace}/{settings.leader.name})" if settings.leader else "off")
+    log.info(
+        "API server %s, client qps %s burst %s, leader election %s",
+        configuration.host,
+        cfg.clientConnection.qps,
+        cfg.clientConnection.burst,
+        f"on (lease {settings.leader.namespace}/{settings.leader.name})" if settings.leader else "off",
+    )
     return Scheduler(client, profiles, settings)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     logging.getLogger("urllib3").setLevel(logging.WARNING)
     try:
         sched = build(args)

@@ -45,8 +45,16 @@ class ApiError(Exception):
     status 0 means the request never got an HTTP answer (connection refused, TLS, timeout).
     """
 
-    def __init__(self, status: int, reason: str, message: str, *, verb: str = "", path: str = "",
-                 details: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        reason: str,
+        message: str,
+        *,
+        verb: str = "",
+        path: str = "",
+        details: Mapping[str, Any] | None = None,
+    ) -> None:
         self.status = status
         self.reason = reason
         self.message = message
@@ -95,16 +103,20 @@ def load_configuration(kubeconfig: str | None) -> k8s_client.Configuration:
     cfg = k8s_client.Configuration()
     if kubeconfig:
         if not os.path.exists(kubeconfig):
-            raise ConfigError(f"kubeconfig file {kubeconfig!r} does not exist: fix --kubeconfig or "
-                              "clientConnection.kubeconfig")
+            raise ConfigError(
+                f"kubeconfig file {kubeconfig!r} does not exist: fix --kubeconfig or "
+                "clientConnection.kubeconfig"
+            )
         try:
             k8s_config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
         except Exception as exc:  # the loader raises several unrelated types
             raise ConfigError(f"cannot load kubeconfig {kubeconfig!r}: {exc}") from exc
         return cfg
     if not os.environ.get("KUBERNETES_SERVICE_HOST"):
-        raise ConfigError("no kubeconfig given and not running in a cluster (KUBERNETES_SERVICE_HOST unset): "
-                          "pass --kubeconfig FILE or set clientConnection.kubeconfig in the config")
+        raise ConfigError(
+            "no kubeconfig given and not running in a cluster (KUBERNETES_SERVICE_HOST unset): "
+            "pass --kubeconfig FILE or set clientConnection.kubeconfig in the config"
+        )
     try:
         k8s_config.load_incluster_config(client_configuration=cfg)
     except k8s_config.ConfigException as exc:
@@ -115,8 +127,14 @@ def load_configuration(kubeconfig: str | None) -> k8s_client.Configuration:
 class Client:
     """JSON requests against one API server, sharing one connection pool between threads."""
 
-    def __init__(self, configuration: k8s_client.Configuration, *, qps: float = 50.0, burst: int = 100,
-                 pool_size: int = 32) -> None:
+    def __init__(
+        self,
+        configuration: k8s_client.Configuration,
+        *,
+        qps: float = 50.0,
+        burst: int = 100,
+        pool_size: int = 32,
+    ) -> None:
         configuration.connection_pool_maxsize = pool_size
         self.configuration = configuration
         self._api = k8s_client.ApiClient(configuration)
@@ -149,9 +167,17 @@ class Client:
             return self.host + path
         return self.host + path + "?" + urlencode({k: v for k, v in query.items() if v is not None})
 
-    def open(self, verb: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
-             content_type: str = "application/json", timeout: float | tuple[float, float] = 30.0,
-             stream: bool = False) -> urllib3.BaseHTTPResponse:
+    def open(
+        self,
+        verb: str,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: float | tuple[float, float] = 30.0,
+        stream: bool = False,
+    ) -> urllib3.BaseHTTPResponse:
         """Send one request; returns the raw response (2xx only) or raises ApiError."""
         self.limiter.take()
         data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
@@ -160,9 +186,15 @@ class Client:
         else:
             tmo = urllib3.Timeout(connect=min(timeout, 10.0), read=timeout)
         try:
-            resp = self._pool.request(verb, self._url(path, query), body=data,
-                                      headers=self._headers(content_type if data is not None else None),
-                                      preload_content=not stream, timeout=tmo, retries=_RETRIES)
+            resp = self._pool.request(
+                verb,
+                self._url(path, query),
+                body=data,
+                headers=self._headers(content_type if data is not None else None),
+                preload_content=not stream,
+                timeout=tmo,
+                retries=_RETRIES,
+            )
         except urllib3.exceptions.HTTPError as exc:
             raise ApiError(0, "Unreachable", f"{self.host}: {exc}", verb=verb, path=path) from exc
         if resp.status >= 300:
@@ -172,8 +204,16 @@ class Client:
             raise _error_from(resp.status, raw, verb, path)
         return resp
 
-    def request(self, verb: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
-                content_type: str = "application/json", timeout: float = 30.0) -> dict[str, Any]:
+    def request(
+        self,
+        verb: str,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: float = 30.0,
+    ) -> dict[str, Any]:
         resp = self.open(verb, path, query=query, body=body, content_type=content_type, timeout=timeout)
         raw = resp.data
         return json.loads(raw) if raw else {}
@@ -188,13 +228,22 @@ class Client:
     def put(self, path: str, body: Any, timeout: float = 30.0) -> dict[str, Any]:
         return self.request("PUT", path, body=body, timeout=timeout)
 
-    def patch(self, path: str, body: Any, content_type: str = "application/strategic-merge-patch+json",
-              timeout: float = 30.0) -> dict[str, Any]:
+    def patch(
+        self,
+        path: str,
+        body: Any,
+        content_type: str = "application/strategic-merge-patch+json",
+        timeout: float = 30.0,
+    ) -> dict[str, Any]:
         return self.request("PATCH", path, body=body, content_type=content_type, timeout=timeout)
 
-    def watch_lines(self, path: str, query: Mapping[str, Any], read_timeout: float,
-                    on_open: Callable[[urllib3.BaseHTTPResponse | None], None] = lambda r: None,
-                    ) -> Iterator[dict[str, Any]]:
+    def watch_lines(
+        self,
+        path: str,
+        query: Mapping[str, Any],
+        read_timeout: float,
+        on_open: Callable[[urllib3.BaseHTTPResponse | None], None] = lambda r: None,
+    ) -> Iterator[dict[str, Any]]:
         """Stream a watch: one parsed event dict per line. Ends when the server closes the stream.
         `on_open` receives the response (and None at the end) so another thread can shut it down."""
         resp = self.open("GET", path, query=query, timeout=(10.0, read_timeout), stream=True)
@@ -237,8 +286,14 @@ def _error_from(status: int, raw: bytes, verb: str, path: str) -> ApiError:
     except ValueError:
         obj = {}
     if isinstance(obj, dict) and obj.get("kind") == "Status":
-        return ApiError(status, obj.get("reason", ""), obj.get("message", ""), verb=verb, path=path,
-                        details=obj.get("details"))
+        return ApiError(
+            status,
+            obj.get("reason", ""),
+            obj.get("message", ""),
+            verb=verb,
+            path=path,
+            details=obj.get("details"),
+        )
     text = raw[:300].decode("utf-8", "replace") if raw else ""
     return ApiError(status, "", text, verb=verb, path=path)
 
@@ -250,5 +305,7 @@ def pod_path(namespace: str, name: str, sub: str = "") -> str:
 
 def describe_forbidden(err: ApiError, verb: str, resource: str) -> str:
     """A log line naming the RBAC permission the scheduler lacks."""
-    return (f"permission denied: the scheduler's account needs '{verb}' on '{resource}' "
-            f"(add it to its ClusterRole): {err.message}")
+    return (
+        f"permission denied: the scheduler's account needs '{verb}' on '{resource}' "
+        f"(add it to its ClusterRole): {err.message}"
+    )

@@ -42,37 +42,64 @@ def pod_reference(pod: Any) -> dict[str, str]:
     return ref
 
 
-def event_body(pod: Any, *, controller: str, instance: str, reason: str, action: str, note: str,
-               type_: str, now: float | None = None) -> dict[str, Any]:
+def event_body(
+    pod: Any,
+    *,
+    controller: str,
+    instance: str,
+    reason: str,
+    action: str,
+    note: str,
+    type_: str,
+    now: float | None = None,
+) -> dict[str, Any]:
     now = time.time() if now is None else now
     if len(note.encode()) > NOTE_LIMIT:
         note = note.encode()[: NOTE_LIMIT - 3].decode("utf-8", "ignore") + "..."
     return {
-        "apiVersion": "events.k8s.io/v1", "kind": "Event",
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
         "metadata": {"name": f"{pod.name}.{int(now * 1e9):x}", "namespace": pod.namespace},
         "eventTime": micro_time(now),
-        "reportingController": controller, "reportingInstance": instance[:INSTANCE_LIMIT],
-        "action": action, "reason": reason, "type": type_, "note": note,
+        "reportingController": controller,
+        "reportingInstance": instance[:INSTANCE_LIMIT],
+        "action": action,
+        "reason": reason,
+        "type": type_,
+        "note": note,
         "regarding": pod_reference(pod),
     }
 
 
 def unschedulable_condition_patch(message: str, reason: str = "Unschedulable") -> dict[str, Any]:
-    return {"status": {"conditions": [{
-        "type": "PodScheduled", "status": "False", "reason": reason, "message": message,
-        "lastProbeTime": None, "lastTransitionTime": _rfc3339()}]}}
+    return {
+        "status": {
+            "conditions": [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": reason,
+                    "message": message,
+                    "lastProbeTime": None,
+                    "lastTransitionTime": _rfc3339(),
+                }
+            ]
+        }
+    }
 
 
 class EventRecorder:
-    def __init__(self, client: Client, *, workers: int = 2, capacity: int = 1000,
-                 hostname: str | None = None) -> None:
+    def __init__(
+        self, client: Client, *, workers: int = 2, capacity: int = 1000, hostname: str | None = None
+    ) -> None:
         self.client = client
         self.hostname = hostname or socket.gethostname()
         self._queue: queue.Queue[Callable[[], None] | None] = queue.Queue(capacity)
         self._conditions: dict[str, str] = {}  # pod uid -> last condition message written
         self._lock = threading.Lock()
-        self._threads = [threading.Thread(target=self._work, name=f"events-{i}", daemon=True)
-                         for i in range(workers)]
+        self._threads = [
+            threading.Thread(target=self._work, name=f"events-{i}", daemon=True) for i in range(workers)
+        ]
         for t in self._threads:
             t.start()
 
@@ -80,14 +107,22 @@ class EventRecorder:
     def scheduled(self, pod: Any, node: str, controller: str) -> None:
         with self._lock:
             self._conditions.pop(pod.uid, None)
-        self._submit(lambda: self._post_event(pod, controller, "Scheduled", "Binding",
-                                              f"Successfully assigned {pod.namespace}/{pod.name} to {node}",
-                                              "Normal"))
+        self._submit(
+            lambda: self._post_event(
+                pod,
+                controller,
+                "Scheduled",
+                "Binding",
+                f"Successfully assigned {pod.namespace}/{pod.name} to {node}",
+                "Normal",
+            )
+        )
 
     def failed(self, pod: Any, message: str, controller: str, *, reason: str = "Unschedulable") -> None:
         """FailedScheduling event, plus the PodScheduled=False condition unless already written as is."""
-        self._submit(lambda: self._post_event(pod, controller, "FailedScheduling", "Scheduling", message,
-                                              "Warning"))
+        self._submit(
+            lambda: self._post_event(pod, controller, "FailedScheduling", "Scheduling", message, "Warning")
+        )
         with self._lock:
             if self._conditions.get(pod.uid) == message:
                 return
@@ -133,8 +168,15 @@ class EventRecorder:
                 self._queue.task_done()
 
     def _post_event(self, pod: Any, controller: str, reason: str, action: str, note: str, type_: str) -> None:
-        body = event_body(pod, controller=controller, instance=f"{controller}-{self.hostname}",
-                          reason=reason, action=action, note=note, type_=type_)
+        body = event_body(
+            pod,
+            controller=controller,
+            instance=f"{controller}-{self.hostname}",
+            reason=reason,
+            action=action,
+            note=note,
+            type_=type_,
+        )
         try:
             self.client.post(f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events", body)
         except ApiError as err:
@@ -145,8 +187,9 @@ class EventRecorder:
 
     def _patch_condition(self, pod: Any, message: str, reason: str) -> None:
         try:
-            self.client.patch(pod_path(pod.namespace, pod.name, "status"),
-                              unschedulable_condition_patch(message, reason))
+            self.client.patch(
+                pod_path(pod.namespace, pod.name, "status"), unschedulable_condition_patch(message, reason)
+            )
         except ApiError as err:
             if err.status == 403:
                 log.error(describe_forbidden(err, "patch", "pods/status"))

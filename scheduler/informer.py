@@ -58,10 +58,19 @@ def tombstone(key: str, seen: _Seen) -> dict[str, Any]:
 
 
 class Informer:
-    def __init__(self, client: Client, resource: str, path: str, handler: Handler, *,
-                 field_selector: str | None = None, label_selector: str | None = None,
-                 page_size: int = 500, min_watch_seconds: int = 300,
-                 on_relist: Callable[[str], None] = lambda cause: None) -> None:
+    def __init__(
+        self,
+        client: Client,
+        resource: str,
+        path: str,
+        handler: Handler,
+        *,
+        field_selector: str | None = None,
+        label_selector: str | None = None,
+        page_size: int = 500,
+        min_watch_seconds: int = 300,
+        on_relist: Callable[[str], None] = lambda cause: None,
+    ) -> None:
         self.client = client
         self.resource = resource
         self.path = path
@@ -107,23 +116,41 @@ class Informer:
                 if self._stop.is_set():
                     return
                 if err.status == 410:
-                    log.info("%s: resourceVersion %s expired (410 Gone): relisting", self.resource,
-                             self.resource_version)
+                    log.info(
+                        "%s: resourceVersion %s expired (410 Gone): relisting",
+                        self.resource,
+                        self.resource_version,
+                    )
                     need_list = True
                     continue
                 delay = self._backoff.next()
                 if err.status == 403:
                     log.error(describe_forbidden(err, "list/watch", self.resource))
                 elif err.status == 401:
-                    log.error("%s: the API server at %s rejected the credentials (401 Unauthorized): check "
-                              "the kubeconfig's user or the service account token; retrying in %.1fs",
-                              self.resource, self.client.host, delay)
+                    log.error(
+                        "%s: the API server at %s rejected the credentials (401 Unauthorized): check "
+                        "the kubeconfig's user or the service account token; retrying in %.1fs",
+                        self.resource,
+                        self.client.host,
+                        delay,
+                    )
                 elif err.reason == "WatchBroken":
-                    log.info("%s: watch connection lost (%s); resuming from resourceVersion %s in %.1fs",
-                             self.resource, err.message, self.resource_version, delay)
+                    log.info(
+                        "%s: watch connection lost (%s); resuming from resourceVersion %s in %.1fs",
+                        self.resource,
+                        err.message,
+                        self.resource_version,
+                        delay,
+                    )
                 elif err.unreachable:
-                    log.warning("cannot reach the Kubernetes API server at %s (%s %s): %s; retrying in %.1fs",
-                                self.client.host, err.verb, self.resource, err.message, delay)
+                    log.warning(
+                        "cannot reach the Kubernetes API server at %s (%s %s): %s; retrying in %.1fs",
+                        self.client.host,
+                        err.verb,
+                        self.resource,
+                        err.message,
+                        delay,
+                    )
                 else:
                     log.warning("%s: %s; retrying in %.1fs", self.resource, err, delay)
                 self._stop.wait(delay)
@@ -194,18 +221,22 @@ class Informer:
 
     def _watch(self) -> None:
         timeout = random.randint(self.min_watch_seconds, 2 * self.min_watch_seconds)
-        q = self._query() | {"watch": "true", "resourceVersion": self.resource_version,
-                             "allowWatchBookmarks": "true", "timeoutSeconds": timeout}
-        for event in self.client.watch_lines(self.path, q, read_timeout=timeout + 30,
-                                             on_open=self._opened):
+        q = self._query() | {
+            "watch": "true",
+            "resourceVersion": self.resource_version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": timeout,
+        }
+        for event in self.client.watch_lines(self.path, q, read_timeout=timeout + 30, on_open=self._opened):
             if self._stop.is_set():
                 return
             etype = event.get("type")
             obj = event.get("object") or {}
             if etype == "ERROR":
                 code = obj.get("code", 0)
-                raise ApiError(code, obj.get("reason", ""), obj.get("message", ""), verb="WATCH",
-                               path=self.path)
+                raise ApiError(
+                    code, obj.get("reason", ""), obj.get("message", ""), verb="WATCH", path=self.path
+                )
             rv = (obj.get("metadata") or {}).get("resourceVersion")
             if etype != "BOOKMARK":
                 self._deliver(etype, object_key(obj), obj)

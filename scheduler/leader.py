@@ -40,14 +40,25 @@ def default_identity() -> str:
 
 
 class LeaderElector:
-    def __init__(self, client: Client, *, namespace: str, name: str, identity: str | None = None,
-                 lease_duration: float = 15.0, renew_deadline: float = 10.0, retry_period: float = 2.0,
-                 on_started: Callable[[], None] = lambda: None,
-                 on_stopped: Callable[[], None] = lambda: None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        client: Client,
+        *,
+        namespace: str,
+        name: str,
+        identity: str | None = None,
+        lease_duration: float = 15.0,
+        renew_deadline: float = 10.0,
+        retry_period: float = 2.0,
+        on_started: Callable[[], None] = lambda: None,
+        on_stopped: Callable[[], None] = lambda: None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         if not (lease_duration > renew_deadline > retry_period > 0):
-            raise ValueError("leaderElection: need leaseDuration > renewDeadline > retryPeriod > 0, got "
-                             f"{lease_duration}, {renew_deadline}, {retry_period}")
+            raise ValueError(
+                "leaderElection: need leaseDuration > renewDeadline > retryPeriod > 0, got "
+                f"{lease_duration}, {renew_deadline}, {retry_period}"
+            )
         self.client = client
         self.namespace = namespace
         self.name = name
@@ -81,12 +92,18 @@ class LeaderElector:
         except ApiError as err:
             if err.status != 404:
                 raise
-            body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                    "metadata": {"name": self.name, "namespace": self.namespace},
-                    "spec": self._spec(acquire=wall, renew=wall, transitions=0)}
+            body = {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": self.name, "namespace": self.namespace},
+                "spec": self._spec(acquire=wall, renew=wall, transitions=0),
+            }
             try:
-                created = self.client.post(f"/apis/coordination.k8s.io/v1/namespaces/{self.namespace}/leases",
-                                           body, timeout=self.retry_period * 2)
+                created = self.client.post(
+                    f"/apis/coordination.k8s.io/v1/namespaces/{self.namespace}/leases",
+                    body,
+                    timeout=self.retry_period * 2,
+                )
             except ApiError as err2:
                 if err2.status == 409:
                     return False
@@ -120,9 +137,13 @@ class LeaderElector:
         return True
 
     def _spec(self, *, acquire: float | str, renew: float, transitions: int) -> dict[str, Any]:
-        return {"holderIdentity": self.identity, "leaseDurationSeconds": int(self.lease_duration),
-                "acquireTime": acquire if isinstance(acquire, str) else micro_time(acquire),
-                "renewTime": micro_time(renew), "leaseTransitions": transitions}
+        return {
+            "holderIdentity": self.identity,
+            "leaseDurationSeconds": int(self.lease_duration),
+            "acquireTime": acquire if isinstance(acquire, str) else micro_time(acquire),
+            "renewTime": micro_time(renew),
+            "leaseTransitions": transitions,
+        }
 
     def _observe(self, spec: dict[str, Any], now: float) -> None:
         self._observed_spec = spec
@@ -133,7 +154,9 @@ class LeaderElector:
             return self.try_acquire_or_renew()
         except ApiError as err:
             if err.status == 403:
-                log.error(describe_forbidden(err, "get/create/update", f"leases ({self.namespace}/{self.name})"))
+                log.error(
+                    describe_forbidden(err, "get/create/update", f"leases ({self.namespace}/{self.name})")
+                )
             else:
                 log.warning("leader election: %s", err)
             return False
@@ -145,7 +168,9 @@ class LeaderElector:
             if not self._acquire(stop):
                 break
             self._leading.set()
-            log.info("leader election: %s became leader of lease %s/%s", self.identity, self.namespace, self.name)
+            log.info(
+                "leader election: %s became leader of lease %s/%s", self.identity, self.namespace, self.name
+            )
             try:
                 self._on_started()
                 self._renew(stop)
@@ -155,8 +180,11 @@ class LeaderElector:
             if stop.is_set():
                 self.release()
                 break
-            log.error("leader election: lost lease %s/%s; scheduling stopped, standing by",
-                      self.namespace, self.name)
+            log.error(
+                "leader election: lost lease %s/%s; scheduling stopped, standing by",
+                self.namespace,
+                self.name,
+            )
 
     def _acquire(self, stop: threading.Event) -> bool:
         announced = ""
@@ -164,8 +192,12 @@ class LeaderElector:
             if self._attempt():
                 return True
             if self.holder and self.holder != announced:
-                log.info("leader election: lease %s/%s held by %s; standing by", self.namespace, self.name,
-                         self.holder)
+                log.info(
+                    "leader election: lease %s/%s held by %s; standing by",
+                    self.namespace,
+                    self.name,
+                    self.holder,
+                )
                 announced = self.holder
             stop.wait(self.retry_period * random.uniform(1.0, 1.2))  # client-go's JitterFactor 1.2
         return False
@@ -175,7 +207,9 @@ class LeaderElector:
         while not stop.wait(self.retry_period):
             if self._attempt():
                 last_ok = self._clock()
-            elif self._clock() - last_ok >= self.renew_deadline or (self.holder and self.holder != self.identity):
+            elif self._clock() - last_ok >= self.renew_deadline or (
+                self.holder and self.holder != self.identity
+            ):
                 return
 
     def release(self) -> None:
@@ -186,8 +220,12 @@ class LeaderElector:
             if spec.get("holderIdentity") != self.identity:
                 return
             now = micro_time()
-            lease["spec"] = {"leaseDurationSeconds": 1, "acquireTime": now, "renewTime": now,
-                             "leaseTransitions": spec.get("leaseTransitions") or 0}
+            lease["spec"] = {
+                "leaseDurationSeconds": 1,
+                "acquireTime": now,
+                "renewTime": now,
+                "leaseTransitions": spec.get("leaseTransitions") or 0,
+            }
             self.client.put(self.path, lease, timeout=self.retry_period * 2)
         except ApiError as err:
             log.warning("leader election: releasing the lease failed: %s", err)

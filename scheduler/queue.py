@@ -40,14 +40,30 @@ class QueuedPod:
 
 def scheduling_signature(pod: Any) -> tuple:
     """What of a pod a plugin may read; a change in it may make an unschedulable pod fit."""
-    return tuple(getattr(pod, name, None) for name in (
-        "labels", "annotations", "requests", "node_selector", "required_node_affinity", "tolerations",
-        "host_ports", "priority"))
+    return tuple(
+        getattr(pod, name, None)
+        for name in (
+            "labels",
+            "annotations",
+            "requests",
+            "node_selector",
+            "required_node_affinity",
+            "tolerations",
+            "host_ports",
+            "priority",
+        )
+    )
 
 
 class SchedulingQueue:
-    def __init__(self, *, initial_backoff: float = 1.0, max_backoff: float = 10.0,
-                 unschedulable_timeout: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        *,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 10.0,
+        unschedulable_timeout: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self.unschedulable_timeout = unschedulable_timeout

@@ -18,8 +18,15 @@ log = logging.getLogger(__name__)
 
 
 class HealthServer:
-    def __init__(self, address: str, port: int, *, registry: CollectorRegistry,
-                 healthy: Callable[[], tuple[bool, str]], ready: Callable[[], tuple[bool, str]]) -> None:
+    def __init__(
+        self,
+        address: str,
+        port: int,
+        *,
+        registry: CollectorRegistry,
+        healthy: Callable[[], tuple[bool, str]],
+        ready: Callable[[], tuple[bool, str]],
+    ) -> None:
         handler = _make_handler(registry, healthy, ready)
         self.httpd = ThreadingHTTPServer((address, port), handler)
         self.httpd.daemon_threads = True
@@ -38,8 +45,11 @@ class HealthServer:
         self.httpd.server_close()
 
 
-def _make_handler(registry: CollectorRegistry, healthy: Callable[[], tuple[bool, str]],
-                  ready: Callable[[], tuple[bool, str]]) -> type[BaseHTTPRequestHandler]:
+def _make_handler(
+    registry: CollectorRegistry,
+    healthy: Callable[[], tuple[bool, str]],
+    ready: Callable[[], tuple[bool, str]],
+) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             path = self.path.split("?", 1)[0]

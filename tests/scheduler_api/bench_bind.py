@@ -59,9 +59,24 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp())
     kubeconfig = tmp / "kubeconfig"
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
-    server = subprocess.Popen([sys.executable, "-m", "tests.kubeapi", "--port", str(port), "--kubeconfig",
-                               str(kubeconfig), "--nodes", str(args.nodes), "--node-cpu", "64"],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.kubeapi",
+            "--port",
+            str(port),
+            "--kubeconfig",
+            str(kubeconfig),
+            "--nodes",
+            str(args.nodes),
+            "--node-cpu",
+            "64",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         base = f"http://127.0.0.1:{port}"
         deadline = time.time() + 30
@@ -72,12 +87,28 @@ def main() -> int:
             except OSError:
                 time.sleep(0.1)
         for i in range(args.pods):
-            _post(f"{base}/api/v1/namespaces/default/pods", {
-                "apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"bench-{i}"},
-                "spec": {"schedulerName": SCHEDULER, "containers": [
-                    {"name": "c", "image": "pause", "resources": {"requests": {"cpu": "10m", "memory": "10Mi"}}}]}})
+            _post(
+                f"{base}/api/v1/namespaces/default/pods",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": f"bench-{i}"},
+                    "spec": {
+                        "schedulerName": SCHEDULER,
+                        "containers": [
+                            {
+                                "name": "c",
+                                "image": "pause",
+                                "resources": {"requests": {"cpu": "10m", "memory": "10Mi"}},
+                            }
+                        ],
+                    },
+                },
+            )
         plugins = [{"name": n} for n in args.plugins.split(",") if n]
-        sched = make_scheduler(kubeconfig, config_with(plugins or None), qps=args.qps, bind_workers=args.workers)
+        sched = make_scheduler(
+            kubeconfig, config_with(plugins or None), qps=args.qps, bind_workers=args.workers
+        )
         sched.client.limiter.burst = args.burst
         t0 = time.perf_counter()
         cpu0 = os.times()
@@ -94,11 +125,13 @@ def main() -> int:
         sched.recorder.flush(60)
         sched.stop()
         spread = (min(per_node.values()), max(per_node.values())) if per_node else (0, 0)
-        print(f"nodes={args.nodes} pods={args.pods} qps={args.qps or 'unlimited'} burst={args.burst} "
-              f"workers={args.workers}: {elapsed:.2f}s from start (incl. initial list) -> "
-              f"{args.pods / elapsed:.0f} pods/s bound; pods per node min/max {spread[0]}/{spread[1]}; "
-              f"cache {counts}; scheduler process cpu {cpu:.2f}s ({cpu / elapsed:.0%} of one core); "
-              f"API test server cpu {server_cpu:.2f}s ({server_cpu / elapsed:.0%})")
+        print(
+            f"nodes={args.nodes} pods={args.pods} qps={args.qps or 'unlimited'} burst={args.burst} "
+            f"workers={args.workers}: {elapsed:.2f}s from start (incl. initial list) -> "
+            f"{args.pods / elapsed:.0f} pods/s bound; pods per node min/max {spread[0]}/{spread[1]}; "
+            f"cache {counts}; scheduler process cpu {cpu:.2f}s ({cpu / elapsed:.0%} of one core); "
+            f"API test server cpu {server_cpu:.2f}s ({server_cpu / elapsed:.0%})"
+        )
     finally:
         server.terminate()
         server.wait(10)

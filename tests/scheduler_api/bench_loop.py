@@ -40,25 +40,40 @@ def main() -> int:
     args = p.parse_args()
     plugins = [{"name": n} for n in args.plugins.split(",") if n]
     cfg = parse_config(yaml.safe_load(config_with(plugins or None)))
-    sched = Scheduler(_NoClient(), build_profiles(cfg), RuntimeSettings(serve=(), seed=1))  # type: ignore[arg-type]
+    settings = RuntimeSettings(serve=(), seed=1)
+    sched = Scheduler(_NoClient(), build_profiles(cfg), settings)  # type: ignore[arg-type]
     bound: list[tuple[str, str]] = []
     sched.binder.submit = lambda pod, node: bound.append((pod.key, node))  # type: ignore[method-assign]
     for i in range(args.nodes):
-        sched.handle_node({"metadata": {"name": f"node-{i}", "labels": {"zone": f"z{i % 3}"}},
-                           "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110"}}})
+        sched.handle_node(
+            {
+                "metadata": {"name": f"node-{i}", "labels": {"zone": f"z{i % 3}"}},
+                "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110"}},
+            }
+        )
     for i in range(args.pods):
-        sched.handle_pod({"metadata": {"name": f"p-{i}", "namespace": "default", "uid": f"u-{i}"},
-                          "spec": {"schedulerName": SCHEDULER, "containers": [
-                              {"name": "c", "resources": {"requests": {"cpu": "10m", "memory": "10Mi"}}}]}})
+        sched.handle_pod(
+            {
+                "metadata": {"name": f"p-{i}", "namespace": "default", "uid": f"u-{i}"},
+                "spec": {
+                    "schedulerName": SCHEDULER,
+                    "containers": [
+                        {"name": "c", "resources": {"requests": {"cpu": "10m", "memory": "10Mi"}}}
+                    ],
+                },
+            }
+        )
     t0 = time.perf_counter()
     while (qp := sched.queue.pop(timeout=0)) is not None:
         sched.schedule_one(qp)
     elapsed = time.perf_counter() - t0
     per_node = Counter(node for _, node in bound)
-    print(f"nodes={args.nodes} pods={args.pods} plugins=defaults{'+' + args.plugins if args.plugins else ''}: "
-          f"{len(bound)} decisions in {elapsed:.2f}s -> {len(bound) / elapsed:.0f} decisions/s "
-          f"(loop path incl. snapshot, assume, log line); pods per node min/max "
-          f"{min(per_node.values())}/{max(per_node.values())}")
+    print(
+        f"nodes={args.nodes} pods={args.pods} plugins=defaults{'+' + args.plugins if args.plugins else ''}: "
+        f"{len(bound)} decisions in {elapsed:.2f}s -> {len(bound) / elapsed:.0f} decisions/s "
+        f"(loop path incl. snapshot, assume, log line); pods per node min/max "
+        f"{min(per_node.values())}/{max(per_node.values())}"
+    )
     return 0
 
 

@@ -31,19 +31,35 @@ profiles:
 """
 
 
-def config_with(plugins: list[dict[str, Any]] | None = None, plugin_config: list[dict[str, Any]] | None = None,
-                scheduler_name: str = SCHEDULER) -> str:
+def config_with(
+    plugins: list[dict[str, Any]] | None = None,
+    plugin_config: list[dict[str, Any]] | None = None,
+    scheduler_name: str = SCHEDULER,
+) -> str:
     profile: dict[str, Any] = {"schedulerName": scheduler_name}
     if plugins:
         profile["plugins"] = {"multiPoint": {"enabled": plugins}}
     if plugin_config:
         profile["pluginConfig"] = plugin_config
-    return yaml.safe_dump({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-                           "leaderElection": {"leaderElect": False}, "profiles": [profile]})
+    return yaml.safe_dump(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "leaderElection": {"leaderElect": False},
+            "profiles": [profile],
+        }
+    )
 
 
-def make_scheduler(kubeconfig: Path, config_text: str = SEED_CONFIG, *, leader: LeaderSettings | None = None,
-                   qps: float = 0, seed: int = 1, bind_workers: int = 8) -> Scheduler:
+def make_scheduler(
+    kubeconfig: Path,
+    config_text: str = SEED_CONFIG,
+    *,
+    leader: LeaderSettings | None = None,
+    qps: float = 0,
+    seed: int = 1,
+    bind_workers: int = 8,
+) -> Scheduler:
     cfg = parse_config(yaml.safe_load(config_text))
     client = Client(load_configuration(str(kubeconfig)), qps=qps, burst=100, pool_size=bind_workers + 8)
     settings = RuntimeSettings(leader=leader, serve=(("127.0.0.1", 0),), seed=seed, bind_workers=bind_workers)
@@ -63,8 +79,11 @@ def running_scheduler(kubeconfig: Path, config_text: str = SEED_CONFIG, **kwargs
 
 def pod_events(kube_api: Any, name: str, reason: str | None = None, namespace: str = "default") -> list[dict]:
     """core/v1 view of the events about one pod (the server stores events.k8s.io/v1 events too)."""
-    return [e for e in kube_api.events(namespace)
-            if e.get("involvedObject", {}).get("name") == name and (reason is None or e.get("reason") == reason)]
+    return [
+        e
+        for e in kube_api.events(namespace)
+        if e.get("involvedObject", {}).get("name") == name and (reason is None or e.get("reason") == reason)
+    ]
 
 
 def pod_condition(kube_api: Any, name: str, namespace: str = "default") -> dict | None:

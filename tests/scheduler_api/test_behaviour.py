@@ -26,21 +26,27 @@ pytestmark = pytest.mark.api
 
 
 def test_failed_scheduling_event_and_condition(kube_api, kube_api_kubeconfig) -> None:
-    kube_api.add_node("cp", cpu="8", taints=[{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}])
+    kube_api.add_node(
+        "cp", cpu="8", taints=[{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]
+    )
     kube_api.add_node("w1", cpu="1")
     kube_api.add_node("w2", cpu="1")
     with running_scheduler(kube_api_kubeconfig):
         kube_api.add_pod("hungry", cpu="2", scheduler_name=SCHEDULER)
         kube_api.wait_for(lambda: pod_events(kube_api, "hungry", "FailedScheduling"))
         kube_api.wait_for(lambda: pod_condition(kube_api, "hungry"))
-    expected = ("0/3 nodes are available: 1 node(s) had untolerated taint "
-                "{node-role.kubernetes.io/control-plane: }, 2 Insufficient cpu.")
+    expected = (
+        "0/3 nodes are available: 1 node(s) had untolerated taint "
+        "{node-role.kubernetes.io/control-plane: }, 2 Insufficient cpu."
+    )
     event = pod_events(kube_api, "hungry", "FailedScheduling")[0]
     assert event["message"] == expected
     assert event["type"] == "Warning"
     assert event["reportingComponent"] == SCHEDULER
     assert event["involvedObject"]["kind"] == "Pod"
-    assert event["involvedObject"]["uid"] == kube_api.get_object("pods", "hungry", "default")["metadata"]["uid"]
+    assert (
+        event["involvedObject"]["uid"] == kube_api.get_object("pods", "hungry", "default")["metadata"]["uid"]
+    )
     cond = pod_condition(kube_api, "hungry")
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", expected)
 
@@ -81,8 +87,18 @@ def test_no_overcommit_under_a_burst(kube_api, kube_api_kubeconfig) -> None:
     with running_scheduler(kube_api_kubeconfig) as sched:
         kube_api.add_pods(20, cpu="300m", scheduler_name=SCHEDULER)
         kube_api.wait_for(lambda: len(kube_api.bound_pods()) == 9)
-        kube_api.wait_for(lambda: len([p for p in kube_api.pods("default") if pod_events(
-            kube_api, p["metadata"]["name"], "FailedScheduling")]) == 11)
+        kube_api.wait_for(
+            lambda: (
+                len(
+                    [
+                        p
+                        for p in kube_api.pods("default")
+                        if pod_events(kube_api, p["metadata"]["name"], "FailedScheduling")
+                    ]
+                )
+                == 11
+            )
+        )
         assert sched.cache.counts()["assumed_pods"] + sched.cache.counts()["pods"] == 9
     per_node = Counter(kube_api.bound_pods().values())
     assert per_node == {"node-0": 3, "node-1": 3, "node-2": 3}
@@ -112,9 +128,13 @@ def test_watch_expiry_relists_without_losing_or_doubling(kube_api, kube_api_kube
 
 def test_bind_conflict_is_dropped_not_retried(kube_api, kube_api_kubeconfig) -> None:
     kube_api.add_node("n1")
-    kube_api.fail_next(1, 409, resource="pods/binding",
-                       message='Operation cannot be fulfilled on pods/binding "raced": pod raced is already '
-                               'assigned to node "elsewhere"')
+    kube_api.fail_next(
+        1,
+        409,
+        resource="pods/binding",
+        message='Operation cannot be fulfilled on pods/binding "raced": pod raced is already '
+        'assigned to node "elsewhere"',
+    )
     with running_scheduler(kube_api_kubeconfig) as sched:
         kube_api.add_pod("raced", cpu="100m", scheduler_name=SCHEDULER)
         kube_api.wait_for(lambda: kube_api.request_count("create", "pods/binding") == 1)
@@ -165,13 +185,23 @@ def test_pod_deleted_while_queued_is_dropped(kube_api, kube_api_kubeconfig) -> N
 
 def test_malformed_pod_reported_and_others_served(kube_api, kube_api_kubeconfig) -> None:
     kube_api.add_node("n1")
-    bad = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bad-cpu", "namespace": "default"},
-           "spec": {"schedulerName": SCHEDULER,
-                    "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "lots"}}}]}}
+    bad = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "bad-cpu", "namespace": "default"},
+        "spec": {
+            "schedulerName": SCHEDULER,
+            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "lots"}}}],
+        },
+    }
     with running_scheduler(kube_api_kubeconfig):
         kube_api.add_pod(bad, validate=False)
-        kube_api.add_pod("bad-annotation", cpu="100m", scheduler_name=SCHEDULER,
-                         annotations={"my-network-preference": "warp speed!"})
+        kube_api.add_pod(
+            "bad-annotation",
+            cpu="100m",
+            scheduler_name=SCHEDULER,
+            annotations={"my-network-preference": "warp speed!"},
+        )
         kube_api.add_pod("good", cpu="100m", scheduler_name=SCHEDULER)
         kube_api.wait_for(lambda: "default/good" in kube_api.bound_pods())
         kube_api.wait_for(lambda: pod_events(kube_api, "bad-cpu", "FailedScheduling"))
@@ -216,11 +246,18 @@ def test_health_ready_and_metrics_endpoints(kube_api, kube_api_kubeconfig) -> No
         base = f"http://127.0.0.1:{sched.servers[0].port}"
         assert urllib.request.urlopen(f"{base}/healthz").read() == b"ok\n"
         assert urllib.request.urlopen(f"{base}/readyz").read().startswith(b"ok")
-        kube_api.wait_for(lambda: b'scheduler_schedule_attempts_total{profile="my-custom-scheduler",result="scheduled"} 1.0'
-                          in urllib.request.urlopen(f"{base}/metrics").read())
+        kube_api.wait_for(
+            lambda: (
+                b'scheduler_schedule_attempts_total{profile="my-custom-scheduler",result="scheduled"} 1.0'
+                in urllib.request.urlopen(f"{base}/metrics").read()
+            )
+        )
         text = urllib.request.urlopen(f"{base}/metrics").read().decode()
-    for name in ("scheduler_scheduling_attempt_duration_seconds_bucket", "scheduler_pending_pods{queue=\"active\"}",
-                 "scheduler_binding_duration_seconds_bucket"):
+    for name in (
+        "scheduler_scheduling_attempt_duration_seconds_bucket",
+        'scheduler_pending_pods{queue="active"}',
+        "scheduler_binding_duration_seconds_bucket",
+    ):
         assert name in text
 
 

@@ -9,8 +9,10 @@ from scheduler.model import PodInfo
 
 
 def node(name: str, cpu: str = "2", rv: str = "1") -> dict:
-    return {"metadata": {"name": name, "resourceVersion": rv},
-            "status": {"allocatable": {"cpu": cpu, "memory": "4Gi", "pods": "110"}}}
+    return {
+        "metadata": {"name": name, "resourceVersion": rv},
+        "status": {"allocatable": {"cpu": cpu, "memory": "4Gi", "pods": "110"}},
+    }
 
 
 def pod_obj(name: str, cpu: str = "500m", node_name: str | None = None, uid: str | None = None) -> dict:

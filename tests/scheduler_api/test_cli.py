@@ -28,17 +28,24 @@ def _free_port() -> int:
 def _write_config(tmp_path: Path, kubeconfig: str, extra: str = "") -> Path:
     """The seed's config, with its in-cluster kubeconfig path pointed at the test server."""
     port = _free_port()
-    text = SEED_CONFIG + f"clientConnection:\n  kubeconfig: {kubeconfig}\n" \
+    text = (
+        SEED_CONFIG + f"clientConnection:\n  kubeconfig: {kubeconfig}\n"
         f"healthzBindAddress: 127.0.0.1:{port}\nmetricsBindAddress: 127.0.0.1:{port}\n" + extra
+    )
     path = tmp_path / "scheduler-config.yaml"
     path.write_text(text)
     return path
 
 
 def _run(args: list[str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "scheduler", *args], cwd=REPO, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env=dict(os.environ, PYTHONPATH=str(REPO)))
+    return subprocess.Popen(
+        [sys.executable, "-m", "scheduler", *args],
+        cwd=REPO,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+    )
 
 
 def test_places_pods_end_to_end_and_stops_cleanly(kube_api, kube_api_kubeconfig, tmp_path) -> None:
@@ -48,8 +55,12 @@ def test_places_pods_end_to_end_and_stops_cleanly(kube_api, kube_api_kubeconfig,
     proc = _run(["--config", str(config)])
     try:
         kube_api.add_pod("plain", cpu="100m", scheduler_name=SCHEDULER)
-        kube_api.add_pod("wants-speed", cpu="100m", scheduler_name=SCHEDULER,
-                         annotations={"my-network-preference": "high-speed"})
+        kube_api.add_pod(
+            "wants-speed",
+            cpu="100m",
+            scheduler_name=SCHEDULER,
+            annotations={"my-network-preference": "high-speed"},
+        )
         kube_api.wait_for(lambda: len(kube_api.bound_pods()) == 2, timeout=30)
     finally:
         proc.send_signal(signal.SIGTERM)

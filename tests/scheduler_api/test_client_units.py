@@ -41,9 +41,17 @@ def test_token_bucket_disabled_with_non_positive_qps() -> None:
 
 
 def test_status_body_becomes_api_error() -> None:
-    raw = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 409,
-                      "reason": "Conflict", "message": 'Operation cannot be fulfilled on pods/binding "p": '
-                      "pod p is already assigned to node \"n1\""}).encode()
+    raw = json.dumps(
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "status": "Failure",
+            "code": 409,
+            "reason": "Conflict",
+            "message": 'Operation cannot be fulfilled on pods/binding "p": '
+            'pod p is already assigned to node "n1"',
+        }
+    ).encode()
     err = _error_from(409, raw, "POST", "/api/v1/namespaces/default/pods/p/binding")
     assert (err.status, err.reason) == (409, "Conflict")
     assert "already assigned" in err.message
@@ -66,17 +74,33 @@ def test_binding_body_carries_uid_precondition() -> None:
 
 
 def test_event_body_shape_and_note_limit() -> None:
-    body = event_body(pod(), controller="my-scheduler", instance="my-scheduler-host", reason="FailedScheduling",
-                      action="Scheduling", note="x" * 5000, type_="Warning", now=1700000000.5)
+    body = event_body(
+        pod(),
+        controller="my-scheduler",
+        instance="my-scheduler-host",
+        reason="FailedScheduling",
+        action="Scheduling",
+        note="x" * 5000,
+        type_="Warning",
+        now=1700000000.5,
+    )
     assert body["apiVersion"] == "events.k8s.io/v1"
     assert body["metadata"]["name"].startswith("web-1.")
     assert body["eventTime"] == "2023-11-14T22:13:20.500000Z"
-    assert body["regarding"] == {"apiVersion": "v1", "kind": "Pod", "namespace": "team", "name": "web-1",
-                                 "uid": "u-1", "resourceVersion": "42"}
+    assert body["regarding"] == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "namespace": "team",
+        "name": "web-1",
+        "uid": "u-1",
+        "resourceVersion": "42",
+    }
     assert len(body["note"].encode()) <= NOTE_LIMIT
 
 
 def test_condition_patch() -> None:
-    cond = unschedulable_condition_patch("0/1 nodes are available: 1 Insufficient cpu.")["status"]["conditions"]
+    cond = unschedulable_condition_patch("0/1 nodes are available: 1 Insufficient cpu.")["status"][
+        "conditions"
+    ]
     assert cond[0]["type"] == "PodScheduled" and cond[0]["status"] == "False"
     assert cond[0]["reason"] == "Unschedulable"

@@ -17,8 +17,13 @@ FAST = {"lease_duration": 3.0, "renew_deadline": 2.0, "retry_period": 0.2}
 
 
 def elector(kubeconfig, identity: str) -> LeaderElector:
-    return LeaderElector(Client(load_configuration(str(kubeconfig))), namespace="kube-system",
-                         name="lab-lease", identity=identity, **FAST)
+    return LeaderElector(
+        Client(load_configuration(str(kubeconfig))),
+        namespace="kube-system",
+        name="lab-lease",
+        identity=identity,
+        **FAST,
+    )
 
 
 def test_only_one_candidate_acquires_and_release_hands_over(kube_api, kube_api_kubeconfig) -> None:
@@ -38,8 +43,14 @@ def test_only_one_candidate_acquires_and_release_hands_over(kube_api, kube_api_k
 def test_expired_lease_is_taken_over(kube_api, kube_api_kubeconfig) -> None:
     now = [100.0]
     a = elector(kube_api_kubeconfig, "a")
-    b = LeaderElector(Client(load_configuration(str(kube_api_kubeconfig))), namespace="kube-system",
-                      name="lab-lease", identity="b", clock=lambda: now[0], **FAST)
+    b = LeaderElector(
+        Client(load_configuration(str(kube_api_kubeconfig))),
+        namespace="kube-system",
+        name="lab-lease",
+        identity="b",
+        clock=lambda: now[0],
+        **FAST,
+    )
     assert a.try_acquire_or_renew()
     assert not b.try_acquire_or_renew()
     now[0] += 2.9
@@ -92,8 +103,12 @@ def test_losing_the_lease_stops_scheduling(kube_api, kube_api_kubeconfig) -> Non
     with running_scheduler(kube_api_kubeconfig, leader=LeaderSettings(identity="one", **lease)) as one:
         kube_api.wait_for(lambda: one.is_leading)
         # Another holder takes the lease (as after a network partition the leader did not notice).
-        kube_api.update_object("leases", "my-custom-scheduler",
-                               {"spec": {"holderIdentity": "intruder", "leaseDurationSeconds": 3600}}, "kube-system")
+        kube_api.update_object(
+            "leases",
+            "my-custom-scheduler",
+            {"spec": {"holderIdentity": "intruder", "leaseDurationSeconds": 3600}},
+            "kube-system",
+        )
         kube_api.wait_for(lambda: not one.is_leading)
         kube_api.add_pod("while-standing-by", cpu="100m", scheduler_name=SCHEDULER)
         kube_api.wait_for(lambda: "default/while-standing-by" in one.queue)

@@ -20,8 +20,12 @@ def test_seed_config_network_aware_prefers_high_speed_nodes(kube_api, kube_api_k
     kube_api.add_node("fast-0", cpu="4", labels={"network-topology": "high-speed"})
     with running_scheduler(kube_api_kubeconfig):
         for i in range(4):
-            kube_api.add_pod(f"net-{i}", cpu="100m", scheduler_name=SCHEDULER,
-                             annotations={"my-network-preference": "high-speed"})
+            kube_api.add_pod(
+                f"net-{i}",
+                cpu="100m",
+                scheduler_name=SCHEDULER,
+                annotations={"my-network-preference": "high-speed"},
+            )
         kube_api.wait_for(lambda: len(kube_api.bound_pods()) == 4)
     assert set(kube_api.bound_pods().values()) == {"fast-0"}
 
@@ -48,8 +52,10 @@ def test_least_loaded_pod_count_spreads_evenly(kube_api, kube_api_kubeconfig) ->
 
 def test_least_loaded_most_allocated_packs(kube_api, kube_api_kubeconfig) -> None:
     kube_api.add_nodes(3, cpu="8")
-    config = config_with([{"name": "LeastLoaded", "weight": 100}],
-                         [{"name": "LeastLoaded", "args": {"strategy": "MostAllocated"}}])
+    config = config_with(
+        [{"name": "LeastLoaded", "weight": 100}],
+        [{"name": "LeastLoaded", "args": {"strategy": "MostAllocated"}}],
+    )
     with running_scheduler(kube_api_kubeconfig, config):
         for i in range(5):  # one at a time: each decision sees the previous binding
             kube_api.add_pod(f"pack-{i}", cpu="10m", scheduler_name=SCHEDULER)
@@ -64,8 +70,13 @@ def test_taints_avoided_unless_tolerated(kube_api, kube_api_kubeconfig) -> None:
     with running_scheduler(kube_api_kubeconfig):
         for i in range(3):
             kube_api.add_pod(f"plain-{i}", cpu="100m", scheduler_name=SCHEDULER)
-        kube_api.add_pod("tolerant", cpu="100m", scheduler_name=SCHEDULER, node_selector={"kubernetes.io/hostname": "tainted"},
-                         tolerations=[{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}])
+        kube_api.add_pod(
+            "tolerant",
+            cpu="100m",
+            scheduler_name=SCHEDULER,
+            node_selector={"kubernetes.io/hostname": "tainted"},
+            tolerations=[{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}],
+        )
         kube_api.wait_for(lambda: len(kube_api.bound_pods()) == 4)
     bound = kube_api.bound_pods()
     assert {bound[f"default/plain-{i}"] for i in range(3)} == {"plain"}
@@ -85,13 +96,27 @@ def test_unschedulable_and_not_ready_nodes_skipped(kube_api, kube_api_kubeconfig
 def test_node_selector_and_required_affinity(kube_api, kube_api_kubeconfig) -> None:
     kube_api.add_node("a", labels={"zone": "a", "gen": "3"})
     kube_api.add_node("b", labels={"zone": "b", "gen": "5"})
-    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "gen", "operator": "Gt", "values": ["4"]}]}]}}}
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "gen", "operator": "Gt", "values": ["4"]}]}
+                ]
+            }
+        }
+    }
     with running_scheduler(kube_api_kubeconfig):
         kube_api.add_pod("by-selector", cpu="100m", scheduler_name=SCHEDULER, node_selector={"zone": "a"})
-        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "by-affinity", "namespace": "default"},
-               "spec": {"schedulerName": SCHEDULER, "affinity": affinity,
-                        "containers": [{"name": "c", "image": "pause"}]}}
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "by-affinity", "namespace": "default"},
+            "spec": {
+                "schedulerName": SCHEDULER,
+                "affinity": affinity,
+                "containers": [{"name": "c", "image": "pause"}],
+            },
+        }
         kube_api.add_pod(pod)
         kube_api.wait_for(lambda: len(kube_api.bound_pods()) == 2)
     assert kube_api.bound_pods() == {"default/by-selector": "a", "default/by-affinity": "b"}
@@ -110,10 +135,23 @@ def test_host_ports_never_collide(kube_api, kube_api_kubeconfig) -> None:
     kube_api.add_nodes(2)
     with running_scheduler(kube_api_kubeconfig):
         for i in range(2):
-            kube_api.add_pod({"apiVersion": "v1", "kind": "Pod",
-                              "metadata": {"name": f"web-{i}", "namespace": "default"},
-                              "spec": {"schedulerName": SCHEDULER, "containers": [
-                                  {"name": "c", "image": "nginx", "ports": [{"containerPort": 80, "hostPort": 8080}]}]}})
+            kube_api.add_pod(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": f"web-{i}", "namespace": "default"},
+                    "spec": {
+                        "schedulerName": SCHEDULER,
+                        "containers": [
+                            {
+                                "name": "c",
+                                "image": "nginx",
+                                "ports": [{"containerPort": 80, "hostPort": 8080}],
+                            }
+                        ],
+                    },
+                }
+            )
         kube_api.wait_for(lambda: len(kube_api.bound_pods()) == 2)
     assert len(set(kube_api.bound_pods().values())) == 2
 
@@ -121,21 +159,31 @@ def test_host_ports_never_collide(kube_api, kube_api_kubeconfig) -> None:
 def test_two_profiles_serve_two_scheduler_names(kube_api, kube_api_kubeconfig) -> None:
     kube_api.add_nodes(2)
     config = config_with([{"name": "LeastLoaded"}]).replace(
-        "profiles:\n", "profiles:\n- schedulerName: second-scheduler\n")
+        "profiles:\n", "profiles:\n- schedulerName: second-scheduler\n"
+    )
     with running_scheduler(kube_api_kubeconfig, config) as sched:
         assert set(sched.profiles) == {SCHEDULER, "second-scheduler"}
         kube_api.add_pod("one", cpu="100m", scheduler_name=SCHEDULER)
         kube_api.add_pod("two", cpu="100m", scheduler_name="second-scheduler")
         kube_api.wait_for(lambda: len(kube_api.bound_pods()) == 2)
     assert {e["reportingComponent"] for e in kube_api.events("default") if e["reason"] == "Scheduled"} == {
-        SCHEDULER, "second-scheduler"}
+        SCHEDULER,
+        "second-scheduler",
+    }
 
 
 def test_scheduling_gates_hold_a_pod_until_removed(kube_api, kube_api_kubeconfig) -> None:
     kube_api.add_nodes(1)
-    gated = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gated", "namespace": "default"},
-             "spec": {"schedulerName": SCHEDULER, "schedulingGates": [{"name": "example.com/quota"}],
-                      "containers": [{"name": "c", "image": "pause"}]}}
+    gated = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "gated", "namespace": "default"},
+        "spec": {
+            "schedulerName": SCHEDULER,
+            "schedulingGates": [{"name": "example.com/quota"}],
+            "containers": [{"name": "c", "image": "pause"}],
+        },
+    }
     with running_scheduler(kube_api_kubeconfig) as sched:
         kube_api.add_pod(gated)
         kube_api.add_pod("witness", cpu="100m", scheduler_name=SCHEDULER)
