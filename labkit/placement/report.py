@@ -17,9 +17,15 @@ COLOURS = {PASS: "green", MISS: "red"}
 
 
 def verdict_table(report: RunReport) -> Table:
-    table = Table("scenario", "pod", "expected", "node", "verdict", "reason or event",
-                  title=f"placement: scheduler {report.scheduler}, namespace {report.namespace}",
+    table = Table(title=f"placement: scheduler {report.scheduler}, namespace {report.namespace}",
                   title_justify="left")
+    # Cap the short columns so the reason (the line people read) gets the rest of the width.
+    table.add_column("scenario", max_width=20)
+    table.add_column("pod", max_width=22)
+    table.add_column("expected", max_width=28)
+    table.add_column("node", max_width=20)
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("reason or event", overflow="fold")
     for r in report.results:
         colour = COLOURS.get(r.verdict.verdict, "yellow")
         table.add_row(r.scenario.id, r.pod_summary, r.expected, r.node_summary,
