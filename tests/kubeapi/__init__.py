@@ -31,7 +31,10 @@ Its own throughput: `python -m tests.kubeapi.bench_api --nodes 5000 --pods 5000`
 Not served: server-side apply, dryRun, other resource types (deployments, services, ...).
 
 Fixtures: `kube_api` (a fresh started KubeApiServer per test), `kube_api_kubeconfig` (Path),
-`kube_api_client` (official ApiClient), `core_v1` (CoreV1Api). Context manager `running_server(**kw)`.
+`kube_api_client` (official ApiClient), `core_v1` (CoreV1Api). Context manager `running_server(**kw)`,
+`free_port()`. A stopped server can be start()ed again on the same port with its objects kept (an API
+server restart); `KubeApiServer(port=free_port())` + write_kubeconfig() before start() gives a
+kubeconfig for a server that is not up yet.
 
 Served API
 ----------
@@ -89,8 +92,8 @@ Test hooks (methods of KubeApiServer; all changes bump resourceVersion and reach
   carries the token. Default: no authentication.
 """
 
-from tests.kubeapi.fixtures import running_server
+from tests.kubeapi.fixtures import free_port, running_server
 from tests.kubeapi.objects import make_node, make_pod
 from tests.kubeapi.server import KubeApiServer, RequestRecord
 
-__all__ = ["KubeApiServer", "RequestRecord", "make_node", "make_pod", "running_server"]
+__all__ = ["KubeApiServer", "RequestRecord", "free_port", "make_node", "make_pod", "running_server"]

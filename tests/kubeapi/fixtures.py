@@ -6,6 +6,7 @@ or import the fixtures by name:  `from tests.kubeapi.fixtures import kube_api, k
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +26,14 @@ def running_server(**kwargs: Any) -> Iterator[KubeApiServer]:
         yield server
     finally:
         server.stop()
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on right now, e.g. to write a kubeconfig before the server starts
+    (for "API server unreachable at start-up" tests)."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
 
 
 def api_client_for(kubeconfig: str | Path) -> client.ApiClient:

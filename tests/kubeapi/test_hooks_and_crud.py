@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+import urllib3
 from kubernetes import client, config, watch
 
 from tests.kubeapi.fixtures import running_server
@@ -208,3 +209,25 @@ def test_injected_gone_and_counters_by_path(kube_api: KubeApiServer, core_v1):
     assert kube_api.request_count("list", "pods", code=200) == 2
     kube_api.reset_requests()
     assert kube_api.requests == []
+
+
+def test_restart_on_same_port_keeps_objects_and_history(tmp_path: Path):
+    from tests.kubeapi.fixtures import free_port
+    server = KubeApiServer(port=free_port())
+    kubeconfig = server.write_kubeconfig(tmp_path / "kc")  # written before the server is up
+    configuration = client.Configuration()
+    config.load_kube_config(str(kubeconfig), client_configuration=configuration)
+    configuration.retries = False
+    api = client.CoreV1Api(client.ApiClient(configuration))
+    with pytest.raises(urllib3.exceptions.HTTPError):  # connection refused
+        api.list_node(_request_timeout=2)
+    server.start()
+    try:
+        server.add_node("n1")
+        rv = api.list_node().metadata.resource_version
+        server.stop()
+        server.start()
+        assert [n.metadata.name for n in api.list_node().items] == ["n1"]
+        assert api.list_node().metadata.resource_version == rv
+    finally:
+        server.stop()
