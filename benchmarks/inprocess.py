@@ -1,0 +1,176 @@
+"""Decisions per second in-process: the scheduling loop's path with no API server.
+
+What one decision costs here is what it costs in `python -m scheduler` minus the HTTP calls: queue pop,
+incremental cache snapshot, Profile.schedule (filter, score, pick), assume into the cache, metrics, and the
+INFO log line (written to /dev/null). Nodes and the existing bound pods go in through the same watch
+handlers the informers call, into the same `scheduler.app.Scheduler` object the CLI builds; the binder is
+replaced by a recorder (a named stand-in: binding is what the end-to-end benchmark measures).
+
+Each size runs in its own subprocess (`python -m benchmarks.inprocess --nodes N ...`, one JSON line out) so
+that peak RSS figures do not mix between sizes. Memory is reported two ways:
+- ``cache_mib``: bytes still allocated after the cache and its first snapshot were filled (tracemalloc, which
+  is stopped before anything is timed);
+- ``peak_rss_mib``: the subprocess's peak resident set (getrusage), interpreter and imports included;
+  ``baseline_rss_mib`` is the same just before the cache was filled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import random
+import resource
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from benchmarks import cluster
+
+SCHEDULER_NAME = "kubelab-bench"
+REPO = Path(__file__).resolve().parents[1]
+
+
+def scheduler_config(scheduler_name: str = SCHEDULER_NAME, plugins: list[str] | None = None,
+                     percentage: int | None = None, args: dict[str, dict[str, Any]] | None = None) -> dict:
+    """A KubeSchedulerConfiguration dict: the default plugin set, plus `plugins` enabled as multiPoint."""
+    profile: dict[str, Any] = {"schedulerName": scheduler_name}
+    if plugins:
+        profile["plugins"] = {"multiPoint": {"enabled": [{"name": p} for p in plugins]}}
+    if args:
+        profile["pluginConfig"] = [{"name": name, "args": a} for name, a in args.items()]
+    if percentage is not None:
+        profile["percentageOfNodesToScore"] = percentage
+    return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+            "leaderElection": {"leaderElect": False}, "profiles": [profile]}
+
+
+class _NoClient:
+    """Stand-in for scheduler.client.Client: nothing on the loop path calls the API before binding."""
+
+    host = "http://stand-in.invalid"
+
+    def with_own_limiter(self) -> _NoClient:
+        return self
+
+
+def _rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
+
+
+def run_size(nodes: int, existing: int, pods: int, *, plugins: list[str] | None = None,
+             percentage: int | None = None, seed: int = 1, log_to_devnull: bool = True) -> dict[str, Any]:
+    """Fill a scheduler with `nodes` nodes and `existing` bound pods, then time `pods` decisions."""
+    from scheduler.app import RuntimeSettings, Scheduler
+    from scheduler.config import parse_config
+    from scheduler.framework import build_profiles
+
+    if log_to_devnull:  # the CLI logs one INFO line per decision: pay for it as it does
+        handler = logging.StreamHandler(open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the process
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logger = logging.getLogger("scheduler")
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+    rng = random.Random(seed)
+    profiles = build_profiles(parse_config(scheduler_config(plugins=plugins, percentage=percentage)))
+    baseline_rss = _rss_mib()
+    tracemalloc.start()
+    sched = Scheduler(_NoClient(), profiles, RuntimeSettings(serve=(), seed=seed))  # type: ignore[arg-type]
+    decided: list[str] = []
+    sched.binder.submit = lambda pod, node: decided.append(node)  # type: ignore[method-assign]
+    names = [f"node-{i}" for i in range(nodes)]
+    t_fill = time.perf_counter()
+    for name in names:
+        sched.handle_node(cluster.node(name, "inprocess"))
+    for obj in cluster.existing_pods(existing, names, rng):
+        sched.handle_pod(obj)
+    sched.cache.snapshot()  # the loop's first snapshot clones every node: part of the cache's footprint
+    fill_seconds = time.perf_counter() - t_fill
+    cache_bytes, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    for i in range(pods):
+        obj = cluster.pending_pod(f"pod-{i}", "bench", SCHEDULER_NAME, "inprocess")
+        obj["metadata"]["uid"] = f"pod-uid-{i}"
+        sched.handle_pod(obj)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    while (qp := sched.queue.pop(timeout=0)) is not None:
+        sched.schedule_one(qp)
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    sched.recorder.close()
+    per_node = Counter(decided)
+    return {
+        "nodes": nodes, "existing_pods": existing, "pods": pods, "decisions": len(decided),
+        "plugins": "default" + "".join(f"+{p}" for p in plugins or ()),
+        "percentage_of_nodes_to_score": percentage,
+        "wall_seconds": round(wall, 4), "cpu_seconds": round(cpu, 4),
+        "decisions_per_second": round(len(decided) / wall, 1) if wall else None,
+        "decisions_per_cpu_second": round(len(decided) / cpu, 1) if cpu else None,
+        "fill_seconds": round(fill_seconds, 3),
+        "cache_mib": round(cache_bytes / 2**20, 1),
+        "baseline_rss_mib": round(baseline_rss, 1),
+        "peak_rss_mib": round(_rss_mib(), 1),
+        "pods_per_node": spread(per_node, names),
+    }
+
+
+def spread(per_node: Counter[str], node_names: list[str]) -> dict[str, float]:
+    """min / max / population stddev of pods per node, counting nodes that got none."""
+    counts = [per_node.get(name, 0) for name in node_names]
+    if not counts:
+        return {"min": 0, "max": 0, "stddev": 0.0}
+    mean = sum(counts) / len(counts)
+    var = sum((c - mean) ** 2 for c in counts) / len(counts)
+    return {"min": min(counts), "max": max(counts), "stddev": round(var ** 0.5, 3)}
+
+
+def run_in_subprocess(nodes: int, existing: int, pods: int, *, plugins: list[str] | None = None,
+                      percentage: int | None = None, seed: int = 1, timeout: float = 900) -> dict[str, Any]:
+    """run_size in a fresh interpreter (so peak RSS is this size's alone); returns its JSON result."""
+    cmd = [sys.executable, "-m", "benchmarks.inprocess", "--nodes", str(nodes), "--existing", str(existing),
+           "--pods", str(pods), "--seed", str(seed)]
+    if plugins:
+        cmd += ["--plugins", ",".join(plugins)]
+    if percentage is not None:
+        cmd += ["--percentage", str(percentage)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO)
+    if proc.returncode != 0:
+        raise RuntimeError(f"in-process benchmark at {nodes} nodes failed (exit {proc.returncode}):\n"
+                           f"{proc.stderr.strip()[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.inprocess", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--nodes", type=int, default=1000)
+    p.add_argument("--existing", type=int, default=10_000, help="pods already bound (default 10,000)")
+    p.add_argument("--pods", type=int, default=2000, help="pods to decide (default 2,000)")
+    p.add_argument("--plugins", default="", help="extra multiPoint plugins, e.g. LeastLoaded")
+    p.add_argument("--percentage", type=int, default=None, help="percentageOfNodesToScore (default: adaptive)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--profile", metavar="FILE", help="write a cProfile of the timed decisions to FILE")
+    args = p.parse_args(argv)
+    plugins = [n for n in args.plugins.split(",") if n]
+    if args.profile:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        result = profiler.runcall(run_size, args.nodes, args.existing, args.pods, plugins=plugins,
+                                  percentage=args.percentage, seed=args.seed)
+        profiler.dump_stats(args.profile)
+    else:
+        result = run_size(args.nodes, args.existing, args.pods, plugins=plugins, percentage=args.percentage,
+                          seed=args.seed)
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
