@@ -197,9 +197,16 @@ class Informer:
             obj.setdefault("kind", kind)  # list items carry no kind; handlers may want it
             fresh[object_key(obj)] = obj
         for key in [k for k in self._seen if k not in fresh]:
-            self.handler.on_delete(tombstone(key, self._seen.pop(key)))
+            self._call(self.handler.on_delete, tombstone(key, self._seen.pop(key)))
         for key, obj in fresh.items():
             self._deliver("ADDED", key, obj)
+
+    def _call(self, method: Callable[[dict[str, Any]], None], obj: dict[str, Any]) -> None:
+        """One handler call; an object the handler chokes on is logged and skipped, never a relist loop."""
+        try:
+            method(obj)
+        except Exception:
+            log.exception("%s: handling %s failed; skipping this event", self.resource, object_key(obj))
 
     def _deliver(self, etype: str, key: str, obj: dict[str, Any]) -> None:
         meta = obj.get("metadata") or {}
@@ -208,16 +215,16 @@ class Informer:
         if etype == "DELETED":
             if seen is not None:
                 del self._seen[key]
-            self.handler.on_delete(obj)
+            self._call(self.handler.on_delete, obj)
             return
         if seen is not None and seen.uid != uid:
-            self.handler.on_delete(tombstone(key, seen))  # re-created under the same name
+            self._call(self.handler.on_delete, tombstone(key, seen))  # re-created under the same name
             seen = None
         self._seen[key] = _Seen(uid, rv)
         if seen is None:
-            self.handler.on_add(obj)
+            self._call(self.handler.on_add, obj)
         elif seen.resource_version != rv:
-            self.handler.on_update(obj)
+            self._call(self.handler.on_update, obj)
 
     def _watch(self) -> None:
         timeout = random.randint(self.min_watch_seconds, 2 * self.min_watch_seconds)

@@ -1,0 +1,99 @@
+"""Informer list+watch mechanics against the Kubernetes API test server (tests/kubeapi)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from scheduler.client import Client, load_configuration
+from scheduler.informer import Informer
+
+pytestmark = pytest.mark.api
+
+
+class Recorder:
+    def __init__(self, explode_on: str = "") -> None:
+        self.events: list[tuple[str, str, str]] = []
+        self.explode_on = explode_on
+        self.lock = threading.Lock()
+
+    def _rec(self, kind: str, obj: dict) -> None:
+        meta = obj["metadata"]
+        if meta["name"] == self.explode_on and kind != "del":
+            raise RuntimeError("handler bug")
+        with self.lock:
+            self.events.append((kind, meta["name"], meta.get("uid", "")))
+
+    def on_add(self, obj: dict) -> None:
+        self._rec("add", obj)
+
+    def on_update(self, obj: dict) -> None:
+        self._rec("upd", obj)
+
+    def on_delete(self, obj: dict) -> None:
+        self._rec("del", obj)
+
+    def names(self, kind: str) -> list[str]:
+        with self.lock:
+            return [n for k, n, _ in self.events if k == kind]
+
+
+def start(kubeconfig, handler: Recorder, relists: list[str]) -> Informer:
+    client = Client(load_configuration(str(kubeconfig)), qps=0)
+    inf = Informer(client, "pods", "/api/v1/pods", handler, page_size=2, on_relist=relists.append)
+    inf.start()
+    assert inf.synced.wait(10)
+    return inf
+
+
+def test_paginated_list_then_watch(kube_api, kube_api_kubeconfig) -> None:
+    kube_api.add_pods(5, cpu="10m")
+    rec, relists = Recorder(), []
+    inf = start(kube_api_kubeconfig, rec, relists)
+    try:
+        assert sorted(rec.names("add")) == [f"pod-{i}" for i in range(5)]  # 3 pages of 2
+        kube_api.update_pod("pod-0", {"metadata": {"labels": {"x": "y"}}})
+        kube_api.remove_pod("pod-1")
+        kube_api.wait_for(lambda: rec.names("upd") == ["pod-0"] and rec.names("del") == ["pod-1"])
+    finally:
+        inf.stop()
+    assert kube_api.request_count("list", "pods") == 3
+    assert relists == []
+
+
+def test_relist_after_410_reports_the_gap_exactly_once(kube_api, kube_api_kubeconfig) -> None:
+    kube_api.add_pods(3, cpu="10m")
+    rec, relists = Recorder(), []
+    inf = start(kube_api_kubeconfig, rec, relists)
+    try:
+        uid0 = kube_api.get_object("pods", "pod-0", "default")["metadata"]["uid"]
+        old_uid = kube_api.get_object("pods", "pod-2", "default")["metadata"]["uid"]
+        kube_api.drop_watches()
+        kube_api.remove_pod("pod-0")  # deleted while not watching
+        kube_api.update_pod("pod-1", {"metadata": {"labels": {"changed": "yes"}}})
+        kube_api.remove_pod("pod-2")  # re-created under the same name: a new object
+        kube_api.add_pod("pod-2", cpu="10m")
+        kube_api.add_pod("new", cpu="10m")
+        kube_api.compact_history()
+        kube_api.wait_for(lambda: relists == ["expired"])
+        kube_api.wait_for(lambda: "new" in rec.names("add"))
+    finally:
+        inf.stop()
+    deletes = sorted((n, u) for k, n, u in rec.events if k == "del")
+    assert deletes == [("pod-0", uid0), ("pod-2", old_uid)]  # tombstones carry the lost objects' UIDs
+    assert rec.names("upd") == ["pod-1"]
+    assert sorted(rec.names("add")) == ["new", "pod-0", "pod-1", "pod-2", "pod-2"]
+
+
+def test_handler_error_skips_one_object_without_relisting(kube_api, kube_api_kubeconfig) -> None:
+    kube_api.add_pod("poison", cpu="10m")
+    rec, relists = Recorder(explode_on="poison"), []
+    inf = start(kube_api_kubeconfig, rec, relists)
+    try:
+        kube_api.add_pod("after", cpu="10m")
+        kube_api.wait_for(lambda: "after" in rec.names("add"))
+    finally:
+        inf.stop()
+    assert relists == []
+    assert kube_api.request_count("list", "pods") == 1
