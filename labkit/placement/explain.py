@@ -151,7 +151,21 @@ def explain_pod(pod_obj: dict[str, Any], nodes: list[NodeInfo], profile: Profile
     best = max((v.total for v in verdicts if v.total is not None), default=None)
     would = [v.node for v in verdicts if best is not None and v.total == best]
     message = result.message or f"would choose {' or '.join(would) or result.node_name}"
-    return Explanation(key, config_source, verdicts, message, would)
+    return Explanation(key, config_source, verdicts, message, would, _network_notes(pod, profile))
+
+
+def _network_notes(pod: PodInfo, profile: Profile) -> list[str]:
+    """A pod annotated for a network value the scheduler does not act on is silently unconstrained: say so."""
+    args = next((a for p, a in profile.filters if isinstance(a, NetworkAwareArgs)), None) or next(
+        (a for p, a, _weight in profile.scores if isinstance(a, NetworkAwareArgs)), None)
+    if args is None:
+        return []
+    value = pod.annotations.get(args.annotationKey)
+    if value is None or value == args.labelValue:
+        return []
+    note = (f"NetworkAware ignores this pod: its annotation {args.annotationKey}={value} is not the scheduler's "
+            f"labelValue {args.labelValue!r}, so any node may take it")
+    return [note]
 
 
 def _verdicts(pod: PodInfo, nodes: list[NodeInfo], profile: Profile) -> list[NodeVerdict]:

@@ -34,9 +34,13 @@ def verdict_table(report: RunReport) -> Table:
 
 
 def explanation_table(explanation: Explanation) -> Table:
-    plugins = sorted({p for n in explanation.nodes for p in n.scores})
-    table = Table("node", "pods", "filters", *plugins, "total",
-                  title=f"why: {explanation.pod} (config: {explanation.config_source})", title_justify="left")
+    plugins = list(dict.fromkeys(p for n in explanation.nodes for p in n.scores))  # the profile's order
+    table = Table(title=f"why: {explanation.pod} (config: {explanation.config_source})", title_justify="left")
+    table.add_column("node")
+    table.add_column("pods", justify="right")
+    table.add_column("filters", overflow="fold")
+    for name in (*plugins, "total"):
+        table.add_column(name, justify="right")
     for n in explanation.nodes:
         filters = "[green]fits[/]" if n.fits else "[red]" + escape("; ".join(n.reasons)) + "[/]"
         scores = [str(n.scores[p]) if p in n.scores else "-" for p in plugins]
@@ -59,6 +63,8 @@ def print_misses(console: Console, results: list[ScenarioResult]) -> None:
         if r.explanation is not None:
             if r.explanation.nodes:
                 console.print(explanation_table(r.explanation))
+            for note in r.explanation.notes:
+                console.print(f"  note: {escape(note)}")
             console.print(f"  scheduler's verdict now: {escape(r.explanation.message)}")
 
 

@@ -102,6 +102,9 @@ def test_wrong_label_value_in_the_lab_is_a_miss_with_the_why(cluster: Cluster, d
     assert why[WORKERS[1]]["scores"]["LeastLoaded"] > why[WORKERS[0]]["scores"]["LeastLoaded"]
     assert why[WORKERS[0]]["scores"]["NetworkAware"] == why[WORKERS[1]]["scores"]["NetworkAware"] == 0
     assert result["explanation"]["would_choose"] == [WORKERS[1]]
+    assert result["explanation"]["notes"] == [
+        ("NetworkAware ignores this pod: its annotation my-network-preference=ultra-fast is not the scheduler's "
+        "labelValue 'high-speed', so any node may take it")]
 
 
 def test_wrong_label_key_leaves_the_pod_pending_and_the_table_shows_why(cluster: Cluster,
