@@ -24,12 +24,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--node-cpu", default="4", help="allocatable cpu of each fake node (default 4)")
     parser.add_argument("--node-memory", default="32Gi", help="allocatable memory of each node (default 32Gi)")
     parser.add_argument("--token", help="require this bearer token (default: no auth)")
+    parser.add_argument("--history-limit", type=int, default=200_000,
+                        help="changes kept for watches before older resourceVersions get 410 (default 200000)")
+    parser.add_argument("--bookmark-interval", type=float, default=5.0,
+                        help="seconds without events before a BOOKMARK is sent to watches that allow them")
+    parser.add_argument("--graceful-pod-deletion", action="store_true",
+                        help="mark bound pods Terminating on DELETE instead of removing them at once")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    server = KubeApiServer(args.host, args.port, token=args.token)
+    server = KubeApiServer(args.host, args.port, token=args.token, history_limit=args.history_limit,
+                           bookmark_interval=args.bookmark_interval,
+                           graceful_pod_deletion=args.graceful_pod_deletion)
     try:
         server.start()
     except OSError as exc:
