@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from labkit.paths import PROJECT_ROOT
 from tests.placement.conftest import Cluster, by_scenario
@@ -238,6 +239,21 @@ def test_interrupt_cleans_up(cluster: Cluster, deployed: DeploymentStandIn, sign
     assert "cleanup: deleted namespace placement-" in err
     assert cluster.placement_namespaces() == []
     assert cluster.node_labels() == labels_before
+
+
+def test_context_picks_the_cluster(cluster: Cluster, deployed: DeploymentStandIn, tmp_path: Path) -> None:
+    """A kubeconfig whose current context is another (unreachable) cluster: --context selects ours."""
+    config = yaml.safe_load(cluster.kubeconfig.read_text())
+    live = config["current-context"]
+    config["clusters"].append({"name": "other", "cluster": {"server": "http://127.0.0.1:9"}})
+    config["contexts"].append({"name": "other", "context": {"cluster": "other", "user": live}})
+    config["current-context"] = "other"
+    both = tmp_path / "two-contexts"
+    both.write_text(yaml.safe_dump(config))
+    code, report = cluster.run_json("--kubeconfig", str(both), "--context", live, "--only", "high-speed")
+    assert code == 0 and report["server"].startswith(cluster.server.url), report
+    proc = cluster.run("--kubeconfig", str(both), "--context", "nope")
+    assert proc.returncode == 2 and "--context" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_unreachable_api_server_is_one_message(cluster: Cluster, tmp_path: Path) -> None:
