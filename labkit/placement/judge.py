@@ -153,6 +153,8 @@ def bound_after_restart(at_zero: PodState, after: PodState, pending_s: float, bi
                         replicas: int) -> Verdict:
     if at_zero.node is not None:
         return Verdict(MISS, f"bound to {at_zero.node} while the scheduler was scaled to 0: another instance runs")
+    if at_zero.events:
+        return Verdict(MISS, f"reported on while the scheduler was scaled to 0 (another instance runs): {at_zero.events[-1]}")
     if after.node is None:
         return Verdict(MISS, f"still Pending after scaling back to {replicas}")
     return Verdict(PASS, f"Pending {pending_s:.1f} s at 0 replicas; bound to {after.node} "

@@ -91,3 +91,4 @@ def test_bound_after_restart():
     assert bound_after_restart(pod(), pod("w1"), 3, 1.5, 1).verdict == PASS
     assert "another instance" in bound_after_restart(pod("w1"), pod("w1"), 3, 0, 1).reason
     assert "still Pending" in bound_after_restart(pod(), pod(), 3, None, 1).reason
+    assert "reported on while" in bound_after_restart(pod(events=[FAILED]), pod("w1"), 3, 1.0, 1).reason
