@@ -116,8 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, SchedulerConfigError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    except OSError as err:  # e.g. the health port is taken
-        print(f"error: {err}", file=sys.stderr)
+    except OSError as err:  # the only socket opened while building: the health/metrics listener
+        print(
+            f"error: cannot listen for /healthz and /metrics ({err.strerror}): change healthzBindAddress/"
+            f"metricsBindAddress in {args.config} (host:port) or free that port",
+            file=sys.stderr,
+        )
         return 2
 
     stop = threading.Event()

@@ -125,3 +125,18 @@ current-context: x
     assert f"cannot reach the Kubernetes API server at http://127.0.0.1:{port}" in out
     assert "retrying in 1s" in out and "retrying in 2s" in out
     assert proc.returncode == 0
+
+
+def test_health_port_taken_names_the_setting(kube_api_kubeconfig, tmp_path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        config = tmp_path / "c.yaml"
+        config.write_text(
+            SEED_CONFIG + f"healthzBindAddress: 127.0.0.1:{port}\nmetricsBindAddress: 127.0.0.1:{port}\n"
+        )
+        proc = _run(["--config", str(config), "--kubeconfig", str(kube_api_kubeconfig)])
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 2
+    assert "healthzBindAddress" in out and str(config) in out
