@@ -3,6 +3,14 @@
 Threads: one informer per resource (nodes, pods), one scheduling loop, a binder pool, an event writer
 pool, the leader elector and the health server. Only the loop decides; everything it needs per
 decision is in memory (no API call and no listing per decision).
+
+Which pods: unassigned pods whose spec.schedulerName names a profile, not being deleted, without
+schedulingGates. Every non-terminal pod bound to a node is counted in the cache, whoever placed it.
+
+Leadership: informers run on every instance (a standby keeps warm caches and takes over at once); only
+the leader's loop pops pods. When the lease is lost the loop stops before the next pod and the instance
+stands by for the lease again (kube-scheduler exits instead; here in-flight bindings finish, and their
+UID precondition keeps them safe). Bindings already submitted complete either way.
 """
 
 from __future__ import annotations
