@@ -8,6 +8,7 @@ import pytest
 
 from scheduler.client import Client, load_configuration
 from scheduler.informer import Informer
+from tests.kubeapi import running_server
 
 pytestmark = pytest.mark.api
 
@@ -97,3 +98,20 @@ def test_handler_error_skips_one_object_without_relisting(kube_api, kube_api_kub
         inf.stop()
     assert relists == []
     assert kube_api.request_count("list", "pods") == 1
+
+
+def test_bookmarks_advance_the_resume_point(tmp_path) -> None:
+    """A quiet pod watch still moves its resourceVersion forward (allowWatchBookmarks), so a reconnect
+    after other resources changed a lot resumes instead of hitting 410."""
+    with running_server(bookmark_interval=0.2) as server:
+        kubeconfig = server.write_kubeconfig(tmp_path / "kc")
+        rec, relists = Recorder(), []
+        inf = start(kubeconfig, rec, relists)
+        try:
+            before = int(inf.resource_version)
+            server.add_nodes(3)  # other resources move the global resourceVersion
+            server.wait_for(lambda: int(inf.resource_version) >= server.resource_version)
+            assert int(inf.resource_version) > before
+            assert rec.events == []
+        finally:
+            inf.stop()
