@@ -44,10 +44,16 @@ def score_node(state: tuple[bool, int, int], node: NodeInfo) -> int:
     return (cpu + mem) // 2
 
 
+def score_batch(state: tuple[bool, int, int], nodes: list[NodeInfo]) -> list[int]:
+    if state[0]:
+        return [node.pod_count for node in nodes]
+    return [score_node(state, node) for node in nodes]
+
+
 def normalize(scores: list[int], args: LeastLoadedArgs) -> None:
     min_max_normalize(scores, lower_is_better=args.strategy == "LeastAllocated")
 
 
 PLUGIN = Plugin(NAME, args=LeastLoadedArgs, pre_score=pre_score, score_node=score_node,
-                normalize=normalize, default_weight=1)
+                normalize=normalize, default_weight=1, score_batch=score_batch)
 score = PLUGIN.score

@@ -21,5 +21,11 @@ def filter_node(state: bool, node: NodeInfo) -> Status | None:
     return _REJECT if node.unschedulable else None
 
 
-PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node)
+def filter_batch(state: bool, nodes: list[NodeInfo]) -> list[Status | None] | None:
+    if True not in [node.unschedulable for node in nodes]:
+        return None  # the usual case: nothing cordoned among these nodes
+    return [_REJECT if node.unschedulable else None for node in nodes]
+
+
+PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, filter_batch=filter_batch)
 filter = PLUGIN.filter

@@ -34,6 +34,12 @@ def filter_node(tolerations: tuple[Toleration, ...], node: NodeInfo) -> Status |
     return None
 
 
+def filter_batch(tolerations: tuple[Toleration, ...], nodes: list[NodeInfo]) -> list[Status | None] | None:
+    if not [node for node in nodes if node.taints]:
+        return None  # no taints on these nodes: nothing to tolerate
+    return [filter_node(tolerations, node) if node.taints else None for node in nodes]
+
+
 def pre_score(pod: PodInfo, args: Args) -> tuple[Toleration, ...]:
     # Only tolerations that can match PreferNoSchedule taints (an empty effect matches every effect).
     return tuple(t for t in pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE))
@@ -48,11 +54,16 @@ def score_node(tolerations: tuple[Toleration, ...], node: NodeInfo) -> int:
     return count
 
 
+def score_batch(tolerations: tuple[Toleration, ...], nodes: list[NodeInfo]) -> list[int]:
+    return [score_node(tolerations, node) if node.taints else 0 for node in nodes]
+
+
 def normalize(scores: list[int], args: Args) -> None:
     default_normalize(scores, reverse=True)
 
 
 PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, pre_score=pre_score,
-                score_node=score_node, normalize=normalize, default_weight=3)
+                score_node=score_node, normalize=normalize, default_weight=3, filter_batch=filter_batch,
+                score_batch=score_batch)
 filter = PLUGIN.filter
 score = PLUGIN.score

@@ -1,0 +1,95 @@
+"""The plugins' batch forms (filter_batch, score_batch: the speed path the framework uses) give exactly the
+verdicts and raw scores of their per-node functions, over randomly built nodes that cover the edge cases:
+taints of every effect, cordoned nodes, zero and missing capacities, over-committed nodes, full pod slots,
+extended resources; and pods with and without requests, tolerations and extended resources."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from scheduler.framework import Profile
+from scheduler.model import NodeInfo, PodInfo
+from scheduler.plugins import REGISTRY
+from tests.scheduler.builders import node, pod
+
+BATCHED = sorted(name for name, p in REGISTRY.items() if p.filter_batch or p.score_batch)
+EFFECTS = ("NoSchedule", "NoExecute", "PreferNoSchedule")
+
+
+def _random_node(rng: random.Random, i: int) -> NodeInfo:
+    taints = [{"key": rng.choice(["a", "b", "dedicated"]), "value": rng.choice(["", "x"]),
+               "effect": rng.choice(EFFECTS)} for _ in range(rng.choice([0, 0, 0, 1, 2]))]
+    info = node(f"n{i}", cpu=rng.choice(["0", "1", "4", "64"]), memory=rng.choice(["0", "1Gi", "8Gi", "256Gi"]),
+                pods=rng.choice(["0", "2", "110"]), taints=taints, unschedulable=rng.random() < 0.2,
+                extra=rng.choice([{}, {"example.com/gpu": "2"}]))
+    for j in range(rng.choice([0, 1, 3])):
+        info.add_pod(_random_pod(rng, f"on-{i}-{j}"))
+    return info
+
+
+def _random_pod(rng: random.Random, name: str) -> PodInfo:
+    requests = rng.choice([None, {}, {"cpu": "500m"}, {"memory": "2Gi"}, {"cpu": "2", "memory": "4Gi"},
+                           {"cpu": "100m", "ephemeral-storage": "1Gi"}, {"example.com/gpu": "1"}])
+    tolerations = rng.choice([None, [{"operator": "Exists"}], [{"key": "a", "operator": "Exists"}],
+                              [{"key": "b", "value": "x", "effect": "PreferNoSchedule"}],
+                              [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}]])
+    return pod(name, requests=requests, tolerations=tolerations)
+
+
+@pytest.mark.parametrize("seed", range(25))
+@pytest.mark.parametrize("name", BATCHED)
+def test_batch_forms_match_per_node_functions(name: str, seed: int) -> None:
+    rng = random.Random(seed)
+    plugin = REGISTRY[name]
+    every = [_random_node(rng, i) for i in range(40)]
+    # The whole list, and each node alone: a batch may take a slow path for the whole list because of one
+    # odd node (e.g. a zero capacity), which must not hide a wrong fast path for the others.
+    for nodes in [every, *([n] for n in every)]:
+        for k in range(4):
+            _check_batches(plugin, _random_pod(rng, f"p{k}"), nodes)
+
+
+def _check_batches(plugin, p: PodInfo, nodes: list[NodeInfo]) -> None:
+    for args in _args_variants(plugin):
+        if plugin.filter_batch is not None:
+            state = plugin.pre_filter(p, args)
+            if state is not None:
+                expected = [plugin.filter_node(state, n) for n in nodes]
+                got = plugin.filter_batch(state, nodes)
+                if got is None:
+                    assert expected == [None] * len(nodes)
+                else:  # the same reasons and codes (Status compares by identity)
+                    assert [(v.code, v.reasons) if v else None for v in got] == \
+                        [(v.code, v.reasons) if v else None for v in expected]
+        if plugin.score_batch is not None:
+            state = plugin.pre_score(p, args)
+            if state is not None:
+                assert plugin.score_batch(state, nodes) == [plugin.score_node(state, n) for n in nodes]
+
+
+def _args_variants(plugin) -> list:
+    if plugin.name == "LeastLoaded":
+        return [plugin.args(mode=m, strategy=s) for m in ("podCount", "requestedResources")
+                for s in ("LeastAllocated", "MostAllocated")]
+    if plugin.name == "NodeResourcesFit":
+        return [plugin.args(), plugin.args(ignoredResources=["example.com/gpu"]),
+                plugin.args(scoringStrategy={"type": "MostAllocated"}),
+                plugin.args(scoringStrategy={"resources": [{"name": "cpu", "weight": 3}, {"name": "memory"}]})]
+    return [plugin.default_args()]
+
+
+def test_wrapped_window_visits_every_node_once_per_round() -> None:
+    """The filter's rotating start wraps around the node list without copying all of it: over rounds of
+    decisions with sampling, every node is evaluated equally often."""
+    nodes = [node(f"n{i}", cpu="64", memory="256Gi") for i in range(250)]
+    profile = Profile.default()
+    profile.percentage_of_nodes_to_score = 40  # 100 feasible wanted of 250: windows wrap around the end
+    seen: dict[str, int] = {}
+    rng = random.Random(3)
+    for _ in range(5):  # 5 x 100 = 2 rounds of 250
+        result = profile.schedule(pod("p", requests={"cpu": "1"}), nodes, rng)
+        for name in result.feasible_nodes:
+            seen[name] = seen.get(name, 0) + 1
+    assert set(seen.values()) == {2} and len(seen) == 250
