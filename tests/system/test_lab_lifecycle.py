@@ -21,6 +21,8 @@ from tests.system import lxchost
 from tests.system.conftest import PROJECT_ROOT, TIMINGS, RunningLab, run_logged
 
 # The machine's own identity: its SSH host key (new on re-creation) and when its init started (new on reboot).
+# The machine's memory limit as its own cgroup shows it (cgroup v2, else v1).
+MEMORY_LIMIT = "cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes"
 IDENTITY = "cat /etc/ssh/ssh_host_ed25519_key.pub; cut -d' ' -f22 /proc/1/stat"
 
 pytestmark = pytest.mark.system
@@ -35,6 +37,7 @@ def test_up_brings_every_node_up_at_its_address(lxc_lab: RunningLab):
         assert f" {node.ip}/{lxc_lab.lab.network.host_only_cidr.prefixlen} " in eth0
         assert host.get_fact(Command, "timeout 60 systemctl is-system-running --wait || true") in ("running", "degraded")
         assert host.get_fact(Command, "id -u", _sudo=True) == "0"
+        assert int(host.get_fact(Command, MEMORY_LIMIT)) == node.memory_mb * 1024 * 1024
     assert sorted(h.name for h in state.inventory) == sorted(n.name for n in lxc_lab.lab.nodes)
 
 
