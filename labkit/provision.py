@@ -27,7 +27,7 @@ from deploys import readiness
 from deploys.cluster import kubernetes_cluster
 from deploys.files import ADMIN_CONF
 from deploys.join import JoinHandoff, workers_to_join
-from deploys.kubeconfig import lab_kubeconfig
+from deploys.kubeconfig import KubeconfigError, lab_kubeconfig
 from deploys.lab_host import node_of, sudo
 from labkit.definition import Lab
 from labkit.paths import LabPaths
@@ -224,13 +224,22 @@ def export_kubeconfig(lab: Lab, cp: Host, path: Path, echo: Echo) -> Path:
     return path
 
 
-def wait_until_ready(lab: Lab, cp: Host, timeout: float, echo: Echo) -> None:
+def _polled(cp: Host, command: str, parse: Callable[[str], dict[str, str]]) -> Callable[[], dict[str, str]]:
+    """A readiness check; kubectl failing (API server restarting) is one more thing to wait for."""
+    def check() -> dict[str, str]:
+        try:
+            return parse(_run_on(cp, command))
+        except RuntimeError as err:
+            return {"kubectl on the control plane": str(err).splitlines()[-1]}
+    return check
+
+
+def wait_until_ready(lab: Lab, cp: Host, timeout: float, echo: Echo, interval: float = 5.0) -> None:
     names = [node.name for node in lab.nodes]
-    readiness.wait_for("nodes", lambda: readiness.node_problems(_run_on(cp, readiness.NODES_COMMAND), names),
-                       timeout, echo)
-    readiness.wait_for("Calico and CoreDNS",
-                       lambda: readiness.pod_problems(_run_on(cp, readiness.SYSTEM_PODS_COMMAND)),
-                       timeout, echo)
+    readiness.wait_for("nodes", _polled(cp, readiness.NODES_COMMAND, lambda out: readiness.node_problems(out, names)),
+                       timeout, echo, interval=interval)
+    readiness.wait_for("Calico and CoreDNS", _polled(cp, readiness.SYSTEM_PODS_COMMAND, readiness.pod_problems),
+                       timeout, echo, interval=interval)
 
 
 def run(lab: Lab, inventory: Inventory | str | os.PathLike, *, wait_ready: bool = True,
@@ -286,7 +295,10 @@ def run(lab: Lab, inventory: Inventory | str | os.PathLike, *, wait_ready: bool 
                 wait_until_ready(lab, cp, timeout, echo)
             except readiness.NotReadyError as err:
                 raise ProvisionError([Failure(lab.control_plane.name, "waiting for the cluster", str(err))]) from None
-        report.kubeconfig = export_kubeconfig(lab, cp, kubeconfig_path or default_kubeconfig_path(lab), echo)
+        try:
+            report.kubeconfig = export_kubeconfig(lab, cp, kubeconfig_path or default_kubeconfig_path(lab), echo)
+        except (RuntimeError, KubeconfigError, OSError) as err:
+            raise ProvisionError([Failure(lab.control_plane.name, "exporting the kubeconfig", str(err))]) from None
         return report
     finally:
         disconnect_all(state)

@@ -48,3 +48,31 @@ def test_noop_reasons_are_collected_per_host_and_warnings_still_reach_logging(ca
     assert notes.take("sys-worker-01") == "kernel module br_netfilter: built into the kernel"
     assert notes.take("sys-worker-01") == ""
     assert "Added host key" in caplog.text
+
+
+def test_kubectl_failing_while_waiting_is_reported_as_something_to_wait_for():
+    import json
+    from types import SimpleNamespace
+
+    from labkit.provision import wait_until_ready
+
+    nodes = json.dumps({"items": [{"metadata": {"name": n}, "status": {"conditions": [
+        {"type": "Ready", "status": "True"}]}} for n in ("k8s-control-plane", "k8s-worker-01")]})
+    pods = json.dumps({"items": [
+        {"metadata": {"namespace": "calico-system", "name": "calico-node-a", "labels": {"k8s-app": "calico-node"}},
+         "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}},
+        {"metadata": {"namespace": "kube-system", "name": "coredns-a", "labels": {"k8s-app": "kube-dns"}},
+         "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}]})
+    answers = iter([(False, "", "The connection to the server 192.168.56.10:6443 was refused"),
+                    (True, nodes, ""), (True, pods, "")])
+
+    def run_shell_command(command, **kwargs):
+        ok, out, err = next(answers)
+        return ok, SimpleNamespace(stdout=out, stderr=err)
+
+    cp = SimpleNamespace(name="k8s-control-plane", data={"_sudo": True}, run_shell_command=run_shell_command)
+    lines: list[str] = []
+    wait_until_ready(make_lab(), cp, 60, lines.append, interval=0)
+    assert lines == [("nodes: waiting for kubectl on the control plane: "
+                      "The connection to the server 192.168.56.10:6443 was refused"),
+                     "nodes: ready", "Calico and CoreDNS: ready"]
