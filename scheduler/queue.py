@@ -4,7 +4,8 @@
 - backoff: pods that failed recently wait 1 s, doubling per attempt up to 10 s, then go to active.
 - unschedulable: pods no node could take. They move back on a cluster event that may help (node added or
   updated, a pod deleted) and in any case after `unschedulable_timeout` (kube-scheduler's
-  podMaxInUnschedulablePodsDuration, 60 s): going to backoff if their backoff has not expired yet.
+  podMaxInUnschedulablePodsDuration; 5 min there, 60 s here so a lab sees the retry): to backoff if
+  their backoff has not expired yet, else to active.
 - One entry per pod key (namespace/name): adding a pod already queued replaces its object.
 - A pod being scheduled ("in flight") is not queued twice; if a cluster event happened while it was in
   flight and it then fails, it goes to backoff rather than unschedulable, so the event is not missed
