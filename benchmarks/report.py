@@ -1,0 +1,116 @@
+"""The benchmark's report: targets judged, rich tables for people, one JSON document for machines."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+# kube-scheduler on a 2-core machine with a local kube-apiserver and fake nodes (DESIGN.md "Performance").
+KUBE_SCHEDULER_UNTHROTTLED = 580
+KUBE_SCHEDULER_DEFAULT_LIMITS = 54
+TARGET_DECISIONS = {1000: 1000, 5000: 500}  # nodes -> decisions/s in-process
+TARGET_BOUND = KUBE_SCHEDULER_UNTHROTTLED / 2
+TEST_SERVER_LABEL = "in-repo API test server (measures our client path, not a real server)"
+
+
+def machine() -> dict[str, Any]:
+    load = os.getloadavg()
+    return {"cpus": os.cpu_count(), "load_average": [round(x, 2) for x in load], "python": sys.version.split()[0],
+            "platform": platform.platform(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def judge(in_process: list[dict], end_to_end: list[dict]) -> list[dict[str, Any]]:
+    """Each target with what was measured and whether it was met (None: not measured in this run)."""
+    targets: list[dict[str, Any]] = []
+    for nodes, wanted in TARGET_DECISIONS.items():
+        rows = [r for r in in_process if r["nodes"] == nodes and r["plugins"] == "default"
+                and r.get("percentage_of_nodes_to_score") is None]
+        measured = rows[0]["decisions_per_second"] if rows else None
+        targets.append({"target": f"in-process decisions/s at {nodes:,} nodes", "wanted": f">= {wanted:,}",
+                        "measured": measured,
+                        "met": None if measured is None else measured >= wanted})
+    for row in end_to_end:
+        unthrottled = row.get("qps") == "unlimited"
+        if unthrottled and not row.get("plugins", "").endswith("LeastLoaded"):
+            measured = row.get("pods_per_second")
+            targets.append({
+                "target": f"pods bound/s end to end, {_server(row['server'])}",
+                "wanted": f">= {TARGET_BOUND:.0f} (half of kube-scheduler's ~{KUBE_SCHEDULER_UNTHROTTLED}; "
+                          f"~{KUBE_SCHEDULER_DEFAULT_LIMITS} with its default qps 50)",
+                "measured": measured, "met": None if measured is None else measured >= TARGET_BOUND})
+        if row.get("plugins", "").endswith("LeastLoaded"):
+            pn = row.get("pods_per_node", {})
+            targets.append({"target": f"LeastLoaded spread end to end ({row['nodes']} nodes), "
+                                      f"{_server(row['server'])}",
+                            "wanted": "max - min <= 1", "measured": f"{pn.get('min')}..{pn.get('max')}",
+                            "met": row.get("spread_within_one")})
+    return targets
+
+
+def build(in_process: list[dict], end_to_end: list[dict], errors: list[str]) -> dict[str, Any]:
+    return {"machine": machine(), "in_process": in_process, "end_to_end": end_to_end,
+            "targets": judge(in_process, end_to_end), "errors": errors}
+
+
+def _spread(pn: dict[str, Any] | None) -> str:
+    if not pn:
+        return "-"
+    return f"{pn['min']}/{pn['max']}/{pn['stddev']:.2f}"
+
+
+def _num(value: Any, fmt: str = ",.0f") -> str:
+    return "-" if value is None else format(value, fmt) if isinstance(value, int | float) else str(value)
+
+
+def _server(label: str) -> str:
+    return "in-repo test server *" if label == TEST_SERVER_LABEL else label
+
+
+def render(report: dict[str, Any], console: Console) -> None:
+    m = report["machine"]
+    caption = (f"{m['cpus']} CPUs, load average {m['load_average'][0]} at start, Python {m['python']}. "
+               "Wall-clock rates are what a user gets; per CPU-second discounts other load on the machine.")
+    if report["in_process"]:
+        table = Table("nodes", "existing pods", "plugins", "% scored", "decisions/s", "per CPU-s",
+                      "pods/node min/max/sd", "cache MiB", "peak RSS MiB",
+                      title="Decisions per second in-process (no API server; loop path incl. snapshot, assume, "
+                            "log line)", caption=caption)
+        for r in report["in_process"]:
+            pct = r.get("percentage_of_nodes_to_score")
+            table.add_row(f"{r['nodes']:,}", f"{r['existing_pods']:,}", r["plugins"].replace("default+", "+"),
+                          f"{pct}" if pct else "adaptive", _num(r["decisions_per_second"]),
+                          _num(r["decisions_per_cpu_second"]), _spread(r["pods_per_node"]),
+                          _num(r["cache_mib"], ".1f"), _num(r["peak_rss_mib"], ".0f"))
+        console.print(table)
+    if report["end_to_end"]:
+        table = Table("API server", "nodes", "plugins", "qps/burst", "bound", "pods/s", "from start",
+                      "pods/node min/max/sd", "sched CPU s", "warnings",
+                      title="Pods bound per second end to end (pods/s: from caches synced to the last binding)",
+                      caption=f"* {TEST_SERVER_LABEL}. {caption}")
+        for r in report["end_to_end"]:
+            warnings = ", ".join(f"{n}x {msg}" for msg, n in (r.get("scheduler_warnings") or {}).items()) or "-"
+            table.add_row(_server(r["server"]), f"{r['nodes']:,}", r["plugins"].replace("default+", "+"),
+                          f"{r['qps']}/{r['burst']}", f"{_num(r.get('bound'))}/{r['pods']:,}",
+                          _num(r.get("pods_per_second")), _num(r.get("pods_per_second_from_start")),
+                          _spread(r.get("pods_per_node")), _num(r.get("scheduler_cpu_seconds"), ".2f"), warnings)
+        console.print(table)
+    if report["targets"]:
+        table = Table("target", "wanted", "measured", "met", title="Targets (2-core machine)")
+        for t in report["targets"]:
+            met = {True: "[green]yes[/]", False: "[red]no[/]", None: "-"}[t["met"]]
+            table.add_row(t["target"], t["wanted"], _num(t["measured"]), met)
+        console.print(table)
+    for error in report["errors"]:
+        console.print(f"[red]error[/]: {error}")
+
+
+def write_json(report: dict[str, Any], path: Path) -> None:
+    path.write_text(json.dumps(report, indent=2) + "\n")

@@ -1,0 +1,162 @@
+"""The scheduler benchmark command: in-process decisions/s, end-to-end pods bound/s, spread, as tables and JSON.
+
+    .venv/bin/python -m benchmarks.scheduler_bench [--kubeconfig FILE] [--json FILE] [--in-process-only]
+        [--nodes 100] [--pods 2000] [--qps 0] [--burst 100] [--sizes 100,1000,5000] [--existing 10000]
+    ./lab benchmark ...   (the same, as an invoke task)
+
+Runs, in order:
+1. in-process, default plugin set, at each of --sizes nodes with --existing bound pods, --decisions pods
+   decided per size (each size in its own subprocess: separate peak RSS); then the LeastLoaded spread rows
+   (by default at 1,000 nodes: adaptive percentageOfNodesToScore versus 100, which keeps pods per node
+   within one; and what 100 costs at 5,000 nodes);
+2. end to end through the in-repo API test server (labelled: it measures our client path, not a real server),
+   default plugins and LeastLoaded, --nodes fake nodes and --pods pending pods;
+3. with --kubeconfig, the same two runs through that API server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from benchmarks import endtoend, inprocess, report, testserver
+
+LEAST_LOADED = endtoend.LEAST_LOADED
+
+
+@dataclass
+class Options:
+    nodes: int = 100  # end to end
+    pods: int = 2000  # end to end
+    kubeconfig: Path | None = None
+    json_path: Path | None = None
+    in_process_only: bool = False
+    test_server: bool = True
+    qps: float = 0.0
+    burst: int = 100
+    sizes: tuple[int, ...] = (100, 1000, 5000)
+    existing: int = 10_000
+    decisions: int = 2000
+    spread_rows: bool = True
+    timeout: float = 120.0
+
+
+def in_process_runs(options: Options) -> list[dict]:
+    """The keyword arguments of every in-process row: the default plugin set at each size, then the LeastLoaded
+    spread rows (adaptive sampling and percentageOfNodesToScore 100 at the second largest size, the cost of
+    100 at the largest)."""
+    base = {"existing": options.existing, "pods": options.decisions}
+    runs = [{"nodes": n, **base} for n in options.sizes]
+    if options.spread_rows:
+        sizes = sorted(set(options.sizes))
+        middle, largest = sizes[-2] if len(sizes) > 1 else sizes[-1], sizes[-1]
+        runs += [{"nodes": middle, **base, "plugins": [LEAST_LOADED]},
+                 {"nodes": middle, **base, "plugins": [LEAST_LOADED], "percentage": 100}]
+        if largest != middle:
+            runs.append({"nodes": largest, **base, "plugins": [LEAST_LOADED], "percentage": 100})
+    return runs
+
+
+def run(options: Options, echo: Callable[[str], None] = print) -> dict:
+    errors: list[str] = []
+    in_process = []
+    for spec in in_process_runs(options):
+        echo(f"in-process: {spec['nodes']:,} nodes, {spec['existing']:,} existing pods, "
+             f"{spec['pods']:,} decisions, plugins {'+'.join(['default', *spec.get('plugins', [])])}"
+             + (f", percentageOfNodesToScore {spec['percentage']}" if spec.get("percentage") else ""))
+        try:
+            in_process.append(inprocess.run_in_subprocess(**spec))
+        except (RuntimeError, OSError, ValueError) as err:
+            errors.append(str(err))
+    end_to_end = []
+    if not options.in_process_only:
+        servers: list[tuple[str, Path | None]] = []
+        if options.test_server:
+            servers.append((testserver.LABEL, None))
+        if options.kubeconfig is not None:
+            servers.append((f"--kubeconfig {options.kubeconfig}", options.kubeconfig))
+        for label, kubeconfig in servers:
+            for plugins in ([], [LEAST_LOADED]):
+                echo(f"end to end through the {label}: {options.nodes} nodes, {options.pods} pods, "
+                     f"plugins {'+'.join(['default', *plugins])}")
+                try:
+                    end_to_end.append(_end_to_end(options, label, kubeconfig, plugins, echo))
+                except (endtoend.BenchmarkError, RuntimeError, OSError) as err:
+                    errors.append(f"end to end through the {label}: {err}")
+    return report.build(in_process, end_to_end, errors)
+
+
+def _end_to_end(options: Options, label: str, kubeconfig: Path | None, plugins: list[str],
+                echo: Callable[[str], None]) -> dict:
+    def once(path: Path) -> dict:
+        return endtoend.run(endtoend.EndToEndOptions(
+            kubeconfig=path, nodes=options.nodes, pods=options.pods, qps=options.qps, burst=options.burst,
+            plugins=plugins, timeout=options.timeout, server_label=label), echo=echo)
+
+    if kubeconfig is not None:
+        return once(kubeconfig)
+    with testserver.running_test_server() as path:  # a fresh server per run: no history carried over
+        return once(path)
+
+
+def run_and_report(options: Options, console: Console | None = None) -> int:
+    """Run, print the tables, write the JSON; exit code 1 if some part could not run."""
+    console = console or Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 150)  # a log file or pipe: do not fold the tables to 80 columns
+    result = run(options, echo=lambda line: console.print(f"[dim]{line}[/]"))
+    report.render(result, console)
+    if options.json_path is not None:
+        report.write_json(result, options.json_path)
+        console.print(f"JSON written to {options.json_path}")
+    return 1 if result["errors"] else 0
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--sizes wants node counts like 100,1000,5000, got {text!r}") from None
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"--sizes wants positive node counts, got {text!r}")
+    return sizes
+
+
+def parse_args(argv: list[str] | None = None) -> Options:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.scheduler_bench", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--nodes", type=int, default=100, help="end to end: fake nodes to create (default 100)")
+    p.add_argument("--pods", type=int, default=2000, help="end to end: pending pods to create (default 2,000)")
+    p.add_argument("--kubeconfig", type=Path, help="also run end to end through this API server")
+    p.add_argument("--json", type=Path, dest="json_path", metavar="FILE", help="write the report as JSON here")
+    p.add_argument("--in-process-only", action="store_true", help="skip the end-to-end runs")
+    p.add_argument("--no-test-server", dest="test_server", action="store_false",
+                   help="skip the run through the in-repo API test server")
+    p.add_argument("--qps", type=float, default=0.0,
+                   help="end to end: the scheduler's client qps (default 0 = unthrottled; kube-scheduler's is 50)")
+    p.add_argument("--burst", type=int, default=100, help="end to end: client burst (default 100)")
+    p.add_argument("--sizes", type=_sizes, default=(100, 1000, 5000),
+                   help="in-process node counts (default 100,1000,5000)")
+    p.add_argument("--existing", type=int, default=10_000, help="in-process: bound pods (default 10,000)")
+    p.add_argument("--decisions", type=int, default=2000, help="in-process: pods decided per size (default 2,000)")
+    p.add_argument("--no-spread-rows", dest="spread_rows", action="store_false",
+                   help="skip the in-process LeastLoaded spread rows")
+    p.add_argument("--timeout", type=float, default=120.0, help="end to end: seconds to wait for all bindings")
+    args = p.parse_args(argv)
+    for name in ("nodes", "pods", "existing", "decisions", "burst"):
+        if getattr(args, name) < (0 if name == "existing" else 1):
+            p.error(f"--{name} must be positive")
+    return Options(**vars(args))
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_and_report(parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
