@@ -216,3 +216,24 @@ def _install_test_dependencies(c) -> None:
         c.run(shlex.quote(str(script)))
     else:
         console.print(f"[yellow]not root[/]: skipping {script}; the system and image suites will skip")
+
+
+@task(help={
+    "nodes": "end to end: fake nodes to create (default 100)",
+    "pods": "end to end: pending pods to create (default 2000)",
+    "kubeconfig": "also measure end to end through this API server (creates and deletes fake nodes and pods)",
+    "json": "also write the report as JSON to this file",
+    "in_process_only": "only the in-process decisions/s (no API server)",
+    "qps": "end to end: the scheduler's client qps (default 0 = unthrottled; kube-scheduler's default is 50)",
+    "burst": "end to end: the scheduler's client burst (default 100)",
+})
+def benchmark(c, nodes=100, pods=2000, kubeconfig=None, json=None, in_process_only=False, qps=None, burst=100):
+    """Scheduler throughput: decisions/s in-process at 100/1,000/5,000 nodes, pods bound/s end to end, spread."""
+    from benchmarks.scheduler_bench import Options, run_and_report
+
+    options = Options(nodes=int(nodes), pods=int(pods), kubeconfig=Path(kubeconfig) if kubeconfig else None,
+                      json_path=Path(json) if json else None, in_process_only=in_process_only,
+                      qps=float(qps or 0), burst=int(burst))
+    code = run_and_report(options, console=console)
+    if code:
+        raise Exit(code=code)
