@@ -114,8 +114,8 @@ def spread(before: Mapping[str, int], placed: Mapping[str, str | None], eligible
     gap = max(after.values()) - min(after.values())
     expected = water_fill({n: before.get(n, 0) for n in eligible}, len(placed))
     if sorted(after.values()) != expected:
-        return Verdict(MISS, f"not least-loaded: pods per node (before+new) {shown}; expected counts {expected}")
-    return Verdict(PASS, f"pods per node (before+new) {shown}; max-min {gap}")
+        return Verdict(MISS, f"not least-loaded: pods per node (before+new): {shown}; expected counts {expected}")
+    return Verdict(PASS, f"pods per node (before+new): {shown}; max-min {gap}")
 
 
 def unschedulable(pod: PodState, num_nodes: int, label_key: str) -> Verdict:

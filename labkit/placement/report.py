@@ -16,20 +16,25 @@ from labkit.placement.runner import RunReport, ScenarioResult
 COLOURS = {PASS: "green", MISS: "red"}
 
 
-def verdict_table(report: RunReport) -> Table:
+SHORT_COLUMN_MAX = 20
+
+
+def verdict_table(report: RunReport, width: int = 120) -> Table:
+    rows = [(r.scenario.id, r.pod_summary, r.expected, r.node_summary, r.verdict.verdict, r.verdict.reason)
+            for r in report.results]
+    short = ["scenario", "pod", "expected", "node", "verdict"]
+    widths = [min(max(len(h), *(len(row[i]) for row in rows)), SHORT_COLUMN_MAX) for i, h in enumerate(short)]
+    # Fixed widths: what is left goes to the reason, the line people read (left to itself, rich would
+    # shrink every column alike).
+    reason_width = max(30, width - sum(widths) - 3 * len(widths) - 4)
     table = Table(title=f"placement: scheduler {report.scheduler}, namespace {report.namespace}",
                   title_justify="left")
-    # Cap the short columns so the reason (the line people read) gets the rest of the width.
-    table.add_column("scenario", max_width=20)
-    table.add_column("pod", max_width=22)
-    table.add_column("expected", max_width=28)
-    table.add_column("node", max_width=20)
-    table.add_column("verdict", no_wrap=True)
-    table.add_column("reason or event", overflow="fold")
-    for r in report.results:
+    for name, w in zip(short, widths, strict=True):
+        table.add_column(name, width=w, overflow="fold")
+    table.add_column("reason or event", width=reason_width, overflow="fold")
+    for r, row in zip(report.results, rows, strict=True):
         colour = COLOURS.get(r.verdict.verdict, "yellow")
-        table.add_row(r.scenario.id, r.pod_summary, r.expected, r.node_summary,
-                      f"[{colour}]{r.verdict.verdict}[/]", escape(r.verdict.reason))
+        table.add_row(*(escape(v) for v in row[:4]), f"[{colour}]{row[4]}[/]", escape(row[5]))
     return table
 
 
@@ -74,7 +79,7 @@ def print_report(console: Console, report: RunReport) -> None:
     if report.problem:
         console.print(f"[bold red]{escape(report.problem)}[/]")
     if report.results:
-        console.print(verdict_table(report))
+        console.print(verdict_table(report, console.width))
         print_misses(console, report.results)
     for line in report.cleanup:
         console.print(f"[dim]cleanup: {escape(line)}[/]")

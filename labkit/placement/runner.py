@@ -91,14 +91,14 @@ class ScenarioResult:
         counts: dict[str, int] = {}
         for n in nodes:
             counts[n] = counts.get(n, 0) + 1
-        return ", ".join(f"{n} x{c}" for n, c in sorted(counts.items()))
+        return ", ".join(f"{n} x{c}" for n, c in sorted(counts.items()))  # k8s-worker-01 x2, ...
 
     @property
     def pod_summary(self) -> str:
         names = [p.name for p in self.pods]
         if len(names) <= 2:
             return ", ".join(names) or "-"
-        return f"{names[0]} .. {names[-1]} ({len(names)})"
+        return f"{names[0]}..{names[-1].rsplit('-', 1)[-1]}"  # spread-1..4
 
 
 @dataclass
@@ -360,7 +360,7 @@ class Runner:
         return result
 
     def labelled_node(self, scenario: Scenario) -> ScenarioResult:
-        expected = f"a node with {self.label}"
+        expected = f"node with {self.label}"
         if not self.lab.placement.high_speed_nodes:
             return ScenarioResult(scenario, expected, Verdict(
                 SKIP, "placement.high_speed_nodes is empty in the lab definition: name the workers to label"))
@@ -383,7 +383,7 @@ class Runner:
         eligible = [v.node for v in plain.nodes if v.fits]
         before = {v.node: v.pods for v in plain.nodes if v.fits}
         per_node = scenario.pods.per_eligible_node or 1
-        expected = f"least-loaded over {len(eligible)} node(s)"
+        expected = f"least-loaded, {len(eligible)} nodes"
         policy = self.config.least_loaded_args(self.lab.scheduler.name)
         if policy is None or (policy[0].mode, policy[0].strategy) != ("podCount", "LeastAllocated"):
             running = "not enabled" if policy is None else f"{policy[0].mode}/{policy[0].strategy}"
@@ -414,7 +414,7 @@ class Runner:
         self.wait(reported, self.options.timeout)
         states = self.read_all(names)
         verdict = judge.unschedulable(states[0], nodes, self.label_key)
-        result = ScenarioResult(scenario, "Pending: FailedScheduling 0/N", verdict, states)
+        result = ScenarioResult(scenario, "Pending, FailedScheduling", verdict, states)
         if not verdict.ok:
             result.explanation = self.explain(names[0])
         return result
@@ -425,11 +425,11 @@ class Runner:
         seconds = scenario.expect.observe_seconds
         self.wait(lambda: self.read(names[0]).node, seconds)  # returns early only if something binds it
         states = self.read_all(names)
-        return ScenarioResult(scenario, f"Pending, no events ({nobody})", judge.ignored(states[0], seconds), states)
+        return ScenarioResult(scenario, "Pending, no events", judge.ignored(states[0], seconds), states)
 
     def restart(self, scenario: Scenario) -> ScenarioResult:
         s = self.lab.scheduler
-        expected = "Pending at 0 replicas, then bound"
+        expected = "waits at 0 replicas, then bound"
         deployment = self.kube.get_or_none(deployment_path(s.namespace, s.name))
         if deployment is None:
             return ScenarioResult(scenario, expected, Verdict(

@@ -44,7 +44,7 @@ def test_water_fill(before, count, after):
 def test_spread_passes_when_counts_level_out():
     verdict = spread({"w1": 2, "w2": 1}, {"s1": "w2", "s2": "w1", "s3": "w2", "s4": "w2"}, ["w1", "w2"])
     assert verdict.verdict == PASS
-    assert verdict.reason == "pods per node (before+new) w1 2+1, w2 1+3; max-min 1"
+    assert verdict.reason == "pods per node (before+new): w1 2+1, w2 1+3; max-min 1"
 
 
 def test_spread_misses_when_a_loaded_node_gets_pods_an_emptier_one_should_have():
