@@ -22,6 +22,7 @@ from pyinfra import host
 from pyinfra.api import FactBase, OperationError, deploy
 from pyinfra.operations import apt, files, python, server
 
+from deploys.facts import ContainerKind
 from deploys.lab_host import node_label
 
 UPLOAD_DIR = "/var/lib/kubelab/images"
@@ -91,6 +92,25 @@ def side_load_scheduler_image(ref: str, image_id: str, archive: str, report: dic
                 ref=ref, image_id=image_id, report=report)
 
 
+def build_script(context: str, archive: str, ref: str, base_ref: str, python_version: str, platform: str,
+                 in_container: bool) -> str:
+    """One shell script: buildah bud into a single-platform docker-archive at `archive`."""
+    q = shlex.quote
+    pull = "never" if base_ref.startswith("localhost/") else "true"
+    # An lxc machine (provider lxc) cannot give runc its cgroups: run the build steps chrooted there
+    # (chroot isolation only shares the host network; the steps need none, the wheels are in the context).
+    isolation = "--isolation chroot" if in_container else "--network=none"
+    return " && ".join([
+        # overlay inside a container is often refused: fall back to vfs, slower but always there
+        "{ buildah info >/dev/null 2>&1 || export STORAGE_DRIVER=vfs; }",
+        f"rm -f {q(archive)}",
+        (f"buildah bud --layers {isolation} --pull={pull} --platform {q(platform)} "
+        f"--build-arg BASE_IMAGE={q(base_ref)} --build-arg PYTHON_VERSION={q(python_version)} "
+        f"-f {q(context)}/Containerfile -t {q(ref)} {q(context)}"),
+        f"buildah push --quiet {q(ref)} docker-archive:{q(archive)}:{q(ref)}",
+    ])
+
+
 @deploy("Build the scheduler image in the VM")
 def build_scheduler_image_in_vm(context_tarball: str, ref: str, base_ref: str, python_version: str,
                                 platform: str, archive_on_host: str) -> None:
@@ -103,15 +123,10 @@ def build_scheduler_image_in_vm(context_tarball: str, ref: str, base_ref: str, p
                  packages=["buildah"], no_recommends=True)
     files.directory(name="Build folder", path=BUILD_DIR, mode="0700")
     files.put(name="Upload the build context", src=context_tarball, dest=f"{BUILD_DIR}/context.tar")
-    pull = "never" if base_ref.startswith("localhost/") else "true"
-    q = shlex.quote
+    server.shell(name="Unpack the build context", commands=[
+        f"rm -rf {context} && mkdir -p {context} && tar -xf {BUILD_DIR}/context.tar -C {context}"])
+    in_container = host.get_fact(ContainerKind) is not None
     server.shell(name="Build with buildah and save a single-platform docker-archive", commands=[
-        f"rm -rf {context} {remote_archive} && mkdir -p {context}",
-        f"tar -xf {BUILD_DIR}/context.tar -C {context}",
-        (f"buildah bud --layers --network=none --pull={pull} --platform {q(platform)} "
-        f"--build-arg BASE_IMAGE={q(base_ref)} --build-arg PYTHON_VERSION={q(python_version)} "
-        f"-f {context}/Containerfile -t {q(ref)} {context}"),
-        f"buildah push --quiet {q(ref)} docker-archive:{remote_archive}:{q(ref)}",
-    ])
+        build_script(context, remote_archive, ref, base_ref, python_version, platform, in_container)])
     files.get(name="Fetch the archive to the host", src=remote_archive, dest=archive_on_host)
     files.file(name="Remove the remote archive", path=remote_archive, present=False)

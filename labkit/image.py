@@ -352,7 +352,10 @@ class BuildPlan:
     @property
     def done(self) -> bool:
         """An archive for this exact content is already there."""
-        return self.archive.exists() and self.ref in archive_repo_tags(self.archive)
+        try:
+            return self.archive.exists() and self.ref in archive_repo_tags(self.archive)
+        except (OSError, tarfile.TarError, ValueError, KeyError):
+            return False  # unreadable or truncated: build again
 
     def result(self, builder: str, seconds: float) -> BuiltImage:
         return BuiltImage(self.ref, self.archive, archive_image_id(self.archive), builder, seconds)

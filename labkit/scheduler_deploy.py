@@ -29,7 +29,7 @@ from typing import Any
 import yaml
 
 from labkit.definition import Lab, LabError, load_lab
-from labkit.image import BuiltImage
+from labkit.image import BaseImage, BuiltImage
 from labkit.render import render
 
 TEMPLATE_DIR = "scheduler"
@@ -170,20 +170,26 @@ def side_load(inventory: Any, image: BuiltImage, echo: Echo = print) -> dict[str
     return report
 
 
-def build_in_vm(inventory: Any, out_dir: Path, repository: str, echo: Echo = print) -> BuiltImage:
+def build_in_vm(inventory: Any, out_dir: Path, repository: str, echo: Echo = print,
+                base: BaseImage | None = None) -> BuiltImage:
     """Build on the control plane: the host has none of docker, podman or buildah."""
     from deploys.scheduler_image import build_scheduler_image_in_vm
     from labkit.image import context_tarball, plan_build
 
-    plan = plan_build(out_dir, repository)
+    plan = plan_build(out_dir, repository, base)
     if plan.done:
         return plan.result("cached", 0.0)
     echo(f"no working docker, podman or buildah here: building {plan.ref} on the control plane")
     tarball = context_tarball(plan)
     started = time.monotonic()
+    partial = plan.archive.with_suffix(".partial")
+    partial.unlink(missing_ok=True)
     _run_deploy(inventory, "building the scheduler image on the control plane", build_scheduler_image_in_vm,
-                str(tarball), plan.ref, plan.base.ref, plan.base.python_version, plan.platform,
-                str(plan.archive))
+                str(tarball), plan.ref, plan.base.ref, plan.base.python_version, plan.platform, str(partial))
+    if not partial.exists():
+        raise DeployError("the build on the control plane produced no archive: does the inventory have a host "
+                          "with node role control-plane?")
+    partial.rename(plan.archive)
     return plan.result("vm", time.monotonic() - started)
 
 

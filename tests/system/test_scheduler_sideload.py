@@ -20,11 +20,19 @@ import time
 
 import pytest
 
-from labkit.image import BuiltImage, build_image
+from labkit.image import (
+    BaseImage,
+    Builder,
+    BuiltImage,
+    archive_image_id,
+    archive_repo_tags,
+    build_image,
+    scheduler_version,
+)
 from labkit.inventory import pyinfra_inventory
-from labkit.scheduler_deploy import side_load
+from labkit.scheduler_deploy import build_in_vm, side_load
 from tests.deploys.http_servers import serve_apt_relay
-from tests.image.base import check_image_tools, debian_python_base, private_buildah
+from tests.image.base import check_image_tools, debian_python_base, private_buildah, private_containerd, run
 from tests.system.conftest import TIMINGS, RunningLab
 
 pytestmark = pytest.mark.system
@@ -37,28 +45,38 @@ def on(state, node: str, command: str) -> str:
     return output.stdout
 
 
+def apt_install(lxc_lab: RunningLab, state, node: str, packages: str) -> None:
+    """Test setup: the machines reach Debian's mirror only through a relay on the host."""
+    relay = serve_apt_relay(str(lxc_lab.host_address.ip))
+    proxy = f"-o Acquire::http::Proxy=http://{lxc_lab.host_address.ip}:{relay.port}/"
+    try:
+        on(state, node, f"apt-get {proxy} update -q && DEBIAN_FRONTEND=noninteractive "
+                        f"apt-get {proxy} install -y -q --no-install-recommends {packages}")
+    finally:
+        relay.stop()
+
+
 def ensure_containerd(lxc_lab: RunningLab) -> None:
     """Debian's containerd in every machine (test setup when provisioning has not run in this session)."""
     state = lxc_lab.pyinfra_state()
     missing = [h.name for h in state.inventory if not h.run_shell_command("command -v ctr")[0]]
     if not missing:
         return
-    relay = serve_apt_relay(str(lxc_lab.host_address.ip))
-    proxy = f"-o Acquire::http::Proxy=http://{lxc_lab.host_address.ip}:{relay.port}/"
-    try:
-        for node in missing:
-            on(state, node, f"apt-get {proxy} update -q && DEBIAN_FRONTEND=noninteractive "
-                            f"apt-get {proxy} install -y -q --no-install-recommends containerd")
-            on(state, node, "systemctl start containerd && ctr version")
-    finally:
-        relay.stop()
+    for node in missing:
+        apt_install(lxc_lab, state, node, "containerd")
+        on(state, node, "systemctl start containerd && ctr version")
 
 
 @pytest.fixture(scope="module")
-def image(tmp_path_factory) -> BuiltImage:
+def host_buildah(tmp_path_factory) -> tuple[Builder, BaseImage]:
     check_image_tools()
     builder = private_buildah(tmp_path_factory.mktemp("buildah"))
-    base = debian_python_base(builder, tmp_path_factory.mktemp("base"))
+    return builder, debian_python_base(builder, tmp_path_factory.mktemp("base"))
+
+
+@pytest.fixture(scope="module")
+def image(host_buildah: tuple[Builder, BaseImage], tmp_path_factory) -> BuiltImage:
+    builder, base = host_buildah
     started = time.monotonic()
     built = build_image(tmp_path_factory.mktemp("images"), base=base, builder=builder, log=lambda line: None)
     TIMINGS["scheduler image build (buildah, context + wheels + build)"] = time.monotonic() - started
@@ -89,3 +107,38 @@ def test_side_load_imports_on_every_node_then_skips_them(lxc_lab: RunningLab, im
         assert image.image_id in manifest, f"{node}: {image.ref} has another config than {image.image_id}"
         # the upload is removed after the import
         assert on(state, node, "ls -A /var/lib/kubelab/images").strip() == ""
+
+
+def test_build_in_the_control_plane_vm(lxc_lab: RunningLab, host_buildah: tuple[Builder, BaseImage],
+                                       tmp_path) -> None:
+    """The path for hosts without docker, podman or buildah: buildah installed in the control-plane machine
+    builds from a context prepared on the host; the archive comes back and runs on the host's runc.
+
+    Test setup (not the product): buildah preinstalled through the apt relay, because the product's own
+    `apt.packages` step reaches the mirror only through the node's apt configuration; and the stand-in base
+    image loaded into the machine's buildah store, because the machine cannot pull the public base.
+    """
+    builder, base = host_buildah
+    cp = lxc_lab.lab.control_plane.name
+    state = lxc_lab.pyinfra_state()
+    apt_install(lxc_lab, state, cp, "buildah")
+    base_archive = tmp_path / "base.tar"
+    run(["buildah", *builder.global_args, "push", "--quiet", base.ref, f"docker-archive:{base_archive}:{base.ref}"])
+    state.inventory.get_host(cp).put_file(str(base_archive), "/tmp/kubelab-base.tar", _sudo=True)
+    on(state, cp, "{ buildah info >/dev/null 2>&1 || export STORAGE_DRIVER=vfs; } && "
+                  "buildah pull --quiet docker-archive:/tmp/kubelab-base.tar && rm /tmp/kubelab-base.tar")
+
+    lines: list[str] = []
+    started = time.monotonic()
+    built = build_in_vm(pyinfra_inventory(lxc_lab.groups()), tmp_path / "images", "localhost/kubelab-scheduler",
+                        echo=lines.append, base=base)
+    TIMINGS["scheduler image build in the control-plane machine (context, upload, build, fetch)"] = (
+        time.monotonic() - started)
+
+    assert built.builder == "vm"
+    assert archive_repo_tags(built.archive) == [built.ref]
+    assert built.image_id == archive_image_id(built.archive)
+    with private_containerd(tmp_path / "ctd") as containerd:
+        containerd.ctr("images", "import", str(built.archive))
+        out = containerd.ctr("run", "--rm", built.ref, "vm-built", "python", "-m", "scheduler", "--version")
+    assert scheduler_version() in out
