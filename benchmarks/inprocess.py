@@ -66,6 +66,8 @@ def _rss_mib() -> float:
 def run_size(nodes: int, existing: int, pods: int, *, plugins: list[str] | None = None,
              percentage: int | None = None, seed: int = 1, log_to_devnull: bool = True) -> dict[str, Any]:
     """Fill a scheduler with `nodes` nodes and `existing` bound pods, then time `pods` decisions."""
+    if nodes < 1:
+        raise ValueError(f"nodes must be at least 1, got {nodes}")
     from scheduler.app import RuntimeSettings, Scheduler
     from scheduler.config import parse_config
     from scheduler.framework import build_profiles

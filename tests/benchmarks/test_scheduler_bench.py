@@ -1,0 +1,91 @@
+"""The benchmark code runs at tiny sizes and produces well-formed results (no timing is asserted: rates are
+only checked to be positive numbers). The end-to-end tests use the in-repo API test server, a stand-in for
+kube-apiserver, started in its own process exactly as the benchmark command does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from kubernetes import client, config
+from rich.console import Console
+
+from benchmarks import cluster, endtoend, inprocess, report, scheduler_bench, testserver
+
+
+def test_in_process_size_runs_in_a_subprocess_and_reports_every_field() -> None:
+    row = inprocess.run_in_subprocess(nodes=6, existing=30, pods=12, plugins=["LeastLoaded"], percentage=100)
+    assert row["nodes"] == 6 and row["existing_pods"] == 30 and row["decisions"] == 12
+    assert row["plugins"] == "default+LeastLoaded" and row["percentage_of_nodes_to_score"] == 100
+    assert row["decisions_per_second"] > 0 and row["decisions_per_cpu_second"] > 0
+    assert 0 < row["cache_mib"] and 0 < row["baseline_rss_mib"] <= row["peak_rss_mib"]
+    # 30 existing pods round robin (5 per node) + 12 new under LeastLoaded over all nodes: 2 each.
+    assert row["pods_per_node"] == {"min": 2, "max": 2, "stddev": 0.0}
+
+
+def test_in_process_failure_names_the_size() -> None:
+    with pytest.raises(RuntimeError, match="at 0 nodes failed"):
+        inprocess.run_in_subprocess(nodes=0, existing=1, pods=1)
+
+
+def _bench_objects(kubeconfig: Path) -> tuple[list[str], list[str]]:
+    cfg = client.Configuration()
+    config.load_kube_config(str(kubeconfig), client_configuration=cfg)
+    api = client.CoreV1Api(client.ApiClient(cfg))
+    nodes = [n.metadata.name for n in api.list_node(label_selector=cluster.BENCH_LABEL).items]
+    pods = [p.metadata.name for p in api.list_pod_for_all_namespaces(label_selector=cluster.BENCH_LABEL).items]
+    return nodes, pods
+
+
+@pytest.mark.api
+def test_end_to_end_binds_every_pod_reads_back_the_spread_and_cleans_up() -> None:
+    with testserver.running_test_server() as kubeconfig:
+        row = endtoend.run(endtoend.EndToEndOptions(kubeconfig=kubeconfig, nodes=3, pods=9, plugins=["LeastLoaded"],
+                                                    timeout=60, server_label=testserver.LABEL))
+        assert _bench_objects(kubeconfig) == ([], [])  # nodes and pods deleted after the run
+    assert row["bound"] == row["bound_by_scheduler"] == 9 and not row["timed_out"]
+    assert row["bound_elsewhere"] == 0 and row["cleanup_error"] is None
+    assert row["pods_per_node"] == {"min": 3, "max": 3, "stddev": 0.0} and row["spread_within_one"]
+    assert row["pods_per_second"] > 0 and row["server"] == testserver.LABEL
+
+
+def test_end_to_end_missing_kubeconfig_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(endtoend.BenchmarkError, match="does not exist"):
+        endtoend.run(endtoend.EndToEndOptions(kubeconfig=tmp_path / "nope"))
+
+
+@pytest.mark.api
+def test_command_writes_tables_and_json(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    options = scheduler_bench.parse_args(["--sizes", "4,8", "--existing", "16", "--decisions", "8", "--nodes", "2",
+                                          "--pods", "6", "--json", str(out)])
+    console = Console(record=True, width=200)
+    assert scheduler_bench.run_and_report(options, console=console) == 0
+    text = console.export_text()
+    assert "Decisions per second in-process" in text and "in-repo test server *" in text
+    assert "measures our client path, not a real server" in text
+    data = json.loads(out.read_text())
+    assert set(data) == {"machine", "in_process", "end_to_end", "targets", "errors"} and data["errors"] == []
+    # 2 sizes + LeastLoaded adaptive and 100% at 4 nodes + 100% at 8 nodes
+    assert [(r["nodes"], r["plugins"], r["percentage_of_nodes_to_score"]) for r in data["in_process"]] == [
+        (4, "default", None), (8, "default", None), (4, "default+LeastLoaded", None),
+        (4, "default+LeastLoaded", 100), (8, "default+LeastLoaded", 100)]
+    assert [(r["plugins"], r["bound"]) for r in data["end_to_end"]] == [("default", 6), ("default+LeastLoaded", 6)]
+    spread = [t for t in data["targets"] if t["target"].startswith("LeastLoaded spread")]
+    assert len(spread) == 1 and spread[0]["met"] is True
+    # sizes other than 1,000 / 5,000 are reported but not judged against those targets
+    assert [t["met"] for t in data["targets"] if t["target"].startswith("in-process")] == [None, None]
+
+
+def test_targets_are_judged_on_the_wall_clock_rate() -> None:
+    row = {"nodes": 1000, "plugins": "default", "percentage_of_nodes_to_score": None, "existing_pods": 10_000}
+    slow = report.judge([row | {"decisions_per_second": 999.0}], [])
+    fast = report.judge([row | {"decisions_per_second": 1000.0}], [])
+    assert [t["met"] for t in slow][:1] == [False] and [t["met"] for t in fast][:1] == [True]
+
+
+def test_bad_sizes_are_rejected_with_the_option_named(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        scheduler_bench.parse_args(["--sizes", "10,x"])
+    assert "--sizes" in capsys.readouterr().err
