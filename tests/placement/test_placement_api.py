@@ -103,6 +103,7 @@ def test_wrong_label_value_in_the_lab_is_a_miss_with_the_why(cluster: Cluster, d
     assert why[WORKERS[1]]["scores"]["LeastLoaded"] > why[WORKERS[0]]["scores"]["LeastLoaded"]
     assert why[WORKERS[0]]["scores"]["NetworkAware"] == why[WORKERS[1]]["scores"]["NetworkAware"] == 0
     assert result["explanation"]["would_choose"] == [WORKERS[1]]
+    assert cluster.placement_namespaces() == [] and LABEL not in cluster.node_labels()[WORKERS[0]]
     assert result["explanation"]["notes"] == [
         ("NetworkAware ignores this pod: its annotation my-network-preference=ultra-fast is not the scheduler's "
         "labelValue 'high-speed', so any node may take it")]
@@ -254,6 +255,16 @@ def test_context_picks_the_cluster(cluster: Cluster, deployed: DeploymentStandIn
     assert code == 0 and report["server"].startswith(cluster.server.url), report
     proc = cluster.run("--kubeconfig", str(both), "--context", "nope")
     assert proc.returncode == 2 and "--context" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_api_error_mid_run_stops_and_still_cleans_up(cluster: Cluster, deployed: DeploymentStandIn) -> None:
+    cluster.server.fail_next(1, 500, verb="patch", resource="nodes", message="etcdserver: request timed out")
+    code, report = cluster.run_json()
+    assert code == 2 and report["results"] == []
+    assert report["problem"] == ("the run stopped on an API error: PATCH /api/v1/nodes/k8s-worker-01: 500 "
+                                 "etcdserver: request timed out")
+    assert cluster.placement_namespaces() == []
+    assert any(line.startswith("deleted namespace placement-") for line in report["cleanup"])
 
 
 def test_unreachable_api_server_is_one_message(cluster: Cluster, tmp_path: Path) -> None:
