@@ -20,6 +20,7 @@ import ast
 import hashlib
 import importlib.metadata
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -269,10 +270,15 @@ class Builder:
                  "buildah": ["info"]}[self.name]
         return subprocess.run([exe, *self.global_args, *probe], check=False, capture_output=True).returncode == 0
 
+    def _supports(self, command: str, flag: str) -> bool:
+        help_text = subprocess.run([self.name, command, "--help"], check=False, capture_output=True, text=True)
+        return flag in help_text.stdout
+
     def _run(self, *args: str, log: Callable[[str], None]) -> None:
         cmd = [self.name, *self.global_args, *args]
         log("$ " + " ".join(cmd))
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        env = {**os.environ, "BUILDX_NO_DEFAULT_ATTESTATIONS": "1"}
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         tail: list[str] = []
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -288,10 +294,13 @@ class Builder:
                       "--build-arg", f"PYTHON_VERSION={base.python_version}"]
         common = ["-f", str(context / "Containerfile"), "-t", ref, "--platform", platform, *build_args]
         if self.name == "docker":
-            # No provenance/SBOM attestations: they make the save multi-manifest, which ctr rejects.
-            self._run("build", *common, "--provenance=false", "--network=none",
-                      *([] if pull else ["--pull=false"]), str(context), log=log)
-            self._run("save", "-o", str(archive), ref, log=log)
+            # No provenance/SBOM attestations (BUILDX_NO_DEFAULT_ATTESTATIONS in _run): they make the save
+            # multi-manifest, which ctr rejects; the legacy builder would refuse a --provenance flag.
+            self._run("build", *common, "--network=none", *([] if pull else ["--pull=false"]), str(context),
+                      log=log)
+            # Docker with the containerd image store saves every platform it knows unless told one.
+            single = ["--platform", platform] if self._supports("save", "--platform") else []
+            self._run("save", *single, "-o", str(archive), ref, log=log)
         elif self.name == "podman":
             self._run("build", *common, "--network=none", f"--pull={'missing' if pull else 'never'}",
                       str(context), log=log)
