@@ -219,7 +219,7 @@ def _install_test_dependencies(c) -> None:
 
 
 @task(help={
-    "nodes": "end to end: fake nodes to create (default 100)",
+    "nodes": "end to end: fake nodes to create (default 500)",
     "pods": "end to end: pending pods to create (default 2000)",
     "kubeconfig": "also measure end to end through this API server (creates and deletes fake nodes and pods)",
     "json": "also write the report as JSON to this file",
@@ -227,7 +227,7 @@ def _install_test_dependencies(c) -> None:
     "qps": "end to end: the scheduler's client qps (default 0 = unthrottled; kube-scheduler's default is 50)",
     "burst": "end to end: the scheduler's client burst (default 100)",
 })
-def benchmark(c, nodes=100, pods=2000, kubeconfig=None, json=None, in_process_only=False, qps=None, burst=100):
+def benchmark(c, nodes=500, pods=2000, kubeconfig=None, json=None, in_process_only=False, qps=None, burst=100):
     """Scheduler throughput: decisions/s in-process at 100/1,000/5,000 nodes, pods bound/s end to end, spread."""
     from benchmarks.scheduler_bench import Options, run_and_report
 

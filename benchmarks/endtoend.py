@@ -31,8 +31,7 @@ from typing import Any
 
 from benchmarks import cluster
 from benchmarks.inprocess import SCHEDULER_NAME, scheduler_config, spread
-
-LEAST_LOADED = "LeastLoaded"
+from benchmarks.report import LEAST_LOADED  # noqa: F401 - the plugin name, for callers
 
 
 class BenchmarkError(Exception):
@@ -42,7 +41,7 @@ class BenchmarkError(Exception):
 @dataclass
 class EndToEndOptions:
     kubeconfig: Path
-    nodes: int = 100
+    nodes: int = 500
     pods: int = 2000
     qps: float = 0.0  # the scheduler's client; 0 = unthrottled (kube-scheduler's default is qps 50, burst 100)
     burst: int = 100

@@ -1,7 +1,7 @@
 """The scheduler benchmark command: in-process decisions/s, end-to-end pods bound/s, spread, as tables and JSON.
 
     .venv/bin/python -m benchmarks.scheduler_bench [--kubeconfig FILE] [--json FILE] [--in-process-only]
-        [--nodes 100] [--pods 2000] [--qps 0] [--burst 100] [--sizes 100,1000,5000] [--existing 10000]
+        [--nodes 500] [--pods 2000] [--qps 0] [--burst 100] [--sizes 100,1000,5000] [--existing 10000]
     ./lab benchmark ...   (the same, as an invoke task)
 
 Runs, in order:
@@ -10,8 +10,9 @@ Runs, in order:
    (by default at 1,000 nodes: adaptive percentageOfNodesToScore versus 100, which keeps pods per node
    within one; and what 100 costs at 5,000 nodes);
 2. end to end through the in-repo API test server (labelled: it measures our client path, not a real server),
-   default plugins and LeastLoaded, --nodes fake nodes and --pods pending pods;
-3. with --kubeconfig, the same two runs through that API server.
+   --nodes fake nodes and --pods pending pods: the default plugin set, then LeastLoaded with adaptive sampling
+   and with percentageOfNodesToScore 100;
+3. with --kubeconfig, the same three runs through that API server.
 """
 
 from __future__ import annotations
@@ -27,11 +28,15 @@ from rich.console import Console
 from benchmarks import endtoend, inprocess, report, testserver
 
 LEAST_LOADED = endtoend.LEAST_LOADED
+# (extra plugins, percentageOfNodesToScore) of each end-to-end run against one server: the default plugin set
+# (throughput), then LeastLoaded with kube-scheduler's adaptive sampling and with every node scored (spread).
+END_TO_END_RUNS: tuple[tuple[list[str], int | None], ...] = (([], None), ([LEAST_LOADED], None),
+                                                               ([LEAST_LOADED], 100))
 
 
 @dataclass
 class Options:
-    nodes: int = 100  # end to end
+    nodes: int = 500  # end to end (kube-scheduler's reference spread figure is for 2,000 pods on 500 nodes)
     pods: int = 2000  # end to end
     kubeconfig: Path | None = None
     json_path: Path | None = None
@@ -81,22 +86,23 @@ def run(options: Options, echo: Callable[[str], None] = print) -> dict:
         if options.kubeconfig is not None:
             servers.append((f"--kubeconfig {options.kubeconfig}", options.kubeconfig))
         for label, kubeconfig in servers:
-            for plugins in ([], [LEAST_LOADED]):
+            for plugins, percentage in END_TO_END_RUNS:
                 echo(f"end to end through the {label}: {options.nodes} nodes, {options.pods} pods, "
-                     f"plugins {'+'.join(['default', *plugins])}")
+                     f"plugins {'+'.join(['default', *plugins])}"
+                     + (f", percentageOfNodesToScore {percentage}" if percentage else ""))
                 try:
-                    end_to_end.append(_end_to_end(options, label, kubeconfig, plugins, echo))
+                    end_to_end.append(_end_to_end(options, label, kubeconfig, plugins, percentage, echo))
                 except (endtoend.BenchmarkError, RuntimeError, OSError) as err:
                     errors.append(f"end to end through the {label}: {err}")
     return report.build(in_process, end_to_end, errors)
 
 
 def _end_to_end(options: Options, label: str, kubeconfig: Path | None, plugins: list[str],
-                echo: Callable[[str], None]) -> dict:
+                percentage: int | None, echo: Callable[[str], None]) -> dict:
     def once(path: Path) -> dict:
         return endtoend.run(endtoend.EndToEndOptions(
             kubeconfig=path, nodes=options.nodes, pods=options.pods, qps=options.qps, burst=options.burst,
-            plugins=plugins, timeout=options.timeout, server_label=label), echo=echo)
+            plugins=plugins, percentage=percentage, timeout=options.timeout, server_label=label), echo=echo)
 
     if kubeconfig is not None:
         return once(kubeconfig)
@@ -130,7 +136,7 @@ def _sizes(text: str) -> tuple[int, ...]:
 def parse_args(argv: list[str] | None = None) -> Options:
     p = argparse.ArgumentParser(prog="python -m benchmarks.scheduler_bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--nodes", type=int, default=100, help="end to end: fake nodes to create (default 100)")
+    p.add_argument("--nodes", type=int, default=500, help="end to end: fake nodes to create (default 500)")
     p.add_argument("--pods", type=int, default=2000, help="end to end: pending pods to create (default 2,000)")
     p.add_argument("--kubeconfig", type=Path, help="also run end to end through this API server")
     p.add_argument("--json", type=Path, dest="json_path", metavar="FILE", help="write the report as JSON here")
