@@ -519,6 +519,17 @@ def check_lab_against_cluster(lab: Lab, nodes: list[dict[str, Any]], config: Sch
     return warnings
 
 
+def leftover_namespaces(kube: Kube) -> list[str]:
+    """Namespaces of earlier runs (--keep, or a killed run): their pods still count on the nodes."""
+    selector = ",".join(f"{k}={v}" for k, v in MANAGED_BY.items())
+    names = sorted(n["metadata"]["name"] for n in kube.items("/api/v1/namespaces", labelSelector=selector)
+                   if not (n.get("metadata") or {}).get("deletionTimestamp"))
+    if not names:
+        return []
+    return [(f"namespaces left by earlier runs: {', '.join(names)} (their pods count on the nodes); remove them "
+            f"with `kubectl delete namespace -l {selector}`")]
+
+
 def run(lab: Lab, options: Options, echo: Echo = lambda _line: None) -> RunReport:
     """Run the selected scenarios and return the report. Raises PlacementError when nothing can run,
     KeyboardInterrupt (after cleaning up) when interrupted."""
@@ -531,7 +542,7 @@ def run(lab: Lab, options: Options, echo: Echo = lambda _line: None) -> RunRepor
         except (KubeError, ExplainError) as err:
             raise PlacementError(str(err)) from None
         report = RunReport(lab.name, kube.where, lab.scheduler.name, config_source=config.source)
-        report.warnings = check_lab_against_cluster(lab, nodes, config)
+        report.warnings = check_lab_against_cluster(lab, nodes, config) + leftover_namespaces(kube)
         runner = Runner(lab, kube, config, options, echo)
         interrupted = False
         try:

@@ -195,6 +195,9 @@ def test_keep_leaves_the_namespace_pods_and_labels(cluster: Cluster, deployed: D
     assert cluster.node_labels()[WORKERS[0]][LABEL] == "high-speed"
     assert f"kubectl delete namespace {namespace}" in proc.stdout
     assert f"kubectl label node {WORKERS[0]} {LABEL}-" in proc.stdout
+    # the next run points at what the kept run left behind
+    _code, report = cluster.run_json("--only", "unserved")
+    assert any(w.startswith(f"namespaces left by earlier runs: {namespace} ") for w in report["warnings"]), report
 
 
 def test_wait_running_waits_for_the_kubelet(cluster: Cluster, deployed: DeploymentStandIn) -> None:
