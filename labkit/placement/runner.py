@@ -376,10 +376,11 @@ class Runner:
         return result
 
     def spread(self, scenario: Scenario) -> ScenarioResult:
-        probe = self.pod_manifest(f"{scenario.id}-0", scenario.id, high_speed=False,
-                                  scheduler_name=self.lab.scheduler.name)
+        # The nodes the scheduler's filters allow for one of the batch's pods, and the pods already on them.
+        sample = self.pod_manifest(f"{scenario.id}-0", scenario.id, high_speed=False,
+                                   scheduler_name=self.lab.scheduler.name)
         nodes = snapshot(self.kube.nodes(), self.kube.live_pods())
-        plain = explain_pod(probe, nodes, self.config.profile(self.lab.scheduler.name), self.config.source)
+        plain = explain_pod(sample, nodes, self.config.profile(self.lab.scheduler.name), self.config.source)
         eligible = [v.node for v in plain.nodes if v.fits]
         before = {v.node: v.pods for v in plain.nodes if v.fits}
         per_node = scenario.pods.per_eligible_node or 1
@@ -423,7 +424,7 @@ class Runner:
         nobody = f"nobody-{self.namespace}"  # unique per run, so no scheduler can be serving it
         names = self.create_pods(scenario, scenario.pods.count or 1, scheduler_name=nobody)
         seconds = scenario.expect.observe_seconds
-        self.wait(lambda: self.read(names[0]).node, seconds)  # returns early only if something binds it
+        self.wait(lambda: self.read(names[0], with_events=False).node, seconds)  # early only if something binds it
         states = self.read_all(names)
         return ScenarioResult(scenario, "Pending, no events", judge.ignored(states[0], seconds), states)
 
