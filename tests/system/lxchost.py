@@ -96,7 +96,7 @@ def _private_default_conf() -> str:
     except FileNotFoundError:
         host = []
     kept = [line for line in host if not line.strip().startswith("lxc.net")]
-    return "\n".join(["# kubelab system suite: the host's default.conf without lxc.net lines", *kept, ""])
+    return "\n".join(["# kubelab system suite: the host's default.conf without its network lines", *kept, ""])
 
 
 def lxcpath_in_use() -> str:
