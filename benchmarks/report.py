@@ -19,6 +19,7 @@ KUBE_SCHEDULER_DEFAULT_LIMITS = 54
 TARGET_DECISIONS = {1000: 1000, 5000: 500}  # nodes -> decisions/s in-process
 TARGET_BOUND = KUBE_SCHEDULER_UNTHROTTLED / 2
 LEAST_LOADED = "LeastLoaded"
+EVENTS_DROPPED = "event queue full"  # scheduler/events.py's warning when its bounded queue is full
 TEST_SERVER_LABEL = "in-repo API test server (measures our client path, not a real server)"
 
 
@@ -77,7 +78,7 @@ def _num(value: Any, fmt: str = ",.0f") -> str:
 
 
 def _server(label: str) -> str:
-    return "in-repo test server *" if label == TEST_SERVER_LABEL else label
+    return "test server *" if label == TEST_SERVER_LABEL else label
 
 
 def render(report: dict[str, Any], console: Console) -> None:
@@ -98,19 +99,23 @@ def render(report: dict[str, Any], console: Console) -> None:
         console.print(table)
     if report["end_to_end"]:
         table = Table("API server", "nodes", "plugins", "% scored", "qps/burst", "bound", "pods/s", "from start",
-                      "pods/node min/max/sd", "sched CPU s", "warnings",
-                      title="Pods bound per second end to end (pods/s: from caches synced to the last binding)",
+                      "pods/node min/max/sd", "CPU s", "events dropped", "warnings",
+                      title="Pods bound per second end to end (pods/s: from caches synced to the last binding; CPU s: the "
+                            "scheduler process; qps none = unthrottled)",
                       caption=f"* {TEST_SERVER_LABEL}. {caption}")
         for r in report["end_to_end"]:
-            warnings = ", ".join(f"{n}x {msg}" for msg, n in (r.get("scheduler_warnings") or {}).items()) or "-"
+            warnings = r.get("scheduler_warnings") or {}
+            dropped = sum(n for msg, n in warnings.items() if msg.startswith(EVENTS_DROPPED))
             pct = r.get("percentage_of_nodes_to_score")
             table.add_row(_server(r["server"]), f"{r['nodes']:,}", r["plugins"].replace("default+", "+"),
-                          f"{pct}" if pct else "adaptive", f"{r['qps']}/{r['burst']}", f"{_num(r.get('bound'))}/{r['pods']:,}",
+                          f"{pct}" if pct else "adaptive", f"{'none' if r['qps'] == 'unlimited' else r['qps']}/{r['burst']}", f"{_num(r.get('bound'))}/{r['pods']:,}",
                           _num(r.get("pods_per_second")), _num(r.get("pods_per_second_from_start")),
-                          _spread(r.get("pods_per_node")), _num(r.get("scheduler_cpu_seconds"), ".2f"), warnings)
+                          _spread(r.get("pods_per_node")), _num(r.get("scheduler_cpu_seconds"), ".2f"),
+                          _num(dropped), _num(sum(warnings.values()) - dropped))
         console.print(table)
     if report["targets"]:
-        table = Table("target", "wanted", "measured", "met", title="Targets (2-core machine)")
+        table = Table("target", "wanted", "measured", "met", title="Targets (2-core machine)",
+                      caption=f"* {TEST_SERVER_LABEL}")
         for t in report["targets"]:
             met = {True: "[green]yes[/]", False: "[red]no[/]", None: "-"}[t["met"]]
             table.add_row(t["target"], t["wanted"], _num(t["measured"]), met)

@@ -114,7 +114,7 @@ def run_and_report(options: Options, console: Console | None = None) -> int:
     """Run, print the tables, write the JSON; exit code 1 if some part could not run."""
     console = console or Console()
     if not console.is_terminal:
-        console.width = max(console.width, 150)  # a log file or pipe: do not fold the tables to 80 columns
+        console.width = max(console.width, 160)  # a log file or pipe: do not fold the tables to 80 columns
     result = run(options, echo=lambda line: console.print(f"[dim]{line}[/]"))
     report.render(result, console)
     if options.json_path is not None:
