@@ -138,22 +138,50 @@ def _connected_state(inventory: Any):
     return state
 
 
-def _run_deploy(inventory: Any, what: str, deploy_func: Callable[..., None], *args: Any) -> None:
+def _outcomes(state: Any, op_hash: str) -> list[tuple[str, str, str]]:
+    """(host, "changed" | "ok" | "FAILED", output when failed) for each host that ran the operation."""
+    rows = []
+    for host, ops in state.ops.items():
+        if op_hash in ops and ops[op_hash].operation_meta.is_complete():
+            meta = ops[op_hash].operation_meta
+            if meta.did_error():
+                output = "\n".join(part for part in (meta.stdout, meta.stderr) if part) or "(no output)"
+                rows.append((host.name, "FAILED", output))
+            else:
+                rows.append((host.name, "changed" if meta.did_change() else "ok", ""))
+    return rows
+
+
+def _run_deploy(inventory: Any, what: str, deploy_func: Callable[..., None], *args: Any,
+                echo: Echo = print) -> None:
+    """Run one deploy over the inventory, one progress line per step; failures carry the node's output."""
+    from pyinfra.api import BaseStateCallback
     from pyinfra.api.connect import disconnect_all
     from pyinfra.api.deploy import add_deploy
     from pyinfra.api.exceptions import PyinfraError
     from pyinfra.api.operations import run_ops
 
+    class StepLines(BaseStateCallback):
+        def operation_end(self, state: Any, op_hash: str) -> None:  # type: ignore[override]
+            names = ", ".join(sorted(state.get_op_meta(op_hash).names))
+            echo(f"  {names}: " + ", ".join(f"{h} {o}" for h, o, _ in sorted(_outcomes(state, op_hash))))
+
     state = _connected_state(inventory)
+    state.add_callback_handler(StepLines())
     try:
         add_deploy(state, deploy_func, *args)
         try:
             run_ops(state)
         except PyinfraError as err:
-            raise DeployError(f"{what} failed: {err}") from None
-        failed = sorted(h.name for h in state.failed_hosts)
-        if failed:
-            raise DeployError(f"{what} failed on {', '.join(failed)}; the operation output is above")
+            problem = str(err)
+        else:
+            problem = ""
+        failures = [f"{host} at {', '.join(sorted(state.get_op_meta(op_hash).names))}:\n{output}"
+                    for op_hash in state.get_op_order() for host, outcome, output in _outcomes(state, op_hash)
+                    if outcome == "FAILED"]
+        if problem or failures or state.failed_hosts:
+            raise DeployError(f"{what} failed: " + ("\n".join(failures) or problem or
+                              ", ".join(sorted(h.name for h in state.failed_hosts))))
     finally:
         disconnect_all(state)
 
@@ -164,7 +192,7 @@ def side_load(inventory: Any, image: BuiltImage, echo: Echo = print) -> dict[str
 
     report: dict[str, str] = {}
     _run_deploy(inventory, "side-loading the scheduler image", side_load_scheduler_image,
-                image.ref, image.image_id, str(image.archive), report)
+                image.ref, image.image_id, str(image.archive), report, echo=echo)
     for node, outcome in sorted(report.items()):
         echo(f"{node}: {image.ref} {'imported' if outcome == 'imported' else 'already present, skipped'}")
     return report
@@ -185,7 +213,8 @@ def build_in_vm(inventory: Any, out_dir: Path, repository: str, echo: Echo = pri
     partial = plan.archive.with_suffix(".partial")
     partial.unlink(missing_ok=True)
     _run_deploy(inventory, "building the scheduler image on the control plane", build_scheduler_image_in_vm,
-                str(tarball), plan.ref, plan.base.ref, plan.base.python_version, plan.platform, str(partial))
+                str(tarball), plan.ref, plan.base.ref, plan.base.python_version, plan.platform, str(partial),
+                echo=echo)
     if not partial.exists():
         raise DeployError("the build on the control plane produced no archive: does the inventory have a host "
                           "with node role control-plane?")

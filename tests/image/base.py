@@ -9,10 +9,12 @@ import and runc) is the real thing.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -83,6 +85,20 @@ def debian_python_base(buildah: Builder, workdir: Path) -> BaseImage:
         subprocess.run([*b, "rm", container], check=False, capture_output=True)
     shutil.rmtree(rootfs, ignore_errors=True)
     return BaseImage(BASE_REF, version)
+
+
+_SHARED: dict[str, tuple[Builder, BaseImage]] = {}
+
+
+def shared_buildah_and_base() -> tuple[Builder, BaseImage]:
+    """One private buildah store with the stand-in base per test process (the image suite and the system
+    suite's side-load test both build on it; debootstrap takes about a minute)."""
+    if "pair" not in _SHARED:
+        root = Path(tempfile.mkdtemp(prefix="kubelab-image-test-"))
+        atexit.register(shutil.rmtree, root, ignore_errors=True)
+        builder = private_buildah(root / "buildah")
+        _SHARED["pair"] = (builder, debian_python_base(builder, root / "base"))
+    return _SHARED["pair"]
 
 
 @dataclass

@@ -14,9 +14,8 @@ from labkit.image import BaseImage, Builder
 from tests.image.base import (
     Containerd,
     check_image_tools,
-    debian_python_base,
-    private_buildah,
     private_containerd,
+    shared_buildah_and_base,
 )
 
 
@@ -26,13 +25,13 @@ def image_tools() -> None:
 
 
 @pytest.fixture(scope="session")
-def buildah(image_tools: None, tmp_path_factory: pytest.TempPathFactory) -> Builder:
-    return private_buildah(tmp_path_factory.mktemp("buildah"))
+def buildah(image_tools: None) -> Builder:
+    return shared_buildah_and_base()[0]
 
 
 @pytest.fixture(scope="session")
-def local_base(buildah: Builder, tmp_path_factory: pytest.TempPathFactory) -> BaseImage:
-    return debian_python_base(buildah, tmp_path_factory.mktemp("base"))
+def local_base(image_tools: None) -> BaseImage:
+    return shared_buildah_and_base()[1]
 
 
 @pytest.fixture

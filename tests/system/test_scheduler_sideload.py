@@ -15,7 +15,10 @@ containerd through an apt relay on the host (test setup, not the product).
 
 from __future__ import annotations
 
+import io
+import json
 import shlex
+import tarfile
 import time
 
 import pytest
@@ -30,9 +33,9 @@ from labkit.image import (
     scheduler_version,
 )
 from labkit.inventory import pyinfra_inventory
-from labkit.scheduler_deploy import build_in_vm, side_load
+from labkit.scheduler_deploy import DeployError, build_in_vm, side_load
 from tests.deploys.http_servers import serve_apt_relay
-from tests.image.base import check_image_tools, debian_python_base, private_buildah, private_containerd, run
+from tests.image.base import check_image_tools, private_containerd, run, shared_buildah_and_base
 from tests.system.conftest import TIMINGS, RunningLab
 
 pytestmark = pytest.mark.system
@@ -68,10 +71,9 @@ def ensure_containerd(lxc_lab: RunningLab) -> None:
 
 
 @pytest.fixture(scope="module")
-def host_buildah(tmp_path_factory) -> tuple[Builder, BaseImage]:
+def host_buildah() -> tuple[Builder, BaseImage]:
     check_image_tools()
-    builder = private_buildah(tmp_path_factory.mktemp("buildah"))
-    return builder, debian_python_base(builder, tmp_path_factory.mktemp("base"))
+    return shared_buildah_and_base()
 
 
 @pytest.fixture(scope="module")
@@ -142,3 +144,22 @@ def test_build_in_the_control_plane_vm(lxc_lab: RunningLab, host_buildah: tuple[
         containerd.ctr("images", "import", str(built.archive))
         out = containerd.ctr("run", "--rm", built.ref, "vm-built", "python", "-m", "scheduler", "--version")
     assert scheduler_version() in out
+
+
+def test_a_failed_import_names_the_node_and_shows_containerds_answer(lxc_lab: RunningLab, tmp_path) -> None:
+    """An archive whose manifest points at a config it does not hold (what a multi-platform save looks like
+    to ctr): the import fails on the node, and the error says where and what containerd answered."""
+    ensure_containerd(lxc_lab)
+    archive = tmp_path / "broken.tar"
+    manifest = json.dumps([{"Config": f"{'ab' * 32}.json", "RepoTags": ["localhost/broken:1"], "Layers": []}])
+    with tarfile.open(archive, "w") as tar:
+        info = tarfile.TarInfo("manifest.json")
+        info.size = len(manifest)
+        tar.addfile(info, io.BytesIO(manifest.encode()))
+    broken = BuiltImage("localhost/broken:1", archive, archive_image_id(archive), "test", 0.0)
+    with pytest.raises(DeployError) as err:
+        side_load(pyinfra_inventory(lxc_lab.groups()), broken, echo=lambda line: None)
+    text = str(err.value)
+    assert lxc_lab.lab.control_plane.name in text
+    assert "Import the image into containerd" in text
+    assert "ctr" in text or "not found" in text
