@@ -62,8 +62,12 @@ def judge(in_process: list[dict], end_to_end: list[dict]) -> list[dict[str, Any]
     return targets
 
 
-def build(in_process: list[dict], end_to_end: list[dict], errors: list[str]) -> dict[str, Any]:
-    return {"machine": machine(), "in_process": in_process, "end_to_end": end_to_end,
+def build(in_process: list[dict], end_to_end: list[dict], errors: list[str],
+          at_start: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The report; `at_start` is machine() taken before the runs (its load average is the one shown)."""
+    info = dict(at_start or machine())
+    info["load_average_end"] = machine()["load_average"]
+    return {"machine": info, "in_process": in_process, "end_to_end": end_to_end,
             "targets": judge(in_process, end_to_end), "errors": errors}
 
 
@@ -83,7 +87,8 @@ def _server(label: str) -> str:
 
 def render(report: dict[str, Any], console: Console) -> None:
     m = report["machine"]
-    caption = (f"{m['cpus']} CPUs, load average {m['load_average'][0]} at start, Python {m['python']}. "
+    caption = (f"{m['cpus']} CPUs, load average {m['load_average'][0]} at start and "
+               f"{m.get('load_average_end', m['load_average'])[0]} at the end, Python {m['python']}. "
                "Wall-clock rates are what a user gets; per CPU-second discounts other load on the machine.")
     if report["in_process"]:
         table = Table("nodes", "existing pods", "plugins", "% scored", "decisions/s", "per CPU-s",

@@ -68,6 +68,7 @@ def in_process_runs(options: Options) -> list[dict]:
 
 
 def run(options: Options, echo: Callable[[str], None] = print) -> dict:
+    at_start = report.machine()
     errors: list[str] = []
     in_process = []
     for spec in in_process_runs(options):
@@ -94,7 +95,7 @@ def run(options: Options, echo: Callable[[str], None] = print) -> dict:
                     end_to_end.append(_end_to_end(options, label, kubeconfig, plugins, percentage, echo))
                 except (endtoend.BenchmarkError, RuntimeError, OSError) as err:
                     errors.append(f"end to end through the {label}: {err}")
-    return report.build(in_process, end_to_end, errors)
+    return report.build(in_process, end_to_end, errors, at_start)
 
 
 def _end_to_end(options: Options, label: str, kubeconfig: Path | None, plugins: list[str],
