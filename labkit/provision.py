@@ -148,8 +148,8 @@ class Progress(BaseStateCallback):
             if op_hash not in ops:
                 continue
             meta = ops[op_hash].operation_meta
-            if not meta.is_complete():
-                continue
+            if not meta.is_complete() or _switched_off(ops[op_hash].global_arguments.get("_if")):
+                continue  # e.g. a control-plane step on a worker: not worth a line
             name = self.node(host)
             if meta.did_error():
                 outcomes.append(f"{name} FAILED")
@@ -167,6 +167,15 @@ class Progress(BaseStateCallback):
             meta = state.ops[host][op_hash].operation_meta
             detail = _failure_detail(meta) if meta.is_complete() else "(no output recorded)"
             self.failures.append(Failure(self.node(host), _step_name(state, op_hash), detail))
+
+
+def _switched_off(condition) -> bool:
+    if condition is None:
+        return False
+    try:
+        return not all(check() for check in (condition if isinstance(condition, list) else [condition]))
+    except Exception:  # noqa: BLE001 - a condition that cannot be evaluated now: show the outcome
+        return False
 
 
 def _failure_detail(meta) -> str:

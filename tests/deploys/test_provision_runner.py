@@ -76,3 +76,13 @@ def test_kubectl_failing_while_waiting_is_reported_as_something_to_wait_for():
     assert lines == [("nodes: waiting for kubectl on the control plane: "
                       "The connection to the server 192.168.56.10:6443 was refused"),
                      "nodes: ready", "Calico and CoreDNS: ready"]
+
+
+def test_switched_off_steps_are_left_out_of_progress():
+    from labkit.provision import _switched_off
+
+    def not_yet():
+        raise RuntimeError("Cannot evaluate operation result before execution")
+
+    assert _switched_off(lambda: False) and _switched_off([lambda: True, lambda: False])
+    assert not _switched_off(None) and not _switched_off(lambda: True) and not _switched_off(not_yet)

@@ -153,6 +153,8 @@ def test_node_prep_is_real_on_both_machines(runs: Runs, ssh):
         assert on(ssh, node.name, f"cat {f.KUBELET_DEFAULTS}") == f.kubelet_defaults(node).rstrip("\n")
         assert on(ssh, node.name, "systemctl is-enabled kubelet").strip() == "enabled"
 
+    init_line = next(line for line in runs.outputs[0] if "| kubeadm init:" in line)
+    assert init_line.endswith(f": {lab.control_plane.name} changed")  # workers skip it, and say nothing
     module_lines = [line for line in runs.outputs[0] if "| Kernel module " in line]
     assert module_lines and all("built into the kernel" in line for line in module_lines), module_lines
 
