@@ -128,12 +128,42 @@ def run(options: EndToEndOptions, *, threads: int = 8, echo: Callable[[str], Non
         except ApiException as exc:
             raise _explain_api_error(exc, "creating the benchmark's objects") from None
         result["create_seconds"] = round(time.perf_counter() - t0, 2)
+        result["untaint_seconds"] = _wait_untainted(api, run_id, options.nodes, options.timeout, echo)
         result.update(_schedule_and_measure(options, echo))
         result.update(_read_back(api, namespace, run_id, node_names))
     finally:
         echo(f"deleting what the benchmark created (run {run_id})")
         result["cleanup_error"] = _cleanup(api, namespace, run_id)
     return result
+
+
+def _wait_untainted(api: Any, run_id: str, count: int, timeout: float, echo: Callable[[str], None]) -> float:
+    """Wait until no fake node carries a NoSchedule/NoExecute taint; returns the seconds waited.
+
+    kube-apiserver's TaintNodesByCondition admission plugin (on by default) taints every new node
+    node.kubernetes.io/not-ready:NoSchedule, and the controller-manager's node lifecycle controller removes it
+    once it sees the Ready condition, within seconds. Timing the scheduler before that would time retries.
+    """
+    start = time.perf_counter()
+    announced = False
+    while True:
+        resp = api.list_node(label_selector=f"{cluster.BENCH_LABEL}={run_id}", _preload_content=False)
+        nodes = json.loads(resp.data)["items"]
+        tainted = sorted({f"{t.get('key')}:{t.get('effect')}" for n in nodes
+                          for t in (n.get("spec") or {}).get("taints") or []
+                          if t.get("effect") in ("NoSchedule", "NoExecute")})
+        waited = time.perf_counter() - start
+        if len(nodes) >= count and not tainted:
+            return round(waited, 2)
+        if waited > timeout:
+            raise BenchmarkError(
+                f"the fake nodes still carry {', '.join(tainted) or 'nothing'} ({len(nodes)} of {count} listed) "
+                f"after {timeout:.0f}s: on this cluster nothing removes the taint new nodes get from the "
+                "TaintNodesByCondition admission plugin (is the controller-manager running?)")
+        if not announced:
+            echo(f"waiting for the node lifecycle controller to lift {', '.join(tainted)} from the fake nodes")
+            announced = True
+        time.sleep(0.5)
 
 
 def _schedule_and_measure(options: EndToEndOptions, echo: Callable[[str], None]) -> dict[str, Any]:

@@ -5,6 +5,7 @@ kube-apiserver, started in its own process exactly as the benchmark command does
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -30,9 +31,7 @@ def test_in_process_failure_names_the_size() -> None:
 
 
 def _bench_objects(kubeconfig: Path) -> tuple[list[str], list[str]]:
-    cfg = client.Configuration()
-    config.load_kube_config(str(kubeconfig), client_configuration=cfg)
-    api = client.CoreV1Api(client.ApiClient(cfg))
+    api = _core_api(kubeconfig)
     nodes = [n.metadata.name for n in api.list_node(label_selector=cluster.BENCH_LABEL).items]
     pods = [p.metadata.name for p in api.list_pod_for_all_namespaces(label_selector=cluster.BENCH_LABEL).items]
     return nodes, pods
@@ -90,3 +89,29 @@ def test_bad_sizes_are_rejected_with_the_option_named(capsys: pytest.CaptureFixt
     with pytest.raises(SystemExit):
         scheduler_bench.parse_args(["--sizes", "10,x"])
     assert "--sizes" in capsys.readouterr().err
+
+
+def _core_api(kubeconfig: Path):
+    cfg = client.Configuration()
+    config.load_kube_config(str(kubeconfig), client_configuration=cfg)
+    return client.CoreV1Api(client.ApiClient(cfg))
+
+
+@pytest.mark.api
+def test_waits_for_the_not_ready_taint_new_nodes_get_to_be_lifted() -> None:
+    """kube-apiserver's TaintNodesByCondition admission taints new nodes not-ready until the controller-manager
+    lifts it. Stand-in: the test server has neither, so the test adds the taint and lifts it itself."""
+    with testserver.running_test_server() as kubeconfig:
+        api = _core_api(kubeconfig)
+        node = cluster.node("tainted", "run-1")
+        node["spec"]["taints"] = [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]
+        api.create_node(node)
+        lifter = threading.Timer(0.6, lambda: api.patch_node("tainted", {"spec": {"taints": []}}))
+        lifter.start()
+        lines: list[str] = []
+        waited = endtoend._wait_untainted(api, "run-1", 1, timeout=30, echo=lines.append)
+        lifter.join()
+        assert waited >= 0.5 and "node.kubernetes.io/not-ready:NoSchedule" in lines[0]
+        api.create_node(node | {"metadata": {"name": "stays", "labels": {cluster.BENCH_LABEL: "run-2"}}})
+        with pytest.raises(endtoend.BenchmarkError, match="still carry node.kubernetes.io/not-ready:NoSchedule"):
+            endtoend._wait_untainted(api, "run-2", 1, timeout=1, echo=lines.append)
