@@ -226,14 +226,16 @@ def _install_test_dependencies(c) -> None:
     "in_process_only": "only the in-process decisions/s (no API server)",
     "qps": "end to end: the scheduler's client qps (default 0 = unthrottled; kube-scheduler's default is 50)",
     "burst": "end to end: the scheduler's client burst (default 100)",
+    "repeat": "run every row this many times and report the median run (default 1)",
 })
-def benchmark(c, nodes=500, pods=2000, kubeconfig=None, json=None, in_process_only=False, qps=None, burst=100):
+def benchmark(c, nodes=500, pods=2000, kubeconfig=None, json=None, in_process_only=False, qps=None, burst=100,
+              repeat=1):
     """Scheduler throughput: decisions/s in-process at 100/1,000/5,000 nodes, pods bound/s end to end, spread."""
     from benchmarks.scheduler_bench import Options, run_and_report
 
     options = Options(nodes=int(nodes), pods=int(pods), kubeconfig=Path(kubeconfig) if kubeconfig else None,
                       json_path=Path(json) if json else None, in_process_only=in_process_only,
-                      qps=float(qps or 0), burst=int(burst))
+                      qps=float(qps or 0), burst=int(burst), repeat=int(repeat))
     code = run_and_report(options, console=console)
     if code:
         raise Exit(code=code)

@@ -77,6 +77,13 @@ def _spread(pn: dict[str, Any] | None) -> str:
     return f"{pn['min']}/{pn['max']}/{pn['stddev']:.2f}"
 
 
+def _rate(row: dict[str, Any], key: str) -> str:
+    """The rate, with the range over repeated runs when there were several."""
+    runs = [r for r in row.get("runs") or [] if r is not None]
+    text = _num(row.get(key))
+    return f"{text} ({_num(min(runs))}-{_num(max(runs))})" if len(runs) > 1 else text
+
+
 def _num(value: Any, fmt: str = ",.0f") -> str:
     return "-" if value is None else format(value, fmt) if isinstance(value, int | float) else str(value)
 
@@ -98,7 +105,7 @@ def render(report: dict[str, Any], console: Console) -> None:
         for r in report["in_process"]:
             pct = r.get("percentage_of_nodes_to_score")
             table.add_row(f"{r['nodes']:,}", f"{r['existing_pods']:,}", r["plugins"].replace("default+", "+"),
-                          f"{pct}" if pct else "adaptive", _num(r["decisions_per_second"]),
+                          f"{pct}" if pct else "adaptive", _rate(r, "decisions_per_second"),
                           _num(r["decisions_per_cpu_second"]), _spread(r["pods_per_node"]),
                           _num(r["cache_mib"], ".1f"), _num(r["peak_rss_mib"], ".0f"))
         console.print(table)
@@ -114,7 +121,7 @@ def render(report: dict[str, Any], console: Console) -> None:
             pct = r.get("percentage_of_nodes_to_score")
             table.add_row(_server(r["server"]), f"{r['nodes']:,}", r["plugins"].replace("default+", "+"),
                           f"{pct}" if pct else "adaptive", f"{'none' if r['qps'] == 'unlimited' else r['qps']}/{r['burst']}", f"{_num(r.get('bound'))}/{r['pods']:,}",
-                          _num(r.get("pods_per_second")), _num(r.get("pods_per_second_from_start")),
+                          _rate(r, "pods_per_second"), _num(r.get("pods_per_second_from_start")),
                           _spread(r.get("pods_per_node")), _num(r.get("scheduler_cpu_seconds"), ".2f"),
                           _num(dropped), _num(sum(warnings.values()) - dropped))
         console.print(table)
