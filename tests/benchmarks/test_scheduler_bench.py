@@ -115,3 +115,12 @@ def test_waits_for_the_not_ready_taint_new_nodes_get_to_be_lifted() -> None:
         api.create_node(node | {"metadata": {"name": "stays", "labels": {cluster.BENCH_LABEL: "run-2"}}})
         with pytest.raises(endtoend.BenchmarkError, match="still carry node.kubernetes.io/not-ready:NoSchedule"):
             endtoend._wait_untainted(api, "run-2", 1, timeout=1, echo=lines.append)
+
+
+def test_repeated_runs_report_the_median_and_judge_the_spread_over_all() -> None:
+    runs = iter([{"pods_per_second": 300.0, "spread_within_one": True, "pods_per_node": {"min": 4, "max": 4}},
+                 {"pods_per_second": 100.0, "spread_within_one": False, "pods_per_node": {"min": 3, "max": 5}},
+                 {"pods_per_second": 200.0, "spread_within_one": True, "pods_per_node": {"min": 4, "max": 4}}])
+    row = scheduler_bench._median_of(3, "pods_per_second", lambda: next(runs))
+    assert row["pods_per_second"] == 200.0 and row["runs"] == [300.0, 100.0, 200.0]
+    assert row["spread_within_one"] is False  # one run broke it: the target is not met
