@@ -1,10 +1,12 @@
 """Example inventory for real machines over SSH (no Vagrant): the same deploys, your own hosts.
 
-Copy this file, point it at your lab definition (KUBELAB_FILE, default lab.yaml) and machines, then run
+Copy this file, point it at your machines, then run the same `up` as for the Vagrant lab, without Vagrant:
 
-    KUBELAB_SSH_USER=ubuntu KUBELAB_SSH_KEY=~/.ssh/id_ed25519 \\
-        .venv/bin/python -c "from labkit.definition import load_lab; from labkit.provision import run; \\
-        run(load_lab('lab.yaml'), 'inventory/ssh-example.py')"
+    KUBELAB_SSH_USER=ubuntu KUBELAB_SSH_KEY=~/.ssh/id_ed25519 \
+        ./lab up --lab my-lab.yaml --inventory inventory/my-machines.py
+
+`up --inventory` skips the machines step and provisions these hosts over SSH (it sets KUBELAB_FILE to the
+lab definition it was given, which this file reads).
 
 Each lab node is reached at its `ip` from the lab definition unless KUBELAB_SSH_HOST_<NODE> (node name
 upper-cased, '-' as '_') names another address, e.g. KUBELAB_SSH_HOST_K8S_WORKER_01=10.0.0.21.
