@@ -26,6 +26,10 @@ The machines: user `vagrant` with password-less sudo, hostnames = node names, et
 bridge, systemd running, python3 present. Nothing is provisioned. Suites must not destroy the lab; the
 lifecycle test's `down` step runs last in the session (see `pytest_collection_modifyitems`).
 
+One session per host at a time: `system_lock` (an flock in the suite's lxc state folder) is held from
+the box build to the last cleanup; a second session waits up to LOCK_WAIT_SECONDS for it. Suites that add
+timings put them in TIMINGS (printed under "system suite timings" at the end of the run).
+
 When not root or a tool is missing, tests using these fixtures skip with the reason; with CI=true they
 fail instead. Everything (containers, bridge, state folder) is removed in the finalizers even when a step
 fails; `python -m tests.system.lxchost cleanup` does the same by hand.
