@@ -120,7 +120,7 @@ def build_scheduler_image_in_vm(context_tarball: str, ref: str, base_ref: str, p
     context = f"{BUILD_DIR}/context"
     remote_archive = f"{BUILD_DIR}/image.tar"
     apt.packages(name="buildah (builds the image here: the host has no build tool)",
-                 packages=["buildah"], no_recommends=True)
+                 packages=["buildah"], no_recommends=True, update=True, cache_time=3600)
     files.directory(name="Build folder", path=BUILD_DIR, mode="0700")
     files.put(name="Upload the build context", src=context_tarball, dest=f"{BUILD_DIR}/context.tar")
     server.shell(name="Unpack the build context", commands=[
