@@ -1,0 +1,36 @@
+"""`invoke deploy-scheduler` as a user runs it (a subprocess in the project), without a cluster."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def invoke(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "invoke", "deploy-scheduler", *args], cwd=REPO,
+                          capture_output=True, text=True, check=False, timeout=120)
+
+
+def test_render_only_writes_the_manifests_for_review(tmp_path: Path) -> None:
+    result = invoke("--render-only", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    kinds = sorted(doc["kind"] for path in (tmp_path / "out").iterdir()
+                   for doc in yaml.safe_load_all(path.read_text()) if doc)
+    assert kinds == sorted(["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+                            "ConfigMap", "Deployment"])
+
+
+def test_a_lab_that_was_never_brought_up_is_refused_before_any_build(tmp_path: Path) -> None:
+    data = yaml.safe_load((REPO / "lab.yaml").read_text())
+    data["name"] = "never-up-deploy-test"
+    lab_file = tmp_path / "lab.yaml"
+    lab_file.write_text(yaml.safe_dump(data))
+    result = invoke("--lab", str(lab_file))
+    assert result.returncode == 2
+    assert "./lab up" in result.stdout + result.stderr
+    assert not (REPO / ".lab" / "never-up-deploy-test" / "images").exists()
