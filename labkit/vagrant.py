@@ -127,6 +127,8 @@ class VagrantLab:
         err_cm = _merged_stderr if streaming else _captured_stderr
         return vagrant.Vagrant(root=str(self.root), env=self.env, err_cm=err_cm)
 
+    # python-vagrant's public methods take one machine name or none; for several machines and flags it
+    # lacks (destroy --force, snapshot --force) we use its streaming runner, which keeps env and cwd.
     def _stream(self, what: str, lines: Iterator[str]) -> None:
         """Pass each output line to `progress`; on failure raise with the last lines Vagrant printed."""
         tail: list[str] = []
@@ -154,16 +156,18 @@ class VagrantLab:
         return {s.name: s.state for s in self._query("status", client.status)}
 
     def up(self, machines: Iterable[str] | None = None) -> None:
-        """Create or start machines (all by default; one at a time) and record their SSH details."""
+        """Create or start machines (all by default) and record their SSH details.
+
+        One `vagrant up` for all of them: Vagrant runs machines in parallel where the provider allows it.
+        """
         names = list(machines or [n.name for n in self.lab.nodes])
         before = self.status()
         if any(before.get(name) == "not_created" for name in names):
             # New machines have new host keys on the same forwarded ports: start the lab's known_hosts anew.
             self.paths.known_hosts.unlink(missing_ok=True)
         client = self._client(streaming=True)
-        for name in names:
-            self._stream(f"up {name}", client.up(vm_name=name, no_provision=True,
-                                                 provider=self.lab.provider.name, stream_output=True))
+        args = ["up", "--no-provision", f"--provider={self.lab.provider.name}", *names]
+        self._stream(" ".join(args), client._stream_vagrant_command(args))
         self.record_ssh_details()
 
     def destroy(self) -> None:
