@@ -54,11 +54,13 @@ UP_HELP = LAB_HELP | {
     "package-source": ("override kubernetes.package_source for this run: a mirror URL or file:///dir/ holding a "
                        "flat apt repository with kubeadm, kubelet and kubectl (air-gapped labs)"),
     "timeout": "seconds to wait for nodes, Calico and CoreDNS to become ready (default: 900)",
+    "prepare-only": ("stop after node prep (containerd, kernel settings, Kubernetes packages), before kubeadm "
+                     "init: then `snapshot` it, and `restore` + `up` rebuilds the cluster in minutes"),
 }
 
 
 @task(help=UP_HELP)
-def up(c, lab=None, provision=True, inventory=None, package_source=None, timeout=900):
+def up(c, lab=None, provision=True, inventory=None, package_source=None, timeout=900, prepare_only=False):
     """Bring the lab up: machines, then provisioning to a Ready cluster. Safe to run again."""
     definition, path = _load(lab)
     with _user_errors():
@@ -67,9 +69,14 @@ def up(c, lab=None, provision=True, inventory=None, package_source=None, timeout
                                       source="--package-source")
         if inventory is None:
             lifecycle.bring_up_machines(definition, path)
-        if provision:
-            kubeconfig = lifecycle.provision(definition, path, inventory, timeout=float(timeout))
-            console.print(f"[green]cluster {definition.name} is ready[/]: export KUBECONFIG={kubeconfig}")
+        if not provision:
+            return
+        kubeconfig = lifecycle.provision(definition, path, inventory, timeout=float(timeout),
+                                         prepare_only=prepare_only)
+    if prepare_only:
+        console.print("[green]nodes prepared[/]: save them with ./lab snapshot --name prepared")
+    else:
+        console.print(f"[green]cluster {definition.name} is ready[/]: export KUBECONFIG={kubeconfig}")
 
 
 @task(help=LAB_HELP | {

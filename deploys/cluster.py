@@ -20,9 +20,12 @@ from labkit.definition import Lab
 
 
 @deploy("Kubernetes cluster")
-def kubernetes_cluster(lab: Lab, handoff: JoinHandoff, pending_joins: list[str]) -> None:
+def kubernetes_cluster(lab: Lab, handoff: JoinHandoff, pending_joins: list[str],
+                       prepare_only: bool = False) -> None:
     is_control_plane = node_of(lab, host).role == "control-plane"
     prepare_node(lab)
+    if prepare_only:  # the same on every host, so positions stay aligned; see the module docstring
+        return
     control_plane(lab, _if=lambda: is_control_plane)
     calico(lab, _if=lambda: is_control_plane)
     join_workers(lab, handoff, pending_joins)

@@ -35,8 +35,13 @@ def tear_down(lab: Lab, lab_file: Path) -> None:
         shutil.rmtree(paths.state_dir)
 
 
-def provision(lab: Lab, lab_file: Path, inventory: str | None, timeout: float) -> Path:
-    """Provision the Vagrant machines (or the hosts of a pyinfra inventory file) to a Ready cluster."""
+def provision(lab: Lab, lab_file: Path, inventory: str | None, timeout: float,
+              prepare_only: bool = False) -> Path | None:
+    """Provision the Vagrant machines (or the hosts of a pyinfra inventory file) to a Ready cluster.
+
+    With `prepare_only`, stop after node prep (containerd, kernel settings, Kubernetes packages): the state
+    worth a snapshot, since everything after it (init, Calico, join) is quick and cluster-specific.
+    """
     from labkit import provision as provisioning  # pyinfra is slow to import: only when provisioning
 
     if inventory is None:
@@ -46,6 +51,7 @@ def provision(lab: Lab, lab_file: Path, inventory: str | None, timeout: float) -
         # Inventory files read the lab definition named by KUBELAB_FILE: make it this one.
         os.environ["KUBELAB_FILE"] = str(lab_file)
         target, where = inventory, inventory
-    step(f"provisioning {where}: containerd, Kubernetes {lab.kubernetes.version}, kubeadm, Calico, join")
-    report = provisioning.run(lab, target, timeout=timeout, echo=tool_line)
+    what = "node prep only" if prepare_only else "kubeadm init, Calico, join"
+    step(f"provisioning {where}: containerd, Kubernetes {lab.kubernetes.version} packages, {what}")
+    report = provisioning.run(lab, target, timeout=timeout, prepare_only=prepare_only, echo=tool_line)
     return report.kubeconfig

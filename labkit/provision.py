@@ -252,7 +252,7 @@ def wait_until_ready(lab: Lab, cp: Host, timeout: float, echo: Echo, interval: f
 
 
 def run(lab: Lab, inventory: Inventory | str | os.PathLike, *, wait_ready: bool = True,
-        timeout: float = 900, kubeconfig_path: Path | None = None, echo: Echo = print,
+        prepare_only: bool = False, timeout: float = 900, kubeconfig_path: Path | None = None, echo: Echo = print,
         config: Config | None = None) -> ProvisionReport:
     inventory = _as_inventory(inventory)
     _default_sudo(inventory)
@@ -276,7 +276,7 @@ def run(lab: Lab, inventory: Inventory | str | os.PathLike, *, wait_ready: bool 
     try:
         handoff = JoinHandoff()
         pending = workers_to_join(lab, state)
-        add_deploy(state, kubernetes_cluster, lab, handoff, pending)
+        add_deploy(state, kubernetes_cluster, lab, handoff, pending, prepare_only)
         try:
             with _collect_noop_notes(state) as progress.notes:
                 run_ops(state)
@@ -298,6 +298,8 @@ def run(lab: Lab, inventory: Inventory | str | os.PathLike, *, wait_ready: bool 
         report = ProvisionReport(changes=progress.changes, joined=list(handoff.joined))
         echo("no changes" if not report.changed else
              "changed: " + "; ".join(f"{n} ({len(s)} steps)" for n, s in sorted(report.changes.items())))
+        if prepare_only:  # node prep only: nothing to wait for, no cluster to export a kubeconfig from
+            return report
         cp = _control_plane_host(lab, state)
         if wait_ready:
             try:

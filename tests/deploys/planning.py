@@ -97,7 +97,7 @@ def recorded_facts(facts: dict[str, dict]):
         yield asked
 
 
-def plan(lab: Lab, facts: dict[str, dict]) -> dict[str, list[PlannedOp]]:
+def plan(lab: Lab, facts: dict[str, dict], prepare_only: bool = False) -> dict[str, list[PlannedOp]]:
     """Node name -> the operations the cluster deploy would run there, in order, with their commands."""
     inventory = inventory_for(lab)
     state = State(inventory, Config(DIFF=False), check_for_changes=False)
@@ -106,7 +106,7 @@ def plan(lab: Lab, facts: dict[str, dict]) -> dict[str, list[PlannedOp]]:
     planned: dict[str, list[PlannedOp]] = {host.name: [] for host in inventory}
     with recorded_facts(facts):
         handoff = JoinHandoff()
-        add_deploy(state, kubernetes_cluster, lab, handoff, workers_to_join(lab, state))
+        add_deploy(state, kubernetes_cluster, lab, handoff, workers_to_join(lab, state), prepare_only)
         for op_hash in state.get_op_order():
             name = ", ".join(sorted(state.get_op_meta(op_hash).names))
             for host in inventory:

@@ -144,3 +144,14 @@ def test_kubeadm_init_is_skipped_once_admin_conf_exists():
     facts = cluster_facts(lab)
     facts[CP]["File"] = {**facts[CP]["File"], f.ADMIN_CONF: {"mode": 600}}
     assert commands_of(plan(lab, facts)[CP], "kubeadm init") == []
+
+
+def test_prepare_only_stops_before_kubeadm_init():
+    """`up --prepare-only` (machines worth a snapshot): node prep on every node, no init, no Calico, no join."""
+    lab = make_lab()
+    full = changes(plan(lab, cluster_facts(lab)))
+    prepared = changes(plan(lab, cluster_facts(lab), prepare_only=True))
+    cp_steps = [step(n) for n in prepared[CP]]
+    assert cp_steps == [step(n) for n in full[CP]][:17]
+    assert cp_steps[-1] == "kubelet enabled"
+    assert [step(n) for n in prepared[W1]] == cp_steps
