@@ -345,7 +345,8 @@ class Scheduler:
             return
         self.queue.done(pod.key)
         self._observe(start, "scheduled", profile_name)
-        log.info("pod %s scheduled to %s", pod.key, result.explain())
+        if log.isEnabledFor(logging.INFO):  # explain() costs tens of us at 5,000 nodes: only when logged
+            log.info("pod %s scheduled to %s", pod.key, result.explain())
         _log_verdicts(pod, result)
         self._binding[pod.uid] = (qp, profile_name, start)
         self.binder.submit(assumed, node)

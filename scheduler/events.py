@@ -9,7 +9,10 @@ Shapes follow kube-scheduler:
   strategic merge patch of the status subresource (conditions merge by `type`, so other conditions stay).
 
 Writes go through a small worker pool fed by a bounded queue: a slow API server delays events, never
-scheduling; when the queue is full events are dropped with a log line (client-go drops too).
+scheduling. When the queue is full, events are dropped, as client-go's broadcaster drops them (its queue
+also holds 1,000). client-go drops silently; here the first drop is logged at once and later ones are
+summed into one line at most every `drop_log_interval` seconds, so a burst does not flood the log with a
+line per dropped event. `EventRecorder.dropped` counts every drop.
 """
 
 from __future__ import annotations
@@ -90,13 +93,25 @@ def unschedulable_condition_patch(message: str, reason: str = "Unschedulable") -
 
 class EventRecorder:
     def __init__(
-        self, client: Client, *, workers: int = 2, capacity: int = 1000, hostname: str | None = None
+        self,
+        client: Client,
+        *,
+        workers: int = 2,
+        capacity: int = 1000,
+        hostname: str | None = None,
+        drop_log_interval: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
         self.hostname = hostname or socket.gethostname()
         self._queue: queue.Queue[Callable[[], None] | None] = queue.Queue(capacity)
         self._conditions: dict[str, str] = {}  # pod uid -> last condition message written
         self._lock = threading.Lock()
+        self.dropped = 0  # events and condition patches dropped because the queue was full, in total
+        self._unlogged_drops = 0  # dropped since the last log line about drops
+        self._drops_logged_at: float | None = None  # clock() of that line
+        self._drop_log_interval = drop_log_interval
+        self._clock = clock
         self._threads = [
             threading.Thread(target=self._work, name=f"events-{i}", daemon=True) for i in range(workers)
         ]
@@ -142,6 +157,7 @@ class EventRecorder:
 
     def close(self) -> None:
         self.flush(5.0)
+        self._log_drops(final=True)
         for _ in self._threads:
             try:
                 self._queue.put_nowait(None)
@@ -153,11 +169,45 @@ class EventRecorder:
         try:
             self._queue.put_nowait(job)
         except queue.Full:
-            log.warning("event queue full (%d): dropping an event", self._queue.maxsize)
+            with self._lock:
+                self.dropped += 1
+                self._unlogged_drops += 1
+            self._log_drops()
+
+    def _log_drops(self, final: bool = False) -> None:
+        """Log drops not yet logged: the first at once, then a sum at most every drop_log_interval s."""
+        now = self._clock()
+        with self._lock:
+            n, last, total = self._unlogged_drops, self._drops_logged_at, self.dropped
+            if n == 0 or (not final and last is not None and now - last < self._drop_log_interval):
+                return
+            self._unlogged_drops = 0
+            self._drops_logged_at = now
+        if last is None:
+            log.warning(
+                "event queue full (%d): dropped %d event(s); further drops are logged as a sum at most "
+                "every %gs",
+                self._queue.maxsize,
+                n,
+                self._drop_log_interval,
+            )
+        else:
+            log.warning(
+                "event queue full (%d): dropped %d more event(s) in the last %.1fs (%d in total)",
+                self._queue.maxsize,
+                n,
+                now - last,
+                total,
+            )
 
     def _work(self) -> None:
         while True:
-            job = self._queue.get()
+            try:
+                # Waking when idle lets the drops of a burst that has ended be logged within the interval.
+                job = self._queue.get(timeout=self._drop_log_interval)
+            except queue.Empty:
+                self._log_drops()
+                continue
             try:
                 if job is None:
                     return
