@@ -40,8 +40,8 @@ class _PodState:
 class Snapshot:
     """Clones of the cache's NodeInfos for one scheduling cycle; never written by the cache during a cycle.
 
-    ``nodes`` keeps a stable order (the order the cache received the nodes; a removed and re-added node goes
-    to the end): the framework resumes each search where the last one stopped, which assumes positions mean
+    ``nodes`` keeps a stable order (the order the cache received the nodes, applied when nodes are added or
+    removed; a node removed and re-added between two snapshots keeps its place until then): the framework resumes each search where the last one stopped, which assumes positions mean
     the same nodes from one decision to the next. ``index`` maps a node name to its position in ``nodes``.
     """
 
