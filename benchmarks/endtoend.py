@@ -211,6 +211,7 @@ def _schedule_and_measure(options: EndToEndOptions, echo: Callable[[str], None])
         "pods_per_second": round(bound / from_sync, 1) if from_sync > 0 else None,
         "pods_per_second_from_start": round(bound / (t_done - t_start), 1),
         "scheduler_cpu_seconds": round(cpu, 2),
+        "events_dropped": sched.recorder.dropped,
         "scheduler_warnings": dict(warnings.counts.most_common(5)),
     }
 
