@@ -17,6 +17,7 @@ import pytest
 
 from tests.deploys.http_servers import serve_directory
 from tests.deploys.standin_repo import StandinRepo, build_standin_repo
+from tests.unavailable import skip_or_fail
 
 TOOLS = ("dpkg-deb", "dpkg-scanpackages", "gpg", "apt-get", "bash", "base64", "sha256sum")
 
@@ -25,10 +26,7 @@ TOOLS = ("dpkg-deb", "dpkg-scanpackages", "gpg", "apt-get", "bash", "base64", "s
 def repo(tmp_path_factory) -> StandinRepo:
     missing = [t for t in TOOLS if not shutil.which(t)]
     if missing:
-        reason = f"missing {', '.join(missing)} (scripts/install-test-deps.sh installs them)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
+        skip_or_fail(f"missing {', '.join(missing)}")
     return build_standin_repo(tmp_path_factory.mktemp("repo"), "1.34.2", "1.1")
 
 

@@ -20,9 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 from labkit.image import BaseImage, Builder
+from tests.unavailable import skip_or_fail
 
 BASE_PACKAGES = "python3,python3-venv,python-is-python3,ca-certificates"
 BASE_REF = "localhost/kubelab-test-base:bookworm"
@@ -33,11 +32,7 @@ PRUNE = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale",
          "var/lib/apt/lists")
 
 
-def unavailable(reason: str) -> None:
-    """Skip, or fail under CI where every suite must run."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"cannot run under CI: {reason} (scripts/install-test-deps.sh installs the tools)")
-    pytest.skip(reason)
+unavailable = skip_or_fail
 
 
 def check_image_tools() -> None:

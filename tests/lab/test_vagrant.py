@@ -11,6 +11,7 @@ import yaml
 from labkit.definition import DEFAULT_LAB_FILE, load_lab
 from labkit.paths import PROJECT_ROOT
 from labkit.vagrant import ToolMissing, VagrantLab, parse_ssh_config, require_tools
+from tests.unavailable import skip_or_fail
 
 # What `vagrant ssh-config` prints for a two-machine VirtualBox lab (Vagrant 2.3).
 SSH_CONFIG = """\
@@ -80,11 +81,8 @@ def test_each_lab_keeps_its_own_vagrant_state():
 
 
 def _vagrant_or_skip():
-    if shutil.which("vagrant"):
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail("vagrant is not installed; .ci/run installs it (scripts/install-test-deps.sh)")
-    pytest.skip("vagrant is not installed on this machine")
+    if not shutil.which("vagrant"):
+        skip_or_fail("vagrant is not installed on this machine")
 
 
 def _validate(lab_file, tmp_path):
@@ -109,11 +107,8 @@ def test_vagrantfile_refuses_a_malformed_lab_with_the_field(tmp_path):
 
 
 def _ruby_or_skip():
-    if shutil.which("ruby"):
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail("ruby is not installed; it comes with vagrant (scripts/install-test-deps.sh)")
-    pytest.skip("ruby (comes with Vagrant) is not installed on this machine")
+    if not shutil.which("ruby"):
+        skip_or_fail("ruby (comes with Vagrant) is not installed on this machine")
 
 
 def _flatten(calls: list, out: dict) -> dict:

@@ -53,6 +53,7 @@ from labkit.definition import Lab, load_lab
 from labkit.inventory import Groups, pyinfra_inventory, recorded_groups
 from labkit.paths import PROJECT_ROOT, LabPaths
 from tests.system import lxchost
+from tests.unavailable import skip_or_fail
 
 BUILD_BOX = PROJECT_ROOT / "scripts" / "build-lxc-box.sh"
 INSTALL_DEPS = PROJECT_ROOT / "scripts" / "install-test-deps.sh"
@@ -64,11 +65,6 @@ LOCK_WAIT_SECONDS = 480  # another session on this host (a developer's run) fini
 TIMINGS: dict[str, float] = {}
 
 
-def skip_or_fail(reason: str) -> None:
-    """Skip on a machine that cannot run the system suite; under CI=true that is a failure."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"system suite cannot run under CI: {reason}", pytrace=False)
-    pytest.skip(reason)
 
 
 def _missing_prerequisite() -> str | None:
