@@ -15,10 +15,12 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from scheduler.quantity import QuantityError, parse_quantity
 
 DEFAULT_LAB_FILE = Path(__file__).resolve().parent.parent / "lab.yaml"
 
@@ -35,6 +37,28 @@ WORKER_MIN_MEMORY_MB = 1024
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 K8S_VERSION = re.compile(r"^1\.(\d+)\.(\d+)$")
 OLDEST_MINOR = 28  # oldest minor still published on pkgs.k8s.io when this was written
+
+
+def _dns_label(value: str) -> str:
+    if not DNS_LABEL.match(value):
+        raise ValueError(f"{value!r} must be a DNS label: lower-case letters, digits and '-', starting and "
+                         "ending with a letter or digit, at most 63 characters")
+    return value
+
+
+def _quantity(value: str) -> str:
+    """A request or limit as Kubernetes will read it (the scheduler's own Quantity parser), never negative."""
+    try:
+        negative = parse_quantity(value) < 0
+    except QuantityError as err:
+        raise ValueError(f"{err}: a Kubernetes quantity like 100m, 0.5, 128Mi or 1Gi") from None
+    if negative:
+        raise ValueError(f"{value!r} is negative")
+    return value
+
+
+DnsLabel = Annotated[str, AfterValidator(_dns_label)]
+Quantity = Annotated[str, AfterValidator(_quantity)]
 
 
 class LabError(ValueError):
@@ -185,22 +209,11 @@ class Cni(_Strict):
 
 
 class Node(_Strict):
-    name: str
+    name: DnsLabel  # a Kubernetes node name and the VM's hostname
     role: Literal["control-plane", "worker"]
     ip: ipaddress.IPv4Address
     cpus: int = Field(2, ge=1)
     memory_mb: int = Field(2048, ge=512)
-    labels: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, value: str) -> str:
-        if not DNS_LABEL.match(value):
-            raise ValueError(
-                f"{value!r} is not a valid node name: use lower-case letters, digits and '-', "
-                "starting and ending with a letter or digit, at most 63 characters"
-            )
-        return value
 
 
 class NetworkAware(_Strict):
@@ -216,12 +229,11 @@ class LeastLoaded(_Strict):
 
 # An image repository without tag or digest (the distribution reference grammar, lower-case).
 IMAGE_REPOSITORY = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._/-][a-z0-9]+)*)*$")
-QUANTITY = re.compile(r"^([0-9]+(\.[0-9]*)?|\.[0-9]+)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$")
 
 
 class SchedulerSettings(_Strict):
-    name: str = "my-custom-scheduler"
-    namespace: str = "kube-system"
+    name: DnsLabel = "my-custom-scheduler"
+    namespace: DnsLabel = "kube-system"
     leader_elect: bool = True
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     network_aware: NetworkAware = NetworkAware()
@@ -231,16 +243,9 @@ class SchedulerSettings(_Strict):
     image: str = "localhost/kubelab-scheduler"
     replicas: int = Field(1, ge=1, le=5)
     port: int = Field(10251, ge=1024, le=65535)
-    cpu_request: str = "100m"
-    memory_request: str = "128Mi"
-    memory_limit: str = "256Mi"
-
-    @field_validator("name", "namespace")
-    @classmethod
-    def _dns_label(cls, value: str) -> str:
-        if not DNS_LABEL.match(value):
-            raise ValueError(f"{value!r} must be a DNS label (lower-case letters, digits, '-')")
-        return value
+    cpu_request: Quantity = "100m"
+    memory_request: Quantity = "128Mi"
+    memory_limit: Quantity = "256Mi"
 
     @field_validator("image")
     @classmethod
@@ -250,20 +255,13 @@ class SchedulerSettings(_Strict):
                              "(lower-case, no tag or digest: the tag is computed from the content)")
         return value
 
-    @field_validator("cpu_request", "memory_request", "memory_limit")
-    @classmethod
-    def _quantity(cls, value: str) -> str:
-        if not QUANTITY.match(value):
-            raise ValueError(f"{value!r} is not a Kubernetes quantity like 100m, 0.5, 128Mi or 1Gi")
-        return value
-
 
 class Placement(_Strict):
     high_speed_nodes: list[str] = Field(default_factory=list)
 
 
 class Lab(_Strict):
-    name: str
+    name: DnsLabel
     provider: Provider = Provider()
     network: Network = Network()
     kubernetes: Kubernetes = Kubernetes()
@@ -272,13 +270,6 @@ class Lab(_Strict):
     nodes: list[Node]
     scheduler: SchedulerSettings = SchedulerSettings()
     placement: Placement = Placement()
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, value: str) -> str:
-        if not DNS_LABEL.match(value):
-            raise ValueError(f"{value!r} must be a DNS label (lower-case letters, digits, '-')")
-        return value
 
     @property
     def control_plane(self) -> Node:

@@ -63,7 +63,7 @@ CASES = {
     "no control plane": (lambda d: d["nodes"][0].update(role="worker"), "nodes: exactly one node needs role: control-plane (found 0"),
     "two control planes": (lambda d: d["nodes"][1].update(role="control-plane"), "(found 2: k8s-control-plane, k8s-worker-01)"),
     "bad role": (lambda d: d["nodes"][1].update(role="master"), "nodes[1].role:"),
-    "bad node name": (lambda d: d["nodes"][1].update(name="Worker_1"), "nodes[1].name: 'Worker_1' is not a valid node name"),
+    "bad node name": (lambda d: d["nodes"][1].update(name="Worker_1"), "nodes[1].name: 'Worker_1' must be a DNS label"),
     "bad ip": (lambda d: d["nodes"][1].update(ip="192.168.56.300"), "nodes[1].ip:"),
     "bad version": (lambda d: d["kubernetes"].update(version="1.34"), "kubernetes.version: '1.34' is not a Kubernetes version"),
     "unquoted version": (lambda d: d["kubernetes"].update(version=1.34), "kubernetes.version:"),
@@ -71,6 +71,9 @@ CASES = {
     "bad calico": (lambda d: d["cni"].update(calico_version="3.30"), "cni.calico_version: '3.30' is not a Calico release tag"),
     "missing nodes": (lambda d: d.pop("nodes"), "nodes: required but missing"),
     "lxc without bridge": (lambda d: d["provider"].update(name="lxc"), "provider.lxc_bridge:"),
+    "negative request": (lambda d: d["scheduler"].update(cpu_request="-100m"), "scheduler.cpu_request: '-100m' is negative"),
+    "malformed request": (lambda d: d["scheduler"].update(memory_request="12 GB"), "scheduler.memory_request: '12 GB' is not a quantity"),
+    "bad scheduler name": (lambda d: d["scheduler"].update(name="My_Scheduler"), "scheduler.name: 'My_Scheduler' must be a DNS label"),
     "high-speed node unknown": (lambda d: d["placement"].update(high_speed_nodes=["nope"]),
                                 "placement.high_speed_nodes[0]: 'nope' is not a worker"),
 }
