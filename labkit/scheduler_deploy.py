@@ -126,10 +126,9 @@ def _connected_state(inventory: Any):
     from pyinfra.api import Config, State
     from pyinfra.api.connect import connect_all
 
-    for host in inventory:
-        if host.data.get("_sudo") is None:
-            user = host.data.get("ssh_user")
-            host.data._sudo = bool(user and user != "root")
+    from labkit.provision import _default_sudo
+
+    _default_sudo(inventory)
     state = State(inventory, Config(), check_for_changes=False)
     connect_all(state)
     if state.failed_hosts:
@@ -430,9 +429,9 @@ def deploy_scheduler(lab: Lab, kubeconfig: Path, inventory: Any, image_dir: Path
 def lab_inventory(lab: Lab, inventory_file: str | Path | None = None) -> Any:
     """The lab's machines as recorded by `up`, or the hosts of a pyinfra inventory file (real machines)."""
     if inventory_file:
-        from pyinfra_cli.inventory import make_inventory  # the CLI's loader reads inventory files
+        from labkit.provision import _as_inventory  # the CLI's loader, run on a pyinfra state as it needs
 
-        return make_inventory(str(inventory_file))
+        return _as_inventory(inventory_file)
     from labkit.inventory import pyinfra_inventory, recorded_groups
 
     return pyinfra_inventory(recorded_groups(lab))

@@ -34,3 +34,26 @@ def test_a_lab_that_was_never_brought_up_is_refused_before_any_build(tmp_path: P
     assert result.returncode == 2
     assert "./lab up" in result.stdout + result.stderr
     assert not (REPO / ".lab" / "never-up-deploy-test" / "images").exists()
+
+
+LIST_HOSTS = """
+import sys
+from labkit.definition import load_lab
+from labkit.scheduler_deploy import lab_inventory
+inventory = lab_inventory(load_lab(), sys.argv[1])
+print(sorted(h.name for h in inventory), sorted(h.name for h in inventory.get_group("workers")))
+"""
+
+
+def test_an_inventory_file_of_real_machines_is_read(tmp_path: Path) -> None:
+    """`--inventory FILE`: pyinfra's inventory loader runs the file and yields its hosts (nothing connects).
+
+    In a subprocess: pyinfra's CLI package monkey-patches the process (gevent) when imported.
+    """
+    inventory_file = tmp_path / "machines.py"
+    inventory_file.write_text('control_plane = [("10.0.0.10", {"ssh_user": "ubuntu"})]\n'
+                              'workers = [("10.0.0.21", {"ssh_user": "root"})]\n')
+    result = subprocess.run([sys.executable, "-c", LIST_HOSTS, str(inventory_file)], cwd=REPO,
+                            capture_output=True, text=True, check=False, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "['10.0.0.10', '10.0.0.21'] ['10.0.0.21']"
