@@ -8,7 +8,6 @@ from io import StringIO
 
 from pyinfra import host
 from pyinfra.api import OperationError, operation
-from pyinfra.facts.deb import DebPackages
 from pyinfra.facts.files import File as FileFact
 from pyinfra.facts.files import FileContents, Sha1File
 from pyinfra.facts.server import Home
@@ -31,27 +30,15 @@ def _error(message: str) -> OperationError:
     return OperationError(f"{node_label(host)}: {message}")
 
 
-def _missing_debs(specs: list[str]) -> list[str]:
-    installed = host.get_fact(DebPackages) or {}
-    missing = []
-    for spec in specs:
-        name, _, version = spec.partition("=")
-        versions = installed.get(name) or []
-        if not versions or (version and version not in versions):
-            missing.append(spec)
-    return missing
-
-
 @operation()
 def debs_installed(packages: list[str], extra_install_args: str | None = None):
-    """Install `name` or `name=version` packages; refresh the package lists only when something is
-    missing, so a finished node reports no change."""
-    missing = _missing_debs(packages)
-    if not missing:
-        host.noop(f"already installed: {', '.join(packages)}")
+    """Install `name` or `name=version` packages; refresh the package lists only when apt.packages finds
+    something missing, so a finished node reports no change."""
+    install = list(apt.packages._inner(packages=packages, extra_install_args=extra_install_args))
+    if not install:  # apt.packages has said which packages are installed
         return
     yield from apt.update._inner()
-    yield from apt.packages._inner(packages=missing, extra_install_args=extra_install_args)
+    yield from install
 
 
 @operation()
