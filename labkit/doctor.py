@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 
 from packaging.requirements import Requirement
 
@@ -100,9 +101,20 @@ def check_host_size(lab: Lab) -> Iterator[Check]:
         yield Check("host memory", OK, f"{memory} MB for {need} MB of nodes")
 
 
-def check_network(lab: Lab) -> Iterator[Check]:
-    # The definition was already validated against /etc/vbox/networks.conf; report what was accepted.
-    yield Check("host-only network", OK, f"{lab.network.host_only_cidr} ({lab.provider.name})")
+def check_network(lab: Lab, sys_class_net: Path = Path("/sys/class/net")) -> Iterator[Check]:
+    """VirtualBox creates its host-only adapter itself (the range was validated with the definition);
+    the lxc provider needs the bridge named in the definition to exist already."""
+    cidr = lab.network.host_only_cidr
+    if lab.provider.name != "lxc":
+        yield Check("host-only network", OK, f"{cidr}: VirtualBox allows it and creates the adapter")
+        return
+    bridge = lab.provider.lxc_bridge
+    if (sys_class_net / str(bridge)).exists():
+        yield Check("lxc bridge", OK, f"{bridge} exists (node addresses in {cidr})")
+    else:
+        yield Check("lxc bridge", FAIL, f"no bridge {bridge} on this host: create it with an address in {cidr} "
+                                        f"(ip link add {bridge} type bridge; ip addr add ... dev {bridge}; "
+                                        f"ip link set {bridge} up)")
 
 
 def run_checks(lab: Lab) -> list[Check]:

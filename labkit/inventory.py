@@ -1,7 +1,7 @@
 """The pyinfra inventory of a lab: its nodes as hosts, in groups `control_plane` and `workers`.
 
 Each host is named after its node and carries as host data:
-- `node`: that node's entry of the lab definition (name, role, ip, cpus, memory_mb, labels),
+- `node`: that node's entry of the lab definition (name, role, ip, cpus, memory_mb),
 - `lab`: the whole validated lab definition as plain data (what templates and deploys read),
 - the SSH details Vagrant reported (`ssh_hostname`, `ssh_port`, `ssh_user`, `ssh_key`), and the lab's own
   known_hosts file with `accept-new`: the driver empties that file whenever machines are re-created, so a

@@ -13,7 +13,8 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections import deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -127,19 +128,20 @@ class VagrantLab:
         err_cm = _merged_stderr if streaming else _captured_stderr
         return vagrant.Vagrant(root=str(self.root), env=self.env, err_cm=err_cm)
 
-    # python-vagrant's public methods take one machine name or none; for several machines and flags it
-    # lacks (destroy --force, snapshot --force) we use its streaming runner, which keeps env and cwd.
-    def _stream(self, what: str, lines: Iterator[str]) -> None:
-        """Pass each output line to `progress`; on failure raise with the last lines Vagrant printed."""
-        tail: list[str] = []
+    def _run(self, *args: str) -> None:
+        """Run `vagrant ARGS`, passing each output line to `progress`; on failure raise with the last lines.
+
+        python-vagrant's public methods take one machine name or none and lack flags we need (several
+        machines, destroy --force, snapshot --force): its streaming runner keeps our env and cwd.
+        """
+        tail: deque[str] = deque(maxlen=20)
         try:
-            for line in lines:
-                line = line.rstrip()
-                tail = (tail + [line])[-20:]
-                self.progress(line)
+            for line in self._client(streaming=True)._stream_vagrant_command(list(args)):
+                tail.append(line.rstrip())
+                self.progress(tail[-1])
         except subprocess.CalledProcessError as err:
             output = "\n".join(tail)
-            raise VagrantFailed(f"`vagrant {what}` failed (exit {err.returncode}):\n{output}") from None
+            raise VagrantFailed(f"`vagrant {' '.join(args)}` failed (exit {err.returncode}):\n{output}") from None
 
     def _query(self, what: str, call: Callable[[], T]) -> T:
         try:
@@ -155,53 +157,34 @@ class VagrantLab:
         client = self._client()
         return {s.name: s.state for s in self._query("status", client.status)}
 
-    def up(self, machines: Iterable[str] | None = None) -> None:
-        """Create or start machines (all by default) and record their SSH details.
+    def up(self) -> None:
+        """Create or start every machine and record their SSH details.
 
         One `vagrant up` for all of them: Vagrant runs machines in parallel where the provider allows it.
         """
-        names = list(machines or [n.name for n in self.lab.nodes])
-        before = self.status()
-        if any(before.get(name) == "not_created" for name in names):
+        if "not_created" in self.status().values():
             # New machines have new host keys on the same forwarded ports: start the lab's known_hosts anew.
             self.paths.known_hosts.unlink(missing_ok=True)
-        client = self._client(streaming=True)
-        args = ["up", "--no-provision", f"--provider={self.lab.provider.name}", *names]
-        self._stream(" ".join(args), client._stream_vagrant_command(args))
+        self._run("up", "--no-provision", f"--provider={self.lab.provider.name}", *(n.name for n in self.lab.nodes))
         self.record_ssh_details()
 
     def destroy(self) -> None:
-        client = self._client(streaming=True)
-        self._stream("destroy", client._stream_vagrant_command(["destroy", "--force"]))
+        self._run("destroy", "--force")
         self.paths.ssh_details.unlink(missing_ok=True)
         self.paths.known_hosts.unlink(missing_ok=True)
 
-    def record_ssh_details(self) -> dict[str, SshDetails]:
+    def record_ssh_details(self) -> None:
         client = self._client()
         details = parse_ssh_config(self._query("ssh-config", client.ssh_config))
         self.paths.ssh_details.write_text(json.dumps({k: asdict(v) for k, v in details.items()}, indent=2))
-        return details
 
     # -- snapshots (all machines at once, as `vagrant snapshot save NAME` does) -----------------------
 
     def snapshot_save(self, name: str) -> None:
-        client = self._client(streaming=True)
-        self._stream(f"snapshot save {name}",
-                     client._stream_vagrant_command(["snapshot", "save", "--force", name]))
+        self._run("snapshot", "save", "--force", name)
 
     def snapshot_restore(self, name: str) -> None:
-        client = self._client(streaming=True)
-        self._stream(f"snapshot restore {name}",
-                     client._stream_vagrant_command(["snapshot", "restore", "--no-provision", name]))
+        self._run("snapshot", "restore", "--no-provision", name)
         # A restored machine may predate a re-creation, and with it the host key we last saw.
         self.paths.known_hosts.unlink(missing_ok=True)
         self.record_ssh_details()
-
-    def snapshot_list(self) -> list[str]:
-        client = self._client()
-        return self._query("snapshot list", client.snapshot_list)
-
-    def validate(self) -> None:
-        client = self._client()
-        # Not client.validate(): it runs without this lab's environment, so it would check lab.yaml.
-        self._query("validate", lambda: client._run_vagrant_command(["validate"]))
