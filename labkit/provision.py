@@ -28,7 +28,7 @@ from deploys.cluster import kubernetes_cluster
 from deploys.files import ADMIN_CONF
 from deploys.join import JoinHandoff, workers_to_join
 from deploys.kubeconfig import KubeconfigError, lab_kubeconfig
-from deploys.lab_host import node_of, sudo
+from deploys.lab_host import node_label, node_of, sudo
 from labkit.definition import Lab
 from labkit.paths import LabPaths
 
@@ -112,13 +112,11 @@ def _step_name(state: State, op_hash: str) -> str:
 
 
 class Progress(BaseStateCallback):
-    """Prints one line per operation with each node's outcome and collects failures with their output."""
+    """Prints one line per operation with each node's outcome and records what failed where."""
 
-    def __init__(self, lab: Lab, echo: Echo):
-        self.lab = lab
+    def __init__(self, echo: Echo):
         self.echo = echo
         self.current_step = "connecting"
-        self.failures: list[Failure] = []
         self.failed: list[tuple[Host, str]] = []
         self.changes: dict[str, list[str]] = {}
         self.connect_errors: dict[str, str] = {}
@@ -127,18 +125,12 @@ class Progress(BaseStateCallback):
     def host_connect_error(self, state: State, host: Host, error) -> None:  # type: ignore[override]
         self.connect_errors[host.name] = str(error)
 
-    def node(self, host: Host) -> str:
-        try:
-            return node_of(self.lab, host).name
-        except KeyError:
-            return host.name
-
     def operation_start(self, state: State, op_hash: str) -> None:  # type: ignore[override]
         self.current_step = _step_name(state, op_hash)
 
     def operation_host_error(self, state: State, host: Host, op_hash: str, *args) -> None:  # type: ignore[override]
         # The output is attached to the operation only after this callback, and when the last host
-        # fails pyinfra stops before `operation_end`: details are read in `collect_failures`.
+        # fails pyinfra stops before `operation_end`: details are read in `failures`.
         self.failed.append((host, op_hash))
 
     def operation_end(self, state: State, op_hash: str) -> None:  # type: ignore[override]
@@ -150,23 +142,41 @@ class Progress(BaseStateCallback):
             meta = ops[op_hash].operation_meta
             if not meta.is_complete() or _switched_off(ops[op_hash].global_arguments.get("_if")):
                 continue  # e.g. a control-plane step on a worker: not worth a line
-            name = self.node(host)
+            name = node_label(host)
+            # Taken whatever the outcome: a step that changed something may still log noop lines
+            # (apt.packages on the packages already there), and they must not show up on the next step.
+            why = self.notes.take(host.name) if self.notes else ""
             if meta.did_error():
                 outcomes.append(f"{name} FAILED")
             elif meta.did_change():
                 outcomes.append(f"{name} changed")
                 self.changes.setdefault(name, []).append(step)
             else:
-                why = self.notes.take(host.name) if self.notes else ""
                 outcomes.append(f"{name} ok ({why})" if why else f"{name} ok")
         if outcomes:
             self.echo(f"{step}: {', '.join(outcomes)}")
 
-    def collect_failures(self, state: State) -> None:
+    def failures(self, state: State, run_error: PyinfraError | None,
+                 callback_errors: dict[str, str]) -> list[Failure]:
+        """Everything that failed in `run_ops`, by node and step.
+
+        `run_error` is what `run_ops` raised: one of our operations refusing ("node: reason", raised before
+        any host is marked failed), or pyinfra giving up ("No hosts remaining!", which the per-host failures
+        explain). `callback_errors`: node -> a Python callback's own message, which pyinfra only logs.
+        """
+        found = []
+        if isinstance(run_error, OperationError):
+            node, _, reason = str(run_error).partition(": ")
+            found.append(Failure(node, self.current_step, reason or str(run_error)))
+        elif run_error is not None and not self.failed:
+            found.append(Failure("(all nodes)", self.current_step, str(run_error)))
         for host, op_hash in self.failed:
+            node = node_label(host)
             meta = state.ops[host][op_hash].operation_meta
-            detail = _failure_detail(meta) if meta.is_complete() else "(no output recorded)"
-            self.failures.append(Failure(self.node(host), _step_name(state, op_hash), detail))
+            detail = callback_errors.get(node) or (
+                _failure_detail(meta) if meta.is_complete() else "(no output recorded)")
+            found.append(Failure(node, _step_name(state, op_hash), detail))
+        return found
 
 
 def _switched_off(condition) -> bool:
@@ -257,7 +267,7 @@ def run(lab: Lab, inventory: Inventory | str | os.PathLike, *, wait_ready: bool 
     inventory = _as_inventory(inventory)
     _default_sudo(inventory)
     state = State(inventory, config or Config(DIFF=False), check_for_changes=False)
-    progress = Progress(lab, echo)
+    progress = Progress(echo)
     state.add_callback_handler(progress)
 
     try:
@@ -265,7 +275,7 @@ def run(lab: Lab, inventory: Inventory | str | os.PathLike, *, wait_ready: bool 
     except PyinfraError:  # every host failed; each one is reported below
         pass
     unreachable = [
-        Failure(progress.node(h), "connecting over SSH",
+        Failure(node_label(h), "connecting over SSH",
                 f"{progress.connect_errors.get(h.name, 'could not connect')}\n"
                 "check the address, user and key in the inventory (for Vagrant: `vagrant ssh-config`)")
         for h in state.inventory if not h.connected
@@ -277,23 +287,15 @@ def run(lab: Lab, inventory: Inventory | str | os.PathLike, *, wait_ready: bool 
         handoff = JoinHandoff()
         pending = workers_to_join(lab, state)
         add_deploy(state, kubernetes_cluster, lab, handoff, pending, prepare_only)
+        run_error = None
         try:
             with _collect_noop_notes(state) as progress.notes:
                 run_ops(state)
-        except OperationError as err:  # our operations refuse with "node: reason"
-            node, _, reason = str(err).partition(": ")
-            progress.failures.append(Failure(node, progress.current_step, reason or str(err)))
-        except PyinfraError as err:  # e.g. "No hosts remaining!": the per-host failures say why
-            if not progress.failed:
-                progress.failures.append(Failure("(all nodes)", progress.current_step, str(err)))
-        progress.collect_failures(state)
-        for failure in progress.failures:  # a callback's own message beats pyinfra's "no output"
-            if failure.node in handoff.errors:
-                failure.detail = handoff.errors.pop(failure.node)
-        for node, message in handoff.errors.items():
-            progress.failures.append(Failure(node, "kubeadm join", message))
-        if progress.failures:
-            raise ProvisionError(progress.failures)
+        except PyinfraError as err:
+            run_error = err
+        failures = progress.failures(state, run_error, handoff.errors)
+        if failures:
+            raise ProvisionError(failures)
 
         report = ProvisionReport(changes=progress.changes, joined=list(handoff.joined))
         echo("no changes" if not report.changed else

@@ -86,3 +86,76 @@ def test_switched_off_steps_are_left_out_of_progress():
 
     assert _switched_off(lambda: False) and _switched_off([lambda: True, lambda: False])
     assert not _switched_off(None) and not _switched_off(lambda: True) and not _switched_off(not_yet)
+
+
+class FakeMeta:
+    """The parts of pyinfra's OperationMeta that Progress reads, for one host's finished operation."""
+
+    def __init__(self, outcome: str, stdout: str = "", stderr: str = "", commands: tuple = ()):
+        self.outcome, self.stdout, self.stderr, self._commands = outcome, stdout, stderr, list(commands)
+
+    def is_complete(self) -> bool:
+        return True
+
+    def did_error(self) -> bool:
+        return self.outcome == "error"
+
+    def did_change(self) -> bool:
+        return self.outcome == "changed"
+
+
+class FakeHost:  # hashed by identity, as pyinfra's hosts are
+    def __init__(self, node: str):
+        self.name = f"ssh-{node}"
+        self.data = {"node": {"name": node}}
+
+
+def fake_state(ops: dict[FakeHost, dict[str, FakeMeta]]):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(
+        ops={host: {h: SimpleNamespace(operation_meta=meta, global_arguments={}) for h, meta in by_hash.items()}
+             for host, by_hash in ops.items()},
+        get_op_meta=lambda op_hash: SimpleNamespace(names={f"step {op_hash}"}))
+
+
+def test_noop_notes_of_a_step_that_changed_do_not_reach_the_next_step():
+    from labkit.provision import NoopNotes, Progress
+
+    host = FakeHost("k8s-worker-01")
+    state = fake_state({host: {"1": FakeMeta("changed"), "2": FakeMeta("ok")}})
+    lines: list[str] = []
+    progress = Progress(lines.append)
+    progress.notes = NoopNotes()
+    progress.notes.notes[host.name] = ["package curl is installed"]  # logged while step 1 installed others
+    progress.operation_end(state, "1")
+    progress.notes.notes.setdefault(host.name, []).append("kernel module overlay is loaded")
+    progress.operation_end(state, "2")
+    assert lines == ["step 1: k8s-worker-01 changed", "step 2: k8s-worker-01 ok (kernel module overlay is loaded)"]
+    assert progress.changes == {"k8s-worker-01": ["step 1"]}
+
+
+def test_failures_come_from_one_place_with_a_callbacks_own_message_first():
+    from pyinfra.api import OperationError
+    from pyinfra.api.exceptions import PyinfraError
+
+    from labkit.provision import Progress
+
+    cp, worker = FakeHost("k8s-control-plane"), FakeHost("k8s-worker-01")
+    state = fake_state({cp: {"1": FakeMeta("error", stderr="E: Unable to locate package kubelet",
+                                               commands=("apt-get install kubelet",))},
+                        worker: {"2": FakeMeta("error")}})
+    progress = Progress(lambda line: None)
+    progress.failed = [(cp, "1"), (worker, "2")]
+    callback_errors = {"k8s-worker-01": "kubeadm join failed: `kubeadm join`\n[preflight] port 10250 is in use"}
+
+    found = progress.failures(state, PyinfraError("No hosts remaining!"), callback_errors)
+    assert [(f.node, f.step) for f in found] == [("k8s-control-plane", "step 1"), ("k8s-worker-01", "step 2")]
+    assert found[0].detail == "command: apt-get install kubelet\nE: Unable to locate package kubelet"
+    assert found[1].detail == callback_errors["k8s-worker-01"]  # pyinfra recorded no output for it
+
+    (refused,) = Progress(lambda line: None).failures(
+        state, OperationError("k8s-worker-01: kernel module br_netfilter is not available"), {})
+    assert (refused.node, refused.detail) == ("k8s-worker-01", "kernel module br_netfilter is not available")
+    (given_up,) = Progress(lambda line: None).failures(state, PyinfraError("No hosts remaining!"), {})
+    assert (given_up.node, given_up.detail) == ("(all nodes)", "No hosts remaining!")
