@@ -9,8 +9,7 @@ from labkit.definition import Lab, Node
 
 def node_of(lab: Lab, target: Host) -> Node:
     """The inventory gives each host `node` data ({name, ip, role}); its name is the lab node's name."""
-    data = target.data.get("node")
-    name = data["name"] if isinstance(data, dict) else target.name
+    name = node_label(target)
     try:
         return lab.node(name)
     except KeyError:
@@ -21,7 +20,7 @@ def node_of(lab: Lab, target: Host) -> Node:
 
 
 def node_label(target: Host) -> str:
-    """The node's name for messages, without needing the lab definition."""
+    """The node's name from the host's `node` data (else the host's own name), without the lab definition."""
     data = target.data.get("node")
     return data["name"] if isinstance(data, dict) and "name" in data else target.name
 
