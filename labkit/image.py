@@ -67,7 +67,7 @@ class BuiltImage:
     ref: str             # repository:tag, as the Deployment names it
     archive: Path        # docker-archive tarball for `ctr -n k8s.io images import`
     image_id: str        # sha256:<config digest>, what `crictl images` shows as IMAGE ID
-    builder: str         # which tool built it (docker, podman, buildah, or "vm:<node>")
+    builder: str         # docker, podman or buildah; "vm" (on the control plane); "cached" (not built)
     seconds: float       # wall time of the build itself
 
 
@@ -327,8 +327,8 @@ def find_builder(order: Sequence[str] = BUILDER_ORDER) -> Builder | None:
 # Archives
 # ---------------------------------------------------------------------------------------------------
 
-def archive_image_id(archive: Path) -> str:
-    """The image's config digest (`sha256:...`) from a docker-archive, as `crictl images` reports it."""
+def _archive_entry(archive: Path) -> dict:
+    """The one image entry of a docker-archive's manifest.json (Config, RepoTags, Layers)."""
     try:
         with tarfile.open(archive) as tar:
             member = tar.extractfile("manifest.json")
@@ -337,7 +337,12 @@ def archive_image_id(archive: Path) -> str:
         raise ImageError(f"{archive}: not a docker-archive image tarball ({err})") from None
     if not isinstance(manifest, list) or len(manifest) != 1:
         raise ImageError(f"{archive}: holds {len(manifest or [])} images; side-loading needs exactly one")
-    config = manifest[0]["Config"]  # "<hex>.json" (docker, buildah) or "blobs/sha256/<hex>" (docker 25+)
+    return manifest[0]
+
+
+def archive_image_id(archive: Path) -> str:
+    """The image's config digest (`sha256:...`) from a docker-archive, as `crictl images` reports it."""
+    config = _archive_entry(archive)["Config"]  # "<hex>.json" (docker, buildah) or "blobs/sha256/<hex>" (docker 25+)
     hexdigest = Path(config).name.removesuffix(".json")
     if not re.fullmatch(r"[0-9a-f]{64}", hexdigest):
         raise ImageError(f"{archive}: unexpected config entry {config!r} in manifest.json")
@@ -345,9 +350,7 @@ def archive_image_id(archive: Path) -> str:
 
 
 def archive_repo_tags(archive: Path) -> list[str]:
-    with tarfile.open(archive) as tar:
-        member = tar.extractfile("manifest.json")
-        return list(json.load(member)[0].get("RepoTags") or []) if member else []
+    return list(_archive_entry(archive).get("RepoTags") or [])
 
 
 @dataclass(frozen=True)
@@ -363,7 +366,7 @@ class BuildPlan:
         """An archive for this exact content is already there."""
         try:
             return self.archive.exists() and self.ref in archive_repo_tags(self.archive)
-        except (OSError, tarfile.TarError, ValueError, KeyError):
+        except ImageError:
             return False  # unreadable or truncated: build again
 
     def result(self, builder: str, seconds: float) -> BuiltImage:

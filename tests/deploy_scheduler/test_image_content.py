@@ -18,6 +18,7 @@ from labkit.image import (
     CONTAINERFILE,
     BaseImage,
     Builder,
+    BuildPlan,
     ImageError,
     archive_image_id,
     content_tag,
@@ -119,6 +120,21 @@ def test_a_multi_image_archive_is_refused(tmp_path: Path) -> None:
     entry = {"Config": f"{'ab' * 32}.json", "RepoTags": ["x:1"], "Layers": []}
     with pytest.raises(ImageError, match="exactly one"):
         archive_image_id(_archive(tmp_path / "m.tar", [entry, entry]))
+
+
+def test_an_archive_is_reused_only_when_it_holds_that_exact_reference(tmp_path: Path) -> None:
+    entry = {"Config": f"{'ab' * 32}.json", "Layers": []}
+
+    def plan(archive: Path) -> BuildPlan:
+        return BuildPlan(tmp_path / "context", "x:1", archive, BASE, "linux/amd64")
+
+    assert plan(_archive(tmp_path / "same.tar", [{**entry, "RepoTags": ["x:1"]}])).done
+    assert not plan(_archive(tmp_path / "other.tar", [{**entry, "RepoTags": ["x:2"]}])).done
+    assert not plan(_archive(tmp_path / "two.tar", [{**entry, "RepoTags": ["x:1"]}] * 2)).done
+    assert not plan(tmp_path / "missing.tar").done
+    truncated = tmp_path / "truncated.tar"
+    truncated.write_bytes((tmp_path / "same.tar").read_bytes()[:100])
+    assert not plan(truncated).done
 
 
 def test_a_docker_client_without_a_daemon_is_not_a_builder(tmp_path: Path, monkeypatch) -> None:
