@@ -50,6 +50,8 @@ def kubeadm_init_config(lab: Lab) -> str:
         kubernetes_version=lab.kubernetes.version,
         node_name=node.name,
         node_ip=str(node.ip),
+        api_port=API_PORT,
+        api_endpoint=api_endpoint(lab),
         pod_cidr=str(lab.network.pod_cidr),
         service_cidr=str(lab.network.service_cidr),
     )

@@ -24,6 +24,7 @@ def test_kubeadm_init_config_matches_the_lab(workers):
     cp = lab.control_plane
     assert init["apiVersion"] == cluster["apiVersion"] == "kubeadm.k8s.io/v1beta4"
     assert init["localAPIEndpoint"]["advertiseAddress"] == str(cp.ip)  # host-only, not VirtualBox NAT
+    assert init["localAPIEndpoint"]["bindPort"] == 6443
     assert init["nodeRegistration"]["name"] == cp.name
     assert init["nodeRegistration"]["kubeletExtraArgs"] == [{"name": "node-ip", "value": str(cp.ip)}]
     assert cluster["controlPlaneEndpoint"] == f"{cp.ip}:6443"
