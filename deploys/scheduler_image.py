@@ -23,7 +23,7 @@ from pyinfra.api import FactBase, OperationError, deploy
 from pyinfra.operations import apt, files, python, server
 
 from deploys.facts import ContainerKind
-from deploys.lab_host import node_label
+from deploys.lab_host import node_label, sudo
 
 UPLOAD_DIR = "/var/lib/kubelab/images"
 BUILD_DIR = "/var/lib/kubelab/build"
@@ -54,19 +54,14 @@ class ContainerdImageId(FactBase[str | None]):
 def _runtime_image_id(ref: str) -> tuple[str, str]:
     """(which view answered, image ID or "") as the kubelet's runtime reports it on the current host."""
     ok, out = host.run_shell_command(
-        f"command -v crictl >/dev/null && crictl inspecti -o json {shlex.quote(ref)}", _sudo=_sudo())
+        f"command -v crictl >/dev/null && crictl inspecti -o json {shlex.quote(ref)}", _sudo=sudo(host))
     if ok and out.stdout.strip():
         try:
             return "crictl", json.loads(out.stdout)["status"]["id"]
         except (ValueError, KeyError):
             pass
-    ok, out = host.run_shell_command(_config_digest_command(ref), _sudo=_sudo())
-    lines = [line.strip() for line in out.stdout.splitlines() if line.strip()] if ok else []
-    return "ctr -n k8s.io", lines[-1] if lines else ""
-
-
-def _sudo() -> bool:
-    return bool(host.data.get("_sudo", False))
+    ok, out = host.run_shell_command(_config_digest_command(ref), _sudo=sudo(host))
+    return "ctr -n k8s.io", (ContainerdImageId().process(out.stdout.splitlines()) if ok else None) or ""
 
 
 def _verify(ref: str, image_id: str, report: dict[str, str]) -> None:
