@@ -68,17 +68,11 @@ def bind_pod(store: Store, route: Route, body: Any) -> Obj:
     return success_body(201)
 
 
-
-def update_pod_condition(status: Obj, cond_type: str, cond_status: str, reason: str | None = None,
-                         message: str | None = None) -> Obj:
+def update_pod_condition(status: Obj, cond_type: str, cond_status: str) -> Obj:
     """podutil.UpdatePodCondition: lastTransitionTime changes only when the status does."""
     conditions = list(status.get("conditions") or [])
     now = now_rfc3339()
     new = {"type": cond_type, "status": cond_status, "lastProbeTime": None, "lastTransitionTime": now}
-    if reason:
-        new["reason"] = reason
-    if message:
-        new["message"] = message
     for i, cond in enumerate(conditions):
         if cond.get("type") == cond_type:
             if cond.get("status") == cond_status:

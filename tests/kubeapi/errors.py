@@ -109,10 +109,6 @@ class ApiError(Exception):
         return cls(status_body(410, "Expired", message))
 
     @classmethod
-    def gone(cls, message: str) -> ApiError:
-        return cls(status_body(410, "Gone", message))
-
-    @classmethod
     def forbidden(cls, resource: str, name: str, cause: str, group: str = "") -> ApiError:
         target = f'{qualified(resource, group)} "{name}"' if name else qualified(resource, group)
         msg = f"{target} is forbidden: {cause}"

@@ -28,10 +28,8 @@ def node_ready_condition(ready: bool) -> Obj:
 
 def make_node(name: str, *, cpu: str = "4", memory: str = "32Gi", pods: int = 110,
               labels: dict[str, str] | None = None, taints: list[Obj] | None = None,
-              ready: bool = True, unschedulable: bool = False, extra_resources: dict[str, str] | None = None,
-              address: str | None = None) -> Obj:
-    resources = {"cpu": cpu, "memory": memory, "pods": str(pods), "ephemeral-storage": "100Gi",
-                 **(extra_resources or {})}
+              ready: bool = True, unschedulable: bool = False) -> Obj:
+    resources = {"cpu": cpu, "memory": memory, "pods": str(pods), "ephemeral-storage": "100Gi"}
     spec: Obj = {}
     if taints:
         spec["taints"] = list(taints)
@@ -50,7 +48,7 @@ def make_node(name: str, *, cpu: str = "4", memory: str = "32Gi", pods: int = 11
             "capacity": dict(resources),
             "allocatable": dict(resources),
             "conditions": [node_ready_condition(ready)],
-            "addresses": [{"type": "InternalIP", "address": address or "10.0.0.1"},
+            "addresses": [{"type": "InternalIP", "address": "10.0.0.1"},
                           {"type": "Hostname", "address": name}],
             # Every NodeSystemInfo field is required in the API schema (the Python client enforces it).
             "nodeInfo": {"machineID": name, "systemUUID": name, "bootID": name, "kernelVersion": "6.1.0",

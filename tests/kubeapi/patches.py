@@ -44,7 +44,6 @@ SET_LISTS = frozenset({"finalizers"})
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
-APPLY_PATCH = "application/apply-patch+yaml"
 
 
 def merge_patch(target: Any, patch: Any) -> Any:

@@ -431,12 +431,4 @@ class KubeApiServer:
                 for p in self.pods(namespace) if (p.get("spec") or {}).get("nodeName")}
 
 
-def serve(port: int = 0, nodes: int = 0, node_kwargs: dict[str, Any] | None = None,
-          **kwargs: Any) -> KubeApiServer:
-    """Start a server (optionally with `nodes` fake nodes) and return it running."""
-    server = KubeApiServer(port=port, **kwargs).start()
-    if nodes:
-        server.add_nodes(nodes, **(node_kwargs or {}))
-    return server
-
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -220,11 +220,6 @@ class Store:
         """Current objects and the revision they are current at (initial events of a watch)."""
         with self._cond:
             return list(self._objects.get(storage, {}).values()), self._rv
-
-    def iter_all(self) -> Iterator[tuple[str, Obj]]:
-        with self._cond:
-            items = [(s, o) for s, t in self._objects.items() for o in t.values()]
-        yield from items
 
 
 def _same_content(a: Obj, b: Obj) -> bool:

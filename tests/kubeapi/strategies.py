@@ -144,11 +144,7 @@ def _prepare_namespace(ns: Obj) -> Obj:
             "status": {"phase": "Active"}}
 
 
-def _prepare_event(event: Obj) -> Obj:
-    return event
-
-
-_CREATE = {"pods": _prepare_pod, "namespaces": _prepare_namespace, "events": _prepare_event}
+_CREATE = {"pods": _prepare_pod, "namespaces": _prepare_namespace}
 
 
 def validate_events_v1_create(event_v1: Obj) -> None:
