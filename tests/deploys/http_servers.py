@@ -27,7 +27,7 @@ _FORWARDED_RESPONSE_HEADERS = ("Content-Type", "Content-Length", "Last-Modified"
 class RunningServer:
     server: ThreadingHTTPServer
     thread: threading.Thread
-    requests: list[str]
+    requests: list[str]  # what a relay forwarded (a directory server records nothing)
 
     @property
     def port(self) -> int:
@@ -39,20 +39,19 @@ class RunningServer:
         self.thread.join(timeout=10)
 
 
-def _start(server: ThreadingHTTPServer, requests: list[str]) -> RunningServer:
+def _start(server: ThreadingHTTPServer, requests: list[str] | None = None) -> RunningServer:
     thread = threading.Thread(target=server.serve_forever, name=f"http-{server.server_address}", daemon=True)
     thread.start()
-    return RunningServer(server, thread, requests)
+    return RunningServer(server, thread, [] if requests is None else requests)
+
+
+class _QuietFiles(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args) -> None:
+        pass  # one stderr line per request would drown the test output
 
 
 def serve_directory(root: Path, address: str, port: int = 0) -> RunningServer:
-    requests: list[str] = []
-
-    class Handler(SimpleHTTPRequestHandler):
-        def log_message(self, format: str, *args) -> None:
-            requests.append(f"{self.client_address[0]} {self.requestline} -> {args[1] if len(args) > 1 else ''}")
-
-    return _start(ThreadingHTTPServer((address, port), partial(Handler, directory=str(root))), requests)
+    return _start(ThreadingHTTPServer((address, port), partial(_QuietFiles, directory=str(root))))
 
 
 def host_apt_mirrors(sources_dir: Path = Path("/etc/apt")) -> set[str]:
