@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
+import json
 import os
 import shutil
 import subprocess
+import tarfile
 import tempfile
 import time
 from collections.abc import Iterator
@@ -32,15 +35,12 @@ PRUNE = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale",
          "var/lib/apt/lists")
 
 
-unavailable = skip_or_fail
-
-
 def check_image_tools() -> None:
     if os.geteuid() != 0:
-        unavailable("needs root (buildah, containerd and runc manage mounts and cgroups)")
+        skip_or_fail("needs root (buildah, containerd and runc manage mounts and cgroups)")
     missing = [tool for tool in IMAGE_TOOLS if not shutil.which(tool)]
     if missing:
-        unavailable(f"missing tools: {', '.join(missing)}")
+        skip_or_fail(f"missing tools: {', '.join(missing)}")
 
 
 def run(cmd: list[str], **kwargs) -> str:
@@ -48,6 +48,13 @@ def run(cmd: list[str], **kwargs) -> str:
     if result.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
     return result.stdout
+
+
+def config_blob_digest(archive: Path) -> str:
+    """`sha256:` of the config blob a docker-archive holds, hashed here: the image ID containerd will show."""
+    with tarfile.open(archive) as tar:
+        config = json.load(tar.extractfile("manifest.json"))[0]["Config"]
+        return f"sha256:{hashlib.sha256(tar.extractfile(config).read()).hexdigest()}"
 
 
 def private_buildah(root: Path) -> Builder:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from labkit.image import DEFAULT_PLATFORM, archive_image_id, build_image, context_tag, scheduler_version
+from labkit.image import DEFAULT_PLATFORM, build_image, context_tag, scheduler_version
+from tests.image.base import config_blob_digest
 
 pytestmark = pytest.mark.image
 
@@ -35,10 +36,12 @@ def test_archive_is_a_single_platform_docker_archive_named_by_content(built, loc
     assert built.ref == f"localhost/kubelab-scheduler:{context_tag(context, local_base, DEFAULT_PLATFORM)}"
     with tarfile.open(built.archive) as tar:
         manifest = json.load(tar.extractfile("manifest.json"))
-        names = tar.getnames()
+        index = json.load(tar.extractfile("index.json")) if "index.json" in tar.getnames() else None
+        config = json.load(tar.extractfile(manifest[0]["Config"]))
     assert len(manifest) == 1 and manifest[0]["RepoTags"] == [built.ref]
-    assert "index.json" not in names or len(manifest) == 1
-    assert built.image_id == archive_image_id(built.archive)
+    assert index is None or len(index["manifests"]) == 1  # an OCI index naming one image, one platform
+    assert config["architecture"] == DEFAULT_PLATFORM.split("/")[1]
+    assert built.image_id == config_blob_digest(built.archive)
 
 
 def test_containerd_imports_and_runs_the_image(built, containerd) -> None:

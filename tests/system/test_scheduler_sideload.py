@@ -35,7 +35,13 @@ from labkit.image import (
 from labkit.inventory import pyinfra_inventory
 from labkit.scheduler_deploy import DeployError, build_in_vm, side_load
 from tests.deploys.http_servers import serve_apt_relay
-from tests.image.base import check_image_tools, private_containerd, run, shared_buildah_and_base
+from tests.image.base import (
+    check_image_tools,
+    config_blob_digest,
+    private_containerd,
+    run,
+    shared_buildah_and_base,
+)
 from tests.system.conftest import TIMINGS, RunningLab
 
 pytestmark = pytest.mark.system
@@ -139,7 +145,7 @@ def test_build_in_the_control_plane_vm(lxc_lab: RunningLab, host_buildah: tuple[
 
     assert built.builder == "vm"
     assert archive_repo_tags(built.archive) == [built.ref]
-    assert built.image_id == archive_image_id(built.archive)
+    assert built.image_id == config_blob_digest(built.archive)
     with private_containerd(tmp_path / "ctd") as containerd:
         containerd.ctr("images", "import", str(built.archive))
         out = containerd.ctr("run", "--rm", built.ref, "vm-built", "python", "-m", "scheduler", "--version")
