@@ -14,7 +14,8 @@ from deploys.files import ADMIN_CONF
 
 KUBECTL = f"kubectl --kubeconfig {ADMIN_CONF}"
 NODES_COMMAND = f"{KUBECTL} get nodes -o json"
-SYSTEM_PODS_COMMAND = f"{KUBECTL} get pods --all-namespaces -l 'k8s-app in (calico-node,kube-dns)' -o json"
+SYSTEM_APPS = ("calico-node", "kube-dns")  # k8s-app labels of Calico's node agents and CoreDNS
+SYSTEM_PODS_COMMAND = f"{KUBECTL} get pods --all-namespaces -l 'k8s-app in ({','.join(SYSTEM_APPS)})' -o json"
 
 
 class NotReadyError(TimeoutError):
@@ -45,7 +46,7 @@ def node_problems(nodes_json: str, expected: list[str]) -> dict[str, str]:
     return problems
 
 
-def pod_problems(pods_json: str, wanted_apps: tuple[str, ...] = ("calico-node", "kube-dns")) -> dict[str, str]:
+def pod_problems(pods_json: str, wanted_apps: tuple[str, ...] = SYSTEM_APPS) -> dict[str, str]:
     """Pod namespace/name -> why it is not Ready; an app with no pods at all counts as a problem."""
     items = json.loads(pods_json).get("items", [])
     problems = {}
