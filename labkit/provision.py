@@ -156,6 +156,15 @@ class Progress(BaseStateCallback):
         if outcomes:
             self.echo(f"{step}: {', '.join(outcomes)}")
 
+    def unreachable(self, state: State) -> list[Failure]:
+        """One failure per host `connect_all` could not reach, with pyinfra's reason and the fix."""
+        return [
+            Failure(node_label(host), "connecting over SSH",
+                    f"{self.connect_errors.get(host.name, 'could not connect')}\n"
+                    "check the address, user and key in the inventory (for Vagrant: `vagrant ssh-config`)")
+            for host in state.inventory if not host.connected
+        ]
+
     def failures(self, state: State, run_error: PyinfraError | None,
                  callback_errors: dict[str, str]) -> list[Failure]:
         """Everything that failed in `run_ops`, by node and step.
@@ -274,12 +283,7 @@ def run(lab: Lab, inventory: Inventory | str | os.PathLike, *, wait_ready: bool 
         connect_all(state)
     except PyinfraError:  # every host failed; each one is reported below
         pass
-    unreachable = [
-        Failure(node_label(h), "connecting over SSH",
-                f"{progress.connect_errors.get(h.name, 'could not connect')}\n"
-                "check the address, user and key in the inventory (for Vagrant: `vagrant ssh-config`)")
-        for h in state.inventory if not h.connected
-    ]
+    unreachable = progress.unreachable(state)
     if unreachable:
         disconnect_all(state)
         raise ProvisionError(unreachable)
