@@ -167,43 +167,6 @@ class Client:
             return self.host + path
         return self.host + path + "?" + urlencode({k: v for k, v in query.items() if v is not None})
 
-    def open(
-        self,
-        verb: str,
-        path: str,
-        *,
-        query: Mapping[str, Any] | None = None,
-        body: Any = None,
-        content_type: str = "application/json",
-        timeout: float | tuple[float, float] = 30.0,
-        stream: bool = False,
-    ) -> urllib3.BaseHTTPResponse:
-        """Send one request; returns the raw response (2xx only) or raises ApiError."""
-        self.limiter.take()
-        data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-        if isinstance(timeout, tuple):
-            tmo = urllib3.Timeout(connect=timeout[0], read=timeout[1])
-        else:
-            tmo = urllib3.Timeout(connect=min(timeout, 10.0), read=timeout)
-        try:
-            resp = self._pool.request(
-                verb,
-                self._url(path, query),
-                body=data,
-                headers=self._headers(content_type if data is not None else None),
-                preload_content=not stream,
-                timeout=tmo,
-                retries=_RETRIES,
-            )
-        except urllib3.exceptions.HTTPError as exc:
-            raise ApiError(0, "Unreachable", f"{self.host}: {exc}", verb=verb, path=path) from exc
-        if resp.status >= 300:
-            raw = resp.data if not stream else resp.read()
-            if stream:
-                resp.release_conn()
-            raise _error_from(resp.status, raw, verb, path)
-        return resp
-
     def request(
         self,
         verb: str,
@@ -214,9 +177,43 @@ class Client:
         content_type: str = "application/json",
         timeout: float = 30.0,
     ) -> dict[str, Any]:
-        resp = self.open(verb, path, query=query, body=body, content_type=content_type, timeout=timeout)
-        raw = resp.data
+        """One request with a JSON (or bytes) body; returns the parsed JSON answer or raises ApiError."""
+        data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+        tmo = urllib3.Timeout(connect=min(timeout, 10.0), read=timeout)
+        raw = self._send(verb, path, query, data, content_type, tmo, stream=False).data
         return json.loads(raw) if raw else {}
+
+    def _send(
+        self,
+        verb: str,
+        path: str,
+        query: Mapping[str, Any] | None,
+        data: bytes | None,
+        content_type: str,
+        timeout: urllib3.Timeout,
+        *,
+        stream: bool,
+    ) -> urllib3.BaseHTTPResponse:
+        """Send one request through the rate limiter; returns the raw response (2xx only) or raises
+        ApiError. `stream`: leave the body unread (a watch) instead of reading it whole."""
+        self.limiter.take()
+        try:
+            resp = self._pool.request(
+                verb,
+                self._url(path, query),
+                body=data,
+                headers=self._headers(content_type if data is not None else None),
+                preload_content=not stream,
+                timeout=timeout,
+                retries=_RETRIES,
+            )
+        except urllib3.exceptions.HTTPError as exc:
+            raise ApiError(0, "Unreachable", f"{self.host}: {exc}", verb=verb, path=path) from exc
+        if resp.status >= 300:
+            raw = resp.data  # reads a streamed body too
+            resp.release_conn()
+            raise _error_from(resp.status, raw, verb, path)
+        return resp
 
     # -- conveniences ----------------------------------------------------------------------------
     def get(self, path: str, query: Mapping[str, Any] | None = None, timeout: float = 30.0) -> dict[str, Any]:
@@ -246,7 +243,8 @@ class Client:
     ) -> Iterator[dict[str, Any]]:
         """Stream a watch: one parsed event dict per line. Ends when the server closes the stream.
         `on_open` receives the response (and None at the end) so another thread can shut it down."""
-        resp = self.open("GET", path, query=query, timeout=(10.0, read_timeout), stream=True)
+        tmo = urllib3.Timeout(connect=10.0, read=read_timeout)
+        resp = self._send("GET", path, query, None, "", tmo, stream=True)
         on_open(resp)
         try:
             buf = b""
