@@ -42,7 +42,6 @@ import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from scheduler.config import KubeSchedulerConfiguration, ProfileConfig, ResolvedProfile
 from scheduler.model import NodeInfo, PodInfo
@@ -183,7 +182,7 @@ class Profile:
         for plugin, args in self.filters:
             state = plugin.pre_filter(pod, args)  # type: ignore[misc]
             if state is not None:
-                checks.append((plugin.filter_batch or _per_node_filter(plugin.filter_node), state))
+                checks.append((plugin.verdicts, state))
         feasible, failures, evaluated = self._find_feasible(checks, nodes)
         result = ScheduleResult(pod.key, None, num_all, evaluated, [n.name for n in feasible], failures)
         if not feasible:
@@ -249,13 +248,6 @@ class Profile:
             result.scores[plugin.name] = scores
         result.totals = totals if totals is not None else [0] * len(feasible)
         return result.totals
-
-
-def _per_node_filter(filter_node: Any) -> Any:
-    """A batch filter from a per-node one, for plugins without filter_batch."""
-    def check(state: Any, nodes: list[NodeInfo]) -> list[Status | None]:
-        return [filter_node(state, node) for node in nodes]
-    return check
 
 
 def _window(nodes: Sequence[NodeInfo], start: int, size: int) -> list[NodeInfo]:

@@ -156,14 +156,14 @@ class Plugin:
             self.normalize(scores, args)
         return scores
 
-
-    def verdicts(self, state: Any, nodes: list[NodeInfo]) -> list[Status | None]:
-        """Per-node filter verdicts for a pre_filter state (batch form if the plugin has one)."""
+    def verdicts(self, state: Any, nodes: list[NodeInfo]) -> list[Status | None] | None:
+        """Filter verdicts aligned with ``nodes`` for a pre_filter state, or None when every node passes
+        (the batch form if the plugin has one, else ``filter_node`` node by node)."""
         assert self.filter_node is not None, f"{self.name} does not filter"
         if self.filter_batch is not None:
-            verdicts = self.filter_batch(state, nodes)
-            return [None] * len(nodes) if verdicts is None else verdicts
-        return [self.filter_node(state, node) for node in nodes]
+            return self.filter_batch(state, nodes)
+        filter_node = self.filter_node
+        return [filter_node(state, node) for node in nodes]
 
     def raw_scores(self, state: Any, nodes: list[NodeInfo]) -> list[int]:
         """Raw scores for a pre_score state (batch form if the plugin has one)."""
