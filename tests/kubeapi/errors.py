@@ -106,7 +106,7 @@ class ApiError(Exception):
     @classmethod
     def expired(cls, message: str) -> ApiError:
         """errors.NewResourceExpired: 410 with reason Expired (too old resourceVersion)."""
-        return cls(status_body(410, "Expired", message))
+        return cls.for_code(410, message, "Expired")
 
     @classmethod
     def forbidden(cls, resource: str, name: str, cause: str, group: str = "") -> ApiError:
@@ -129,33 +129,33 @@ class ApiError(Exception):
 
     @classmethod
     def bad_request(cls, message: str) -> ApiError:
-        return cls(status_body(400, "BadRequest", message))
+        return cls.for_code(400, message)
 
     @classmethod
     def method_not_allowed(cls, message: str) -> ApiError:
-        return cls(status_body(405, "MethodNotAllowed", message))
+        return cls.for_code(405, message)
 
     @classmethod
     def unsupported_media_type(cls, content_type: str) -> ApiError:
-        return cls(status_body(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - "
-                               f"accepted media types include: application/json-patch+json, "
-                               f"application/merge-patch+json, application/strategic-merge-patch+json "
-                               f"(got {content_type!r})"))
+        return cls.for_code(415, f"the body of the request was in an unknown format - accepted media types "
+                                 f"include: application/json-patch+json, application/merge-patch+json, "
+                                 f"application/strategic-merge-patch+json (got {content_type!r})")
 
     @classmethod
     def internal(cls, message: str) -> ApiError:
         """A plain (non-Status) error inside a REST handler: 500 with an empty reason
         (apiserver/pkg/endpoints/handlers/responsewriters/status.go ErrorToAPIStatus)."""
-        return cls(status_body(500, "", message))
+        return cls.for_code(500, message, "")
 
     @classmethod
     def unauthorized(cls) -> ApiError:
-        return cls(status_body(401, "Unauthorized", "Unauthorized"))
+        return cls.for_code(401, "Unauthorized")
 
     @classmethod
     def for_code(cls, code: int, message: str | None = None, reason: str | None = None,
                  retry_after: int | None = None) -> ApiError:
-        """A generic Status for injected failures (test hook fail_next)."""
+        """A Status with `code`'s standard reason unless `reason` is given; also what the test hook
+        fail_next answers (its default message names the injection)."""
         reason = reason if reason is not None else REASON_FOR_CODE.get(code, "")
         body = status_body(code, reason, message or f"injected failure ({code} {reason})")
         headers = {}

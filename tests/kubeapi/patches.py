@@ -20,7 +20,7 @@ from typing import Any
 
 import jsonpatch
 
-from tests.kubeapi.errors import ApiError, status_body
+from tests.kubeapi.errors import ApiError
 
 # patchMergeKey of list fields, from the `patchStrategy:"merge" patchMergeKey:"..."` tags in k8s.io/api.
 MERGE_KEYS: dict[str, str] = {
@@ -130,7 +130,7 @@ def json_patch(target: Any, patch: Any) -> Any:
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
         # A failed JSON patch (e.g. a "test" op) is answered 422 with the patch library's message
         # (apiserver/pkg/endpoints/handlers/patch.go, NewGenericServerResponse(422, ...)).
-        raise ApiError(status_body(422, "Invalid", str(exc))) from exc
+        raise ApiError.for_code(422, str(exc)) from exc
 
 
 def apply_patch(content_type: str, target: dict[str, Any], patch: Any) -> dict[str, Any]:

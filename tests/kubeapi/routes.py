@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tests.kubeapi.errors import ApiError, status_body
+from tests.kubeapi.errors import ApiError
 from tests.kubeapi.kinds import ResourceType, lookup
 
 
@@ -30,7 +30,7 @@ class Route:
 
 
 def not_found_path() -> ApiError:
-    return ApiError(status_body(404, "NotFound", "the server could not find the requested resource", {}))
+    return ApiError.for_code(404, "the server could not find the requested resource")
 
 
 def parse(path: str) -> Route:

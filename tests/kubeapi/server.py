@@ -188,15 +188,9 @@ class KubeApiServer:
     def _injected_error(self, rule: FailureRule, rec: RequestRecord) -> ApiError:
         if rule.code == 403 and rule.message is None:
             # The RBAC authorizer's wording (plugin/pkg/auth/authorizer/rbac).
-            target = f'{rec.resource.split("/")[0]} "{rec.name}"' if rec.name else rec.resource.split("/")[0]
             scope = f'in the namespace "{rec.namespace}"' if rec.namespace else "at the cluster scope"
-            message = (f'{target} is forbidden: User "{self.user}" cannot {rec.verb} resource '
-                       f'"{rec.resource}" in API group "{rec.group}" {scope}')
-            err = ApiError.for_code(403, message)
-            err.body["details"] = {"kind": rec.resource.split("/")[0], **({"name": rec.name} if rec.name else {})}
-            if rec.group:
-                err.body["details"]["group"] = rec.group
-            return err
+            cause = f'User "{self.user}" cannot {rec.verb} resource "{rec.resource}" in API group "{rec.group}" {scope}'
+            return ApiError.forbidden(rec.resource.split("/")[0], rec.name, cause, rec.group)
         return ApiError.for_code(rule.code, rule.message, rule.reason, rule.retry_after)
 
     def fixed_response(self, path: str) -> Any:

@@ -107,6 +107,7 @@ def test_fail_next_injects_forbidden_with_rbac_wording(kube_api: KubeApiServer, 
     assert info.value.status == 403 and status["reason"] == "Forbidden"
     assert status["message"] == ('pods "p1" is forbidden: User "system:anonymous" cannot create resource '
                                  '"pods/binding" in API group "" in the namespace "default"')
+    assert status["details"] == {"name": "p1", "kind": "pods"}
     # Only the next one failed.
     assert core_v1.create_namespaced_pod_binding("p1", "default", body, _preload_content=False).status == 201
     assert kube_api.request_count("create", "pods/binding") == 2
