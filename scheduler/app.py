@@ -83,21 +83,21 @@ class Scheduler:
         self._malformed: dict[str, PodSpecError] = {}  # uid -> why its spec does not parse
         self._gated: set[str] = set()  # uids of our pods waiting for spec.schedulingGates to clear
         self._pending_lock = threading.Lock()
-        self._binding: dict[str, tuple[QueuedPod, str, float]] = {}  # uid -> (queued pod, profile, t0)
+        self._binding: dict[str, tuple[QueuedPod, str]] = {}  # uid -> (queued pod, profile)
         self._stop = threading.Event()
         self._leading = threading.Event()
         self.node_informer = Informer(
             client,
             "nodes",
             "/api/v1/nodes",
-            _NodeHandler(self),
+            _Handler(self.handle_node, self.handle_node_deleted),
             on_relist=lambda c: self.metrics.relists.labels("nodes", c).inc(),
         )
         self.pod_informer = Informer(
             client,
             "pods",
             "/api/v1/pods",
-            _PodHandler(self),
+            _Handler(self.handle_pod, self.handle_pod_deleted),
             field_selector=POD_FIELD_SELECTOR,
             on_relist=lambda c: self.metrics.relists.labels("pods", c).inc(),
         )
@@ -348,7 +348,7 @@ class Scheduler:
         if log.isEnabledFor(logging.INFO):  # explain() costs tens of us at 5,000 nodes: only when logged
             log.info("pod %s scheduled to %s", pod.key, result.explain())
         _log_verdicts(pod, result)
-        self._binding[pod.uid] = (qp, profile_name, start)
+        self._binding[pod.uid] = (qp, profile_name)
         self.binder.submit(assumed, node)
 
     def _observe(self, start: float, result: str, profile: str) -> None:
@@ -358,7 +358,7 @@ class Scheduler:
     # -- binding results (binder threads) --------------------------------------------------------
     def _bind_done(self, res: BindResult) -> None:
         pod = res.pod
-        qp, profile_name, _ = self._binding.pop(pod.uid, (None, pod.scheduler_name, 0.0))
+        qp, profile_name = self._binding.pop(pod.uid, (None, pod.scheduler_name))
         self.metrics.binding_duration.labels(res.outcome.value).observe(res.seconds)
         if res.outcome is BindOutcome.BOUND:
             self.cache.finish_binding(pod.uid)
@@ -454,27 +454,12 @@ def _log_verdicts(pod: PodInfo, result: ScheduleResult) -> None:
         log.debug("pod %s: node %s feasible, scores %s", pod.key, node, result.node_scores(node) or "-")
 
 
-class _PodHandler:
-    def __init__(self, app: Scheduler) -> None:
-        self.app = app
-
-    def on_add(self, obj: dict[str, Any]) -> None:
-        self.app.handle_pod(obj)
-
-    on_update = on_add
-
-    def on_delete(self, obj: dict[str, Any]) -> None:
-        self.app.handle_pod_deleted(obj)
+_ObjectCallback = Callable[[dict[str, Any]], None]
 
 
-class _NodeHandler:
-    def __init__(self, app: Scheduler) -> None:
-        self.app = app
+class _Handler:
+    """The informer's Handler: adds and updates go to one method (handlers read the whole object)."""
 
-    def on_add(self, obj: dict[str, Any]) -> None:
-        self.app.handle_node(obj)
-
-    on_update = on_add
-
-    def on_delete(self, obj: dict[str, Any]) -> None:
-        self.app.handle_node_deleted(obj)
+    def __init__(self, changed: _ObjectCallback, deleted: _ObjectCallback) -> None:
+        self.on_add = self.on_update = changed
+        self.on_delete = deleted
