@@ -246,7 +246,7 @@ class Scheduler:
         self._malformed.pop(uid, None)
         self._gated.discard(uid)
         if removed is not None:
-            self.queue.move_all("PodDelete")  # freed capacity may fit an unschedulable pod
+            self.queue.move_all()  # freed capacity may fit an unschedulable pod
 
     def _drop_pending(self, key: str, uid: str) -> None:
         with self._pending_lock:
@@ -266,7 +266,7 @@ class Scheduler:
         info = self.cache.add_node(obj)
         # Kubelet status heartbeats change nothing the plugins read: do not stir the queue for them.
         if before is None or before != _node_signature(info):
-            self.queue.move_all("NodeAdd" if before is None else "NodeUpdate")
+            self.queue.move_all()  # a node added, or changed in what the plugins read
 
     def handle_node_deleted(self, obj: dict[str, Any]) -> None:
         self.cache.remove_node((obj.get("metadata") or {}).get("name", ""))

@@ -41,17 +41,15 @@ class Snapshot:
     """Clones of the cache's NodeInfos for one scheduling cycle; never written by the cache during a cycle.
 
     ``nodes`` keeps a stable order (the order the cache received the nodes, applied when nodes are added or
-    removed; a node removed and re-added between two snapshots keeps its place until then): the framework resumes each search where the last one stopped, which assumes positions mean
-    the same nodes from one decision to the next. ``index`` maps a node name to its position in ``nodes``.
+    removed; a node removed and re-added between two snapshots keeps its place until then): the framework
+    resumes each search where the last one stopped, which assumes positions mean the same nodes from one
+    decision to the next. ``index`` maps a node name to its position in ``nodes``.
     """
 
     def __init__(self) -> None:
         self.by_name: dict[str, NodeInfo] = {}
         self.nodes: list[NodeInfo] = []
         self.index: dict[str, int] = {}
-
-    def __len__(self) -> int:
-        return len(self.nodes)
 
     def get(self, name: str) -> NodeInfo | None:
         return self.by_name.get(name)
@@ -93,10 +91,6 @@ class Cache:
             if info.pods:  # pods outlive their node object until the garbage collector deletes them
                 self._orphans[name] = dict(info.pods)
             self._dirty.add(name)
-
-    def node_names(self) -> list[str]:
-        with self._lock:
-            return list(self._nodes)
 
     # -- pods seen through the watch -------------------------------------------------------------
     def add_pod(self, pod: PodInfo) -> None:

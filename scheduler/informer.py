@@ -66,7 +66,6 @@ class Informer:
         handler: Handler,
         *,
         field_selector: str | None = None,
-        label_selector: str | None = None,
         page_size: int = 500,
         min_watch_seconds: int = 300,
         on_relist: Callable[[str], None] = lambda cause: None,
@@ -76,7 +75,6 @@ class Informer:
         self.path = path
         self.handler = handler
         self.field_selector = field_selector
-        self.label_selector = label_selector
         self.page_size = page_size
         self.min_watch_seconds = min_watch_seconds
         self._on_relist = on_relist
@@ -161,12 +159,7 @@ class Informer:
                 self._stop.wait(delay)
 
     def _query(self) -> dict[str, Any]:
-        q: dict[str, Any] = {}
-        if self.field_selector:
-            q["fieldSelector"] = self.field_selector
-        if self.label_selector:
-            q["labelSelector"] = self.label_selector
-        return q
+        return {"fieldSelector": self.field_selector} if self.field_selector else {}
 
     def relist(self, cause: str) -> None:
         """List everything and reconcile the handler's view with it."""

@@ -174,7 +174,7 @@ class SchedulingQueue:
                 del self._entries[key]  # stale heap items are skipped by seq/where checks
                 self._unschedulable.pop(key, None)
 
-    def move_all(self, event: str = "") -> None:
+    def move_all(self) -> None:
         """A cluster event that may make unschedulable pods fit (node add/update, pod delete)."""
         with self._cond:
             now = self._clock()

@@ -75,7 +75,7 @@ def test_unschedulable_waits_for_event() -> None:
     assert q.where("default/a") == UNSCHEDULABLE
     clock.now += 30
     assert q.pop(timeout=0) is None
-    q.move_all("NodeAdd")
+    q.move_all()
     assert q.where("default/a") == ACTIVE  # backoff (1 s) long over
     assert q.pop(timeout=0).pod.name == "a"
 
@@ -85,7 +85,7 @@ def test_unschedulable_moved_to_backoff_if_event_comes_early() -> None:
     q.add(pod("a"))
     q.failed(q.pop(timeout=0), unschedulable=True)
     clock.now += 0.2
-    q.move_all("NodeUpdate")
+    q.move_all()
     assert q.where("default/a") == BACKOFF
 
 
@@ -104,7 +104,7 @@ def test_event_during_flight_sends_failure_to_backoff() -> None:
     q, _ = make()
     q.add(pod("a"))
     qp = q.pop(timeout=0)
-    q.move_all("NodeAdd")
+    q.move_all()
     q.failed(qp, unschedulable=True)
     assert q.where("default/a") == BACKOFF
 
