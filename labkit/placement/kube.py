@@ -1,21 +1,22 @@
 """The few API calls the placement runner makes, as JSON dicts (camelCase, as the API sends them).
 
-The official client does the connection work (kubeconfig, contexts, certificates, tokens, exec
-plugins); its generated models are skipped so the objects can go straight into the scheduler's own
-`PodInfo.from_api` / `NodeInfo.from_api`, exactly as the scheduler sees them.
+The requests go through the scheduler's own raw-JSON client (scheduler.client.Client: the official
+client's kubeconfig loading, certificates, tokens and connection pool, without its generated models), so
+the objects can go straight into the scheduler's own `PodInfo.from_api` / `NodeInfo.from_api`, exactly as
+the scheduler sees them.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
-from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
+
+from scheduler.client import ApiError, Client
 
 Obj = dict[str, Any]
 REQUEST_TIMEOUT = 15  # seconds for one call; waits are loops of short calls, never one long one
@@ -47,8 +48,8 @@ def pod_path(namespace: str, name: str = "") -> str:
 class Kube:
     """One API server reached through a kubeconfig (and optionally one of its contexts)."""
 
-    def __init__(self, api_client: k8s_client.ApiClient, where: str) -> None:
-        self.api = api_client
+    def __init__(self, client: Client, where: str) -> None:
+        self.client = client
         self.where = where  # for messages: "https://192.168.56.10:6443 (kubeconfig .lab/x/kubeconfig)"
 
     @classmethod
@@ -57,37 +58,30 @@ class Kube:
             raise KubeconfigError(
                 f"{kubeconfig}: no such kubeconfig; bring the lab up with `./lab up` (it exports one there) "
                 "or pass --kubeconfig FILE")
+        configuration = k8s_client.Configuration()
         try:
-            api = k8s_config.new_client_from_config(config_file=str(kubeconfig), context=context)
+            k8s_config.load_kube_config(config_file=str(kubeconfig), context=context,
+                                        client_configuration=configuration)
         except ConfigException as err:
             raise KubeconfigError(f"{kubeconfig}: {err}; check --context against `kubectl config get-contexts`") from None
-        return cls(api, f"{api.configuration.host} (kubeconfig {kubeconfig})")
+        # qps 0: no client-side rate limit (a run makes a few calls a second).
+        return cls(Client(configuration, qps=0), f"{configuration.host} (kubeconfig {kubeconfig})")
 
     def close(self) -> None:
-        self.api.close()
+        self.client.close()
 
     # --------------------------------------------------------------------------------------- raw calls
 
     def request(self, method: str, path: str, *, query: dict[str, Any] | None = None, body: Any = None,
                 content_type: str = "application/json") -> Obj:
-        headers = {"Accept": "application/json"}
-        if body is not None:
-            headers["Content-Type"] = content_type
         try:
-            resp = self.api.call_api(
-                path, method, query_params=list((query or {}).items()), header_params=headers, body=body,
-                auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True,
-                _request_timeout=REQUEST_TIMEOUT)
-        except ApiException as err:
-            raise _api_error(err, method, path) from None
-        except OSError as err:  # urllib3's connection errors are OSErrors underneath
-            raise KubeError(f"cannot reach the API server at {self.where}: {err}") from None
-        except Exception as err:  # urllib3.exceptions.MaxRetryError and friends
-            if type(err).__module__.startswith("urllib3"):
-                raise KubeError(f"cannot reach the API server at {self.where}: {err}") from None
-            raise
-        data = resp.data
-        return json.loads(data) if data else {}
+            return self.client.request(method, path, query=query, body=body, content_type=content_type,
+                                       timeout=REQUEST_TIMEOUT)
+        except ApiError as err:
+            if err.unreachable:
+                raise KubeError(f"cannot reach the API server at {self.where}: {err.__cause__ or err.message}") from None
+            raise KubeError(f"{method} {path}: {err.status} {err.message or err.reason}", status=err.status,
+                            reason=err.reason) from None
 
     def get(self, path: str, **query: Any) -> Obj:
         return self.request("GET", path, query=query or None)
@@ -144,13 +138,3 @@ def event_time(event: Obj) -> str:
     return (event.get("eventTime") or event.get("lastTimestamp") or event.get("firstTimestamp")
             or (event.get("metadata") or {}).get("creationTimestamp") or "")
 
-
-def _api_error(err: ApiException, method: str, path: str) -> KubeError:
-    message, reason = err.reason or "", ""
-    try:
-        status = json.loads(err.body or "{}")
-        message = status.get("message") or message
-        reason = status.get("reason") or ""
-    except (TypeError, ValueError):
-        pass
-    return KubeError(f"{method} {path}: {err.status} {message}", status=err.status or 0, reason=reason)
