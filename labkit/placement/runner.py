@@ -535,8 +535,7 @@ def run(lab: Lab, options: Options, echo: Echo = lambda _line: None) -> RunRepor
     """Run the selected scenarios and return the report. Raises PlacementError when nothing can run,
     KeyboardInterrupt (after cleaning up) when interrupted."""
     started = time.monotonic()
-    kube = Kube.from_kubeconfig(options.kubeconfig, options.context)
-    try:
+    with contextlib.closing(Kube.from_kubeconfig(options.kubeconfig, options.context)) as kube:
         try:
             nodes = kube.nodes()
             config = load_scheduler_config(kube, lab, options.scheduler_config)
@@ -556,16 +555,19 @@ def run(lab: Lab, options: Options, echo: Echo = lambda _line: None) -> RunRepor
             report.problem = f"the run stopped on an API error: {err}"
             report.problem_exit = EXIT_ERROR
         finally:
-            with uninterruptible():
-                if options.keep and runner.namespace:
-                    report.kept = [f"kubectl delete namespace {runner.namespace}", *runner.changes.label_undo_commands()]
-                done, problems = runner.changes.undo(keep=options.keep)
-                report.cleanup = done
-                report.warnings.extend(problems)
-                report.seconds = time.monotonic() - started
-                if interrupted:  # no report will be printed: say what was undone (or could not be)
-                    for line in [*done, *problems, *report.kept]:
-                        echo(f"cleanup: {line}")
+            undo(runner, report, options.keep, echo if interrupted else None)
+            report.seconds = time.monotonic() - started
         return report
-    finally:
-        kube.close()
+
+
+def undo(runner: Runner, report: RunReport, keep: bool, echo: Echo | None) -> None:
+    """Undo the run's changes (uninterruptibly) into the report; `echo` them too when no report will be
+    printed (an interrupted run)."""
+    with uninterruptible():
+        if keep and runner.namespace:
+            report.kept = [f"kubectl delete namespace {runner.namespace}", *runner.changes.label_undo_commands()]
+        report.cleanup, problems = runner.changes.undo(keep=keep)
+        report.warnings.extend(problems)
+    if echo is not None:
+        for line in [*report.cleanup, *problems, *report.kept]:
+            echo(f"cleanup: {line}")
