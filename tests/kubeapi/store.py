@@ -76,14 +76,9 @@ class Store:
     def list(self, storage: str, namespace: str | None = None) -> tuple[list[Obj], int]:
         """All objects of a type (optionally one namespace) sorted by key, and the list's revision."""
         with self._cond:
-            table = self._objects.get(storage, {})
-            if namespace:
-                items = [(k, o) for k, o in table.items() if k[0] == namespace]
-            else:
-                items = list(table.items())
+            table = dict(self._objects.get(storage, {}))
             rv = self._rv
-        items.sort(key=lambda kv: kv[0])
-        return [o for _, o in items], rv
+        return _in_key_order(table, namespace), rv
 
     def list_at(self, storage: str, namespace: str | None, rv: int) -> list[Obj] | None:
         """Objects of a type as they were at revision `rv` (an MVCC read), sorted by key;
@@ -101,8 +96,7 @@ class Store:
                     table.pop(key, None)
                 else:
                     table[key] = change.prev
-        items = sorted(((k, o) for k, o in table.items() if not namespace or k[0] == namespace), key=lambda kv: kv[0])
-        return [o for _, o in items]
+        return _in_key_order(table, namespace)
 
     def namespaced_keys(self, namespace: str) -> list[tuple[str, Key]]:
         with self._cond:
@@ -110,6 +104,13 @@ class Store:
                     for key in table if key[0] == namespace]
 
     # ---- writes ------------------------------------------------------------------------------
+    def _current_locked(self, storage: str, namespace: str, name: str) -> Obj:
+        current = self._objects.get(storage, {}).get((namespace, name))
+        if current is None:
+            rtype = storage_type(storage)
+            raise ApiError.not_found(rtype.plural, name, rtype.group)
+        return current
+
     def _stamp(self, obj: Obj, rv: int) -> Obj:
         return {**obj, "metadata": {**obj.get("metadata", {}), "resourceVersion": str(rv)}}
 
@@ -143,33 +144,25 @@ class Store:
         `mutate` runs under the store lock (like etcd's GuaranteedUpdate callback) and may raise
         ApiError for conflicts; it must return a new dict and leave `current` untouched.
         """
-        rtype = storage_type(storage)
         with self._cond:
-            table = self._objects.get(storage, {})
-            current = table.get((namespace, name))
-            if current is None:
-                raise ApiError.not_found(rtype.plural, name, rtype.group)
+            current = self._current_locked(storage, namespace, name)
             new = mutate(current)
             if _same_content(new, current):
                 return current
             self._rv += 1
             stored = self._stamp(new, self._rv)
-            table[(namespace, name)] = stored
+            self._objects[storage][(namespace, name)] = stored
             self._record(storage, "MODIFIED", stored, current)
             return stored
 
     def delete(self, storage: str, namespace: str, name: str,
                check: Callable[[Obj], None] | None = None) -> Obj:
         """Remove an object; `check(current)` may raise (delete preconditions). Returns the last state."""
-        rtype = storage_type(storage)
         with self._cond:
-            table = self._objects.get(storage, {})
-            current = table.get((namespace, name))
-            if current is None:
-                raise ApiError.not_found(rtype.plural, name, rtype.group)
+            current = self._current_locked(storage, namespace, name)
             if check is not None:
                 check(current)
-            del table[(namespace, name)]
+            del self._objects[storage][(namespace, name)]
             self._rv += 1
             # The DELETED watch event carries the object with the deletion's revision.
             stored = self._stamp(current, self._rv)
@@ -220,6 +213,11 @@ class Store:
         """Current objects and the revision they are current at (initial events of a watch)."""
         with self._cond:
             return list(self._objects.get(storage, {}).values()), self._rv
+
+
+def _in_key_order(table: dict[Key, Obj], namespace: str | None) -> list[Obj]:
+    """The objects of one namespace (all when None/""), sorted by (namespace, name)."""
+    return [table[k] for k in sorted(k for k in table if not namespace or k[0] == namespace)]
 
 
 def _same_content(a: Obj, b: Obj) -> bool:
