@@ -66,54 +66,9 @@ def pre_filter(pod: PodInfo, args: NodeResourcesFitArgs) -> _Request:
 
 
 def filter_node(req: _Request, node: NodeInfo) -> Status | None:
-    # Fast path: runs for every visited node, so it only compares; the reasons are built on failure.
-    alloc = node.allocatable
-    used = node.requested
-    if node.pod_count >= alloc.pods:
-        return _shortages(req, node)
-    if req.empty:
-        return None
-    if (
-        (req.milli_cpu and req.milli_cpu > alloc.milli_cpu - used.milli_cpu)
-        or (req.memory and req.memory > alloc.memory - used.memory)
-        or (req.ephemeral_storage and req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage)
-    ):
-        return _shortages(req, node)
-    for name, value in req.scalar:
-        if value > alloc.scalar.get(name, 0) - used.scalar.get(name, 0):
-            return _shortages(req, node)
-    return None
-
-
-def filter_batch(req: _Request, nodes: list[NodeInfo]) -> list[Status | None] | None:
-    """filter_node over many nodes: one comprehension finds whether any node falls short (the common
-    answer is none), and only then are verdicts built node by node."""
-    if req.scalar:
-        return [filter_node(req, node) for node in nodes]
-    # A resource the pod does not request never rejects a node (even an over-committed one): -inf > x is
-    # always false, which gives filter_node's "req.x and req.x > free" without a branch per node.
-    cpu = req.milli_cpu or _NEVER
-    mem = req.memory or _NEVER
-    eph = req.ephemeral_storage or _NEVER
-    short = [
-        node for node in nodes
-        for alloc, used in ((node.allocatable, node.requested),)
-        if node.pod_count >= alloc.pods
-        or cpu > alloc.milli_cpu - used.milli_cpu
-        or mem > alloc.memory - used.memory
-        or eph > alloc.ephemeral_storage - used.ephemeral_storage
-    ]
-    if not short:
-        return None
-    return [filter_node(req, node) for node in nodes]
-
-
-_NEVER = float("-inf")
-
-
-def _shortages(req: _Request, node: NodeInfo) -> Status:
-    """Every shortage, in kube-scheduler's order ("Too many pods", cpu, memory, ephemeral-storage,
-    extended resources): its message lists them all ("Insufficient cpu, Insufficient memory")."""
+    """None when the node fits, else every shortage in kube-scheduler's order ("Too many pods", cpu, memory,
+    ephemeral-storage, extended resources): its message lists them all ("Insufficient cpu, Insufficient
+    memory")."""
     alloc = node.allocatable
     used = node.requested
     reasons = []
@@ -129,9 +84,37 @@ def _shortages(req: _Request, node: NodeInfo) -> Status:
         for name, value in req.scalar:
             if value > alloc.scalar.get(name, 0) - used.scalar.get(name, 0):
                 reasons.append(insufficient(name))
+    if not reasons:
+        return None
     if len(reasons) == 1 and reasons[0] in _SINGLE:
         return _SINGLE[reasons[0]]  # shared Status objects for the common single reasons
     return Status(Code.UNSCHEDULABLE, tuple(reasons), NAME)
+
+
+def filter_batch(req: _Request, nodes: list[NodeInfo]) -> list[Status | None] | None:
+    """filter_node over many nodes: one comprehension that only compares finds the nodes that fall short
+    (the common answer is none), and filter_node builds the reasons for those alone."""
+    if req.scalar:
+        return [filter_node(req, node) for node in nodes]
+    # A resource the pod does not request never rejects a node (even an over-committed one): -inf > x is
+    # always false, which gives filter_node's "req.x and req.x > free" without a branch per node.
+    cpu = req.milli_cpu or _NEVER
+    mem = req.memory or _NEVER
+    eph = req.ephemeral_storage or _NEVER
+    short = {
+        node for node in nodes
+        for alloc, used in ((node.allocatable, node.requested),)
+        if node.pod_count >= alloc.pods
+        or cpu > alloc.milli_cpu - used.milli_cpu
+        or mem > alloc.memory - used.memory
+        or eph > alloc.ephemeral_storage - used.ephemeral_storage
+    }
+    if not short:
+        return None
+    return [filter_node(req, node) if node in short else None for node in nodes]
+
+
+_NEVER = float("-inf")
 
 
 # score ---------------------------------------------------------------------------------------------
