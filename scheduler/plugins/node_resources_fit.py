@@ -150,18 +150,6 @@ def _most(requested: int, capacity: int) -> int:
 
 
 def score_node(s: _Scoring, node: NodeInfo) -> int:
-    alloc = node.allocatable
-    if s.default_resources:
-        # cpu and memory, equal weights: the common case, inlined because it runs for every scored node
-        nz = node.non_zero_requested
-        cpu_cap, mem_cap = alloc.milli_cpu, alloc.memory
-        if cpu_cap and mem_cap:
-            cpu, mem = nz.milli_cpu + s.milli_cpu, nz.memory + s.memory
-            if s.most:
-                return (min(cpu, cpu_cap) * 100 // cpu_cap + min(mem, mem_cap) * 100 // mem_cap) // 2
-            cpu_score = (cpu_cap - cpu) * 100 // cpu_cap if cpu <= cpu_cap else 0
-            mem_score = (mem_cap - mem) * 100 // mem_cap if mem <= mem_cap else 0
-            return (cpu_score + mem_score) // 2
     fn = _most if s.most else _least
     total = weights = 0
     for name, weight in s.resources:
@@ -174,33 +162,35 @@ def score_node(s: _Scoring, node: NodeInfo) -> int:
 
 
 def score_batch(s: _Scoring, nodes: list[NodeInfo]) -> list[int]:
-    """score_node over many nodes; the default cpu+memory case inlined into one comprehension."""
-    if not s.default_resources or s.most:
+    """score_node over many nodes. The default resources (cpu and memory, equal weights) are scored by one
+    comprehension per strategy, because this runs for every scored node: _least and _most inlined, the
+    mean of two equal weights being the plain mean. A zero capacity divides by zero there, and the whole
+    batch then takes score_node's general path, which leaves such a resource out."""
+    if not s.default_resources:
         return [score_node(s, node) for node in nodes]
     pod_cpu, pod_mem = s.milli_cpu, s.memory
     try:
-        # LeastAllocated per resource: (capacity - requested) * 100 // capacity, 0 when over capacity
-        # (written with := instead of max(): a builtin call per node costs more than the arithmetic).
-        # A positive free amount implies a positive capacity; a zero capacity raises _NoCapacity and the
-        # whole batch takes score_node's general path, which leaves such a resource out.
+        if s.most:
+            return [
+                (min(nz.milli_cpu + pod_cpu, cpu_cap) * 100 // cpu_cap
+                 + min(nz.memory + pod_mem, mem_cap) * 100 // mem_cap) // 2
+                for node in nodes
+                for cpu_cap, mem_cap, nz in ((node.allocatable.milli_cpu, node.allocatable.memory,
+                                              node.non_zero_requested),)
+            ]
+        # 0 when over capacity, written with := instead of max(): a builtin call per node costs more than
+        # the arithmetic. A positive free amount implies a positive capacity; "0 // capacity" raises for a
+        # zero one.
         return [
             ((free_cpu * 100 // cpu_cap if (free_cpu := (cpu_cap := alloc.milli_cpu) - nz.milli_cpu - pod_cpu) > 0
-              else 0 if cpu_cap else _no_capacity())
+              else 0 // cpu_cap)
              + (free_mem * 100 // mem_cap if (free_mem := (mem_cap := alloc.memory) - nz.memory - pod_mem) > 0
-                else 0 if mem_cap else _no_capacity())) // 2
+                else 0 // mem_cap)) // 2
             for node in nodes
             for alloc, nz in ((node.allocatable, node.non_zero_requested),)
         ]
-    except _NoCapacity:
+    except ZeroDivisionError:
         return [score_node(s, node) for node in nodes]
-
-
-class _NoCapacity(Exception):
-    pass
-
-
-def _no_capacity() -> int:
-    raise _NoCapacity
 
 
 def _amounts(s: _Scoring, node: NodeInfo, name: str) -> tuple[int, int]:
