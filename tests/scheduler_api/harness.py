@@ -14,6 +14,9 @@ from scheduler.app import LeaderSettings, RuntimeSettings, Scheduler
 from scheduler.client import Client, load_configuration
 from scheduler.config import parse_config
 from scheduler.framework import build_profiles
+from tests.kubeapi.fixtures import free_port
+from tests.kubeapi.kubeconfig import write_kubeconfig
+from tests.kubeapi.objects import make_pod
 
 SCHEDULER = "my-custom-scheduler"
 
@@ -49,6 +52,20 @@ def config_with(
             "profiles": [profile],
         }
     )
+
+
+def our_pod(name: str, *, container: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
+    """A pod for SCHEDULER (tests.kubeapi.objects.make_pod) with extra spec fields and container fields."""
+    pod = make_pod(name, scheduler_name=SCHEDULER)
+    pod["spec"].update(spec)
+    pod["spec"]["containers"][0].update(container or {})
+    return pod
+
+
+def unreachable_kubeconfig(path: Path) -> tuple[Path, str]:
+    """A kubeconfig for an API server address nobody listens on: the file and that address."""
+    url = f"http://127.0.0.1:{free_port()}"
+    return write_kubeconfig(path, url, token="t"), url
 
 
 def make_scheduler(

@@ -4,7 +4,6 @@ HTTP against the Kubernetes API test server in tests/kubeapi (a stand-in for kub
 from __future__ import annotations
 
 import logging
-import socket
 import urllib.request
 from collections import Counter
 
@@ -17,9 +16,11 @@ from tests.kubeapi import running_server
 from tests.scheduler_api.harness import (
     SCHEDULER,
     make_scheduler,
+    our_pod,
     pod_condition,
     pod_events,
     running_scheduler,
+    unreachable_kubeconfig,
 )
 
 pytestmark = pytest.mark.api
@@ -185,15 +186,7 @@ def test_pod_deleted_while_queued_is_dropped(kube_api, kube_api_kubeconfig) -> N
 
 def test_malformed_pod_reported_and_others_served(kube_api, kube_api_kubeconfig) -> None:
     kube_api.add_node("n1")
-    bad = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "bad-cpu", "namespace": "default"},
-        "spec": {
-            "schedulerName": SCHEDULER,
-            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "lots"}}}],
-        },
-    }
+    bad = our_pod("bad-cpu", container={"resources": {"requests": {"cpu": "lots"}}})
     with running_scheduler(kube_api_kubeconfig):
         kube_api.add_pod(bad, validate=False)
         kube_api.add_pod(
@@ -217,17 +210,7 @@ def test_malformed_pod_reported_and_others_served(kube_api, kube_api_kubeconfig)
 
 
 def test_unreachable_server_at_start_is_named_and_retried(tmp_path, caplog) -> None:
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(f"""apiVersion: v1
-kind: Config
-clusters: [{{name: c, cluster: {{server: "http://127.0.0.1:{port}"}}}}]
-users: [{{name: u, user: {{token: t}}}}]
-contexts: [{{name: x, context: {{cluster: c, user: u}}}}]
-current-context: x
-""")
+    kubeconfig, url = unreachable_kubeconfig(tmp_path / "kubeconfig")
     sched = make_scheduler(kubeconfig)
     caplog.set_level(logging.ERROR, logger="scheduler")
     sleeps: list[float] = []
@@ -235,7 +218,7 @@ current-context: x
     assert sleeps == [1.0, 2.0]  # backoff between attempts
     messages = [r.getMessage() for r in caplog.records]
     assert len(messages) == 3
-    assert all(f"cannot reach the Kubernetes API server at http://127.0.0.1:{port}" in m for m in messages)
+    assert all(f"cannot reach the Kubernetes API server at {url}" in m for m in messages)
 
 
 def test_health_ready_and_metrics_endpoints(kube_api, kube_api_kubeconfig) -> None:

@@ -12,22 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.scheduler_api.harness import SCHEDULER, SEED_CONFIG
+from tests.kubeapi.fixtures import free_port
+from tests.scheduler_api.harness import SCHEDULER, SEED_CONFIG, unreachable_kubeconfig
 
 pytestmark = pytest.mark.api
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _write_config(tmp_path: Path, kubeconfig: str, extra: str = "") -> Path:
     """The seed's config, with its in-cluster kubeconfig path pointed at the test server."""
-    port = _free_port()
+    port = free_port()
     text = (
         SEED_CONFIG + f"clientConnection:\n  kubeconfig: {kubeconfig}\n"
         f"healthzBindAddress: 127.0.0.1:{port}\nmetricsBindAddress: 127.0.0.1:{port}\n" + extra
@@ -102,15 +97,7 @@ def test_missing_kubeconfig_named(tmp_path) -> None:
 
 
 def test_unreachable_server_named_and_retried(tmp_path) -> None:
-    port = _free_port()
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(f"""apiVersion: v1
-kind: Config
-clusters: [{{name: c, cluster: {{server: "http://127.0.0.1:{port}"}}}}]
-users: [{{name: u, user: {{token: t}}}}]
-contexts: [{{name: x, context: {{cluster: c, user: u}}}}]
-current-context: x
-""")
+    kubeconfig, url = unreachable_kubeconfig(tmp_path / "kubeconfig")
     config = _write_config(tmp_path, str(kubeconfig))
     proc = _run(["--config", str(config)])
     lines = []
@@ -122,7 +109,7 @@ current-context: x
     proc.send_signal(signal.SIGTERM)
     rest, _ = proc.communicate(timeout=30)
     out = "".join(lines) + rest
-    assert f"cannot reach the Kubernetes API server at http://127.0.0.1:{port}" in out
+    assert f"cannot reach the Kubernetes API server at {url}" in out
     assert "retrying in 1s" in out and "retrying in 2s" in out
     assert proc.returncode == 0
 

@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from tests.scheduler_api.harness import SCHEDULER, config_with, pod_events, running_scheduler
+from tests.scheduler_api.harness import SCHEDULER, config_with, our_pod, pod_events, running_scheduler
 
 pytestmark = pytest.mark.api
 
@@ -107,17 +107,7 @@ def test_node_selector_and_required_affinity(kube_api, kube_api_kubeconfig) -> N
     }
     with running_scheduler(kube_api_kubeconfig):
         kube_api.add_pod("by-selector", cpu="100m", scheduler_name=SCHEDULER, node_selector={"zone": "a"})
-        pod = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": "by-affinity", "namespace": "default"},
-            "spec": {
-                "schedulerName": SCHEDULER,
-                "affinity": affinity,
-                "containers": [{"name": "c", "image": "pause"}],
-            },
-        }
-        kube_api.add_pod(pod)
+        kube_api.add_pod(our_pod("by-affinity", affinity=affinity))
         kube_api.wait_for(lambda: len(kube_api.bound_pods()) == 2)
     assert kube_api.bound_pods() == {"default/by-selector": "a", "default/by-affinity": "b"}
 
@@ -134,24 +124,9 @@ def test_resources_fit_places_big_pod_on_big_node(kube_api, kube_api_kubeconfig)
 def test_host_ports_never_collide(kube_api, kube_api_kubeconfig) -> None:
     kube_api.add_nodes(2)
     with running_scheduler(kube_api_kubeconfig):
+        ports = [{"containerPort": 80, "hostPort": 8080}]
         for i in range(2):
-            kube_api.add_pod(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Pod",
-                    "metadata": {"name": f"web-{i}", "namespace": "default"},
-                    "spec": {
-                        "schedulerName": SCHEDULER,
-                        "containers": [
-                            {
-                                "name": "c",
-                                "image": "nginx",
-                                "ports": [{"containerPort": 80, "hostPort": 8080}],
-                            }
-                        ],
-                    },
-                }
-            )
+            kube_api.add_pod(our_pod(f"web-{i}", container={"ports": ports}))
         kube_api.wait_for(lambda: len(kube_api.bound_pods()) == 2)
     assert len(set(kube_api.bound_pods().values())) == 2
 
@@ -174,16 +149,7 @@ def test_two_profiles_serve_two_scheduler_names(kube_api, kube_api_kubeconfig) -
 
 def test_scheduling_gates_hold_a_pod_until_removed(kube_api, kube_api_kubeconfig) -> None:
     kube_api.add_nodes(1)
-    gated = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "gated", "namespace": "default"},
-        "spec": {
-            "schedulerName": SCHEDULER,
-            "schedulingGates": [{"name": "example.com/quota"}],
-            "containers": [{"name": "c", "image": "pause"}],
-        },
-    }
+    gated = our_pod("gated", schedulingGates=[{"name": "example.com/quota"}])
     with running_scheduler(kube_api_kubeconfig) as sched:
         kube_api.add_pod(gated)
         kube_api.add_pod("witness", cpu="100m", scheduler_name=SCHEDULER)
