@@ -131,6 +131,25 @@ def test_host_ports_never_collide(kube_api, kube_api_kubeconfig) -> None:
     assert len(set(kube_api.bound_pods().values())) == 2
 
 
+def test_host_port_taken_on_the_preferred_node_sends_the_pod_elsewhere(kube_api, kube_api_kubeconfig) -> None:
+    """Packing (MostAllocated) draws both pods to the busy node; only the one wanting its taken host port
+    must go elsewhere."""
+    ports = [{"containerPort": 80, "hostPort": 8080}]
+    cpu = {"resources": {"requests": {"cpu": "100m"}}}
+    kube_api.add_nodes(2, cpu="8")
+    kube_api.add_pod(our_pod("holder", nodeName="node-0", container={"ports": ports, **cpu}))
+    config = config_with(
+        [{"name": "LeastLoaded", "weight": 100}],
+        [{"name": "LeastLoaded", "args": {"strategy": "MostAllocated"}}],
+    )
+    with running_scheduler(kube_api_kubeconfig, config):
+        kube_api.add_pod(our_pod("no-port", container=cpu))
+        kube_api.add_pod(our_pod("web", container={"ports": ports, **cpu}))
+        kube_api.wait_for(lambda: len(kube_api.bound_pods()) == 3)
+    bound = kube_api.bound_pods()
+    assert (bound["default/no-port"], bound["default/web"]) == ("node-0", "node-1")
+
+
 def test_two_profiles_serve_two_scheduler_names(kube_api, kube_api_kubeconfig) -> None:
     kube_api.add_nodes(2)
     config = config_with([{"name": "LeastLoaded"}]).replace(
