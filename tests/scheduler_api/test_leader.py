@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import threading
 
 import pytest
@@ -60,7 +61,7 @@ def test_expired_lease_is_taken_over(kube_api, kube_api_kubeconfig) -> None:
     assert not a.try_acquire_or_renew()  # a now sees b's fresh record
 
 
-def test_concurrent_writers_conflict(kube_api, kube_api_kubeconfig) -> None:
+def test_concurrent_writers_conflict(kube_api, kube_api_kubeconfig, monkeypatch) -> None:
     """Two candidates that read the same expired record: the resourceVersion precondition lets one win."""
     a, b = elector(kube_api_kubeconfig, "a"), elector(kube_api_kubeconfig, "b")
     assert a.try_acquire_or_renew()
@@ -72,6 +73,12 @@ def test_concurrent_writers_conflict(kube_api, kube_api_kubeconfig) -> None:
     with pytest.raises(ApiError) as err:
         a.client.put(a.path, stale)
     assert err.value.status == 409
+    # The elector itself losing that race: c read the released record before b wrote (its GET answers
+    # that earlier read), so its write carries a stale resourceVersion and must not take the lease.
+    c = elector(kube_api_kubeconfig, "c")
+    monkeypatch.setattr(c.client, "get", lambda path, query=None, timeout=30.0: copy.deepcopy(lease))
+    assert c.try_acquire_or_renew() is False
+    assert kube_api.get_object("leases", "lab-lease", "kube-system")["spec"]["holderIdentity"] == "b"
 
 
 def test_two_instances_only_the_leader_binds(kube_api, kube_api_kubeconfig) -> None:
