@@ -7,11 +7,21 @@ pods, a Ready condition, well-known labels kubernetes.io/hostname, kubernetes.io
 
 from __future__ import annotations
 
+from copy import copy
 from typing import Any
 
 from tests.kubeapi.store import now_rfc3339
 
 Obj = dict[str, Any]
+
+
+def _with_given(target: Obj, **fields: Any) -> Obj:
+    """`target` plus every field that was given (not None/empty/False); dicts and lists are copied so a
+    caller changing its own argument later cannot change a stored object."""
+    for key, value in fields.items():
+        if value:
+            target[key] = copy(value) if isinstance(value, dict | list) else value
+    return target
 
 
 def node_ready_condition(ready: bool) -> Obj:
@@ -30,11 +40,7 @@ def make_node(name: str, *, cpu: str = "4", memory: str = "32Gi", pods: int = 11
               labels: dict[str, str] | None = None, taints: list[Obj] | None = None,
               ready: bool = True, unschedulable: bool = False) -> Obj:
     resources = {"cpu": cpu, "memory": memory, "pods": str(pods), "ephemeral-storage": "100Gi"}
-    spec: Obj = {}
-    if taints:
-        spec["taints"] = list(taints)
-    if unschedulable:
-        spec["unschedulable"] = True
+    spec = _with_given({}, taints=taints, unschedulable=unschedulable)
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -69,22 +75,8 @@ def make_pod(name: str | None = None, namespace: str = "default", *, cpu: str | 
     container: Obj = {"name": "pause", "image": image}
     if requests:
         container["resources"] = {"requests": requests}
-    meta: Obj = {"namespace": namespace}
-    if name:
-        meta["name"] = name
-    if generate_name:
-        meta["generateName"] = generate_name
-    if labels:
-        meta["labels"] = dict(labels)
-    if annotations:
-        meta["annotations"] = dict(annotations)
-    spec: Obj = {"containers": [container]}
-    if scheduler_name:
-        spec["schedulerName"] = scheduler_name
-    if node_name:
-        spec["nodeName"] = node_name
-    if node_selector:
-        spec["nodeSelector"] = dict(node_selector)
-    if tolerations:
-        spec["tolerations"] = list(tolerations)
+    meta = _with_given({"namespace": namespace}, name=name, generateName=generate_name, labels=labels,
+                       annotations=annotations)
+    spec = _with_given({"containers": [container]}, schedulerName=scheduler_name, nodeName=node_name,
+                       nodeSelector=node_selector, tolerations=tolerations)
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
