@@ -18,19 +18,21 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from labkit.definition import Lab, LabError, load_lab
 from labkit.image import BaseImage, BuiltImage
 from labkit.render import render
+
+if TYPE_CHECKING:  # the Kubernetes client takes half a second to import: only the apply steps need it
+    from labkit.placement.kube import Kube
 
 TEMPLATE_DIR = "scheduler"
 # The order objects are applied in: what others refer to first.
@@ -264,68 +266,27 @@ def describe(obj: dict[str, Any]) -> str:
     return f"{obj['kind'].lower()}/{obj['metadata']['name']}"
 
 
-class Api:
-    """The few raw calls deploy-scheduler makes, through the official client's auth and connection pool."""
+def connect(kubeconfig: Path) -> Kube:
+    """The lab's API server through the kubeconfig (the placement runner's client: same auth and errors)."""
+    from labkit.placement.kube import Kube, KubeconfigError
 
-    def __init__(self, kubeconfig: Path, timeout: float = 15):
-        from kubernetes import config
-        from kubernetes.config.config_exception import ConfigException
-
-        try:
-            self.client = config.new_client_from_config(config_file=str(kubeconfig))
-        except (ConfigException, OSError) as err:
-            raise DeployError(f"{kubeconfig}: cannot load the kubeconfig ({err}); run ./lab up first") from None
-        self.timeout = timeout
-
-    def request(self, method: str, path: str, body: Any = None, query: dict[str, str] | None = None,
-                content_type: str = "application/json", raw: bool = False) -> Any:
-        from kubernetes.client.exceptions import ApiException
-        from urllib3.exceptions import HTTPError
-
-        headers = {"Accept": "application/json", "Content-Type": content_type}
-        try:
-            response = self.client.call_api(
-                path, method, query_params=list((query or {}).items()), header_params=headers, body=body,
-                auth_settings=["BearerToken"], _preload_content=False, _request_timeout=self.timeout)
-        except ApiException as err:
-            raise ApiError(err.status or 0, err.reason or "", err.body or "", method, path) from None
-        except HTTPError as err:  # connection refused, TLS, timeout: the API server is not answering
-            raise ApiError(0, type(err).__name__, str(err), method, path) from None
-        # with _preload_content=False the client hands back the raw urllib3 response
-        data = (response[0] if isinstance(response, tuple) else response).data
-        return data.decode() if raw else json.loads(data or b"null")
-
-    def get(self, path: str, **query: str) -> Any:
-        return self.request("GET", path, query=query or None)
+    try:
+        return Kube.from_kubeconfig(kubeconfig)
+    except KubeconfigError as err:
+        raise DeployError(str(err)) from None
 
 
-class ApiError(DeployError):
-    def __init__(self, status: int, reason: str, body: str, method: str, path: str):
-        self.status = status
-        try:
-            message = json.loads(body).get("message", body)
-        except (ValueError, AttributeError):
-            message = body
-        where = f"{method} {path}"
-        super().__init__(f"{where}: {status} {reason}: {message}" if status else
-                         f"{where}: the API server did not answer ({reason}: {message})")
-
-
-def apply(api: Api, manifests: list[Manifest], echo: Echo = print) -> dict[str, str]:
+def apply(kube: Kube, manifests: list[Manifest], echo: Echo = print) -> dict[str, str]:
     """Server-side apply every object; returns describe(obj) -> created / configured / unchanged."""
     outcome: dict[str, str] = {}
     for manifest in manifests:
         for obj in manifest.objects:
             path = object_path(obj)
-            try:
-                before = api.get(path)["metadata"]["resourceVersion"]
-            except ApiError as err:
-                if err.status != 404:
-                    raise
-                before = None
-            after = api.request("PATCH", path, body=obj,  # the client sends it as JSON, which is YAML
-                                query={"fieldManager": FIELD_MANAGER, "force": "true"},
-                                content_type="application/apply-patch+yaml")
+            existing = kube.get_or_none(path)
+            before = existing["metadata"]["resourceVersion"] if existing else None
+            after = kube.request("PATCH", path, body=obj,  # the client sends it as JSON, which is YAML
+                                 query={"fieldManager": FIELD_MANAGER, "force": "true"},
+                                 content_type="application/apply-patch+yaml")
             result = ("created" if before is None else
                       "unchanged" if after["metadata"]["resourceVersion"] == before else "configured")
             outcome[describe(obj)] = result
@@ -362,10 +323,36 @@ def rollout_status(deployment: dict[str, Any]) -> Rollout:
     return Rollout(True, f"deployment {name!r} successfully rolled out")
 
 
-def diagnose(api: Api, namespace: str, selector: dict[str, str], tail_lines: int = 20) -> str:
+def pod_log(kube: Kube, namespace: str, name: str, tail_lines: int) -> str:
+    """The pod's last log lines, or why there are none (a pod that never started has no log).
+
+    Logs are plain text, which the project's raw-JSON client does not read: the official client's log call,
+    with Kube's credentials, does (only when a rollout failed, so its own connection pool costs nothing).
+    """
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+    from urllib3.exceptions import HTTPError
+
+    from labkit.placement.kube import REQUEST_TIMEOUT
+
+    with client.ApiClient(kube.client.configuration) as api:
+        try:
+            # _preload_content=False: the raw text (the client would parse a log line that looks like JSON)
+            response = client.CoreV1Api(api).read_namespaced_pod_log(
+                name, namespace, tail_lines=tail_lines, _preload_content=False, _request_timeout=REQUEST_TIMEOUT)
+        except ApiException as err:  # its str() carries every response header
+            return f"(no logs: {err.status} {err.reason})"
+        except HTTPError as err:
+            return f"(no logs: {err})"
+    return response.data.decode()
+
+
+def diagnose(kube: Kube, namespace: str, selector: dict[str, str], tail_lines: int = 20) -> str:
     """The scheduler pods' phase, recent events and last log lines: what to read when a rollout fails."""
+    from labkit.placement.kube import pod_path
+
     labels = ",".join(f"{k}={v}" for k, v in selector.items())
-    pods = api.get(f"/api/v1/namespaces/{namespace}/pods", labelSelector=labels).get("items", [])
+    pods = kube.items(pod_path(namespace), labelSelector=labels)
     if not pods:
         return f"no pods match {labels} in {namespace}: see `kubectl -n {namespace} describe deployment`"
     parts = []
@@ -374,21 +361,14 @@ def diagnose(api: Api, namespace: str, selector: dict[str, str], tail_lines: int
         waiting = [cs.get("state", {}).get("waiting", {}) for cs in pod.get("status", {}).get("containerStatuses", [])]
         reasons = ", ".join(f"{w['reason']}: {w.get('message', '')}".rstrip(": ") for w in waiting if w.get("reason"))
         parts.append(f"pod {name}: {pod.get('status', {}).get('phase', '?')}" + (f" ({reasons})" if reasons else ""))
-        events = api.get(f"/api/v1/namespaces/{namespace}/events",
-                         fieldSelector=f"involvedObject.name={name}").get("items", [])
-        for event in events[-10:]:
+        for event in kube.pod_events(namespace, name)[-10:]:
             parts.append(f"  event {event.get('type', '')} {event.get('reason', '')}: {event.get('message', '')}")
-        try:
-            log = api.request("GET", f"/api/v1/namespaces/{namespace}/pods/{name}/log",
-                              query={"tailLines": str(tail_lines)}, raw=True)
-            parts.append(f"  last {tail_lines} log lines:")
-            parts.extend(f"    {line}" for line in log.splitlines())
-        except ApiError as err:
-            parts.append(f"  (no logs: {err})")
+        parts.append(f"  last {tail_lines} log lines:")
+        parts.extend(f"    {line}" for line in pod_log(kube, namespace, name, tail_lines).splitlines())
     return "\n".join(parts)
 
 
-def wait_for_rollout(api: Api, lab: Lab, timeout: float = 300, poll: float = 2,
+def wait_for_rollout(kube: Kube, lab: Lab, timeout: float = 300, poll: float = 2,
                      echo: Echo = print, clock: Callable[[], float] = time.monotonic,
                      sleep: Callable[[float], None] = time.sleep) -> None:
     s = lab.scheduler
@@ -396,7 +376,7 @@ def wait_for_rollout(api: Api, lab: Lab, timeout: float = 300, poll: float = 2,
     deadline = clock() + timeout
     last = ""
     while True:
-        state = rollout_status(api.get(path))
+        state = rollout_status(kube.get(path))
         if state.message != last:
             echo(f"rollout: {state.message}")
             last = state.message
@@ -405,7 +385,7 @@ def wait_for_rollout(api: Api, lab: Lab, timeout: float = 300, poll: float = 2,
         if state.failed or clock() > deadline:
             why = state.message if state.failed else f"not rolled out after {timeout:.0f}s ({state.message})"
             raise DeployError(f"the scheduler did not roll out: {why}\n"
-                              + diagnose(api, s.namespace, selector_labels(lab)))
+                              + diagnose(kube, s.namespace, selector_labels(lab)))
         sleep(poll)
 
 
@@ -416,13 +396,20 @@ def wait_for_rollout(api: Api, lab: Lab, timeout: float = 300, poll: float = 2,
 def deploy_scheduler(lab: Lab, kubeconfig: Path, inventory: Any, image_dir: Path,
                      timeout: float = 300, echo: Echo = print) -> dict[str, Any]:
     """Everything `invoke deploy-scheduler` does; returns what happened at each step."""
+    from labkit.placement.kube import KubeError
+
     image = ensure_image(lab, inventory, image_dir, echo)
     started = time.monotonic()
     nodes = side_load(inventory, image, echo)
     side_load_seconds = time.monotonic() - started
-    api = Api(kubeconfig)
-    applied = apply(api, render_manifests(lab, image.ref), echo)
-    wait_for_rollout(api, lab, timeout, echo=echo)
+    kube = connect(kubeconfig)
+    try:
+        applied = apply(kube, render_manifests(lab, image.ref), echo)
+        wait_for_rollout(kube, lab, timeout, echo=echo)
+    except KubeError as err:  # the user sees one kind of deploy-scheduler error
+        raise DeployError(str(err)) from None
+    finally:
+        kube.close()
     return {"image": image, "nodes": nodes, "side_load_seconds": side_load_seconds, "applied": applied}
 
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from labkit.definition import load_lab
+from labkit.placement.kube import KubeError
 from labkit.scheduler_deploy import (
-    Api,
-    ApiError,
     DeployError,
     apply,
+    connect,
     render_manifests,
     rollout_status,
     selector_labels,
@@ -63,7 +63,7 @@ def _store_deployment(kube_api, ready: bool) -> None:
 def test_wait_returns_once_rolled_out(kube_api, kube_api_kubeconfig: Path) -> None:
     _store_deployment(kube_api, ready=True)
     lines: list[str] = []
-    wait_for_rollout(Api(kube_api_kubeconfig), LAB, timeout=5, echo=lines.append, sleep=lambda s: None)
+    wait_for_rollout(connect(kube_api_kubeconfig), LAB, timeout=5, echo=lines.append, sleep=lambda s: None)
     assert lines[-1].endswith("successfully rolled out")
 
 
@@ -87,21 +87,22 @@ def test_failed_rollout_shows_the_pods_events_and_waiting_reason(kube_api, kube_
         now[0] += seconds
 
     with pytest.raises(DeployError) as err:
-        wait_for_rollout(Api(kube_api_kubeconfig), LAB, timeout=10, echo=lambda s: None,
+        wait_for_rollout(connect(kube_api_kubeconfig), LAB, timeout=10, echo=lambda s: None,
                          clock=lambda: now[0], sleep=sleep)
     text = str(err.value)
     assert "0 of 1 updated replicas are available" in text
     assert "pod sched-abc: Pending (ErrImageNeverPull" in text
     assert "event Warning ErrImageNeverPull" in text
+    assert "last 20 log lines:\n    (no logs: 404" in text  # the test server keeps no logs: asked, and said so
 
 
 @pytest.mark.api
 def test_apply_names_the_object_the_server_refused(kube_api, kube_api_kubeconfig: Path) -> None:
     """The test server does not serve server-side apply: the error names the request and the object."""
-    with pytest.raises(ApiError, match=r"PATCH /api/v1/namespaces/kube-system/serviceaccounts/my-custom-scheduler"):
-        apply(Api(kube_api_kubeconfig), render_manifests(LAB, "x:1"), echo=lambda s: None)
+    with pytest.raises(KubeError, match=r"PATCH /api/v1/namespaces/kube-system/serviceaccounts/my-custom-scheduler"):
+        apply(connect(kube_api_kubeconfig), render_manifests(LAB, "x:1"), echo=lambda s: None)
 
 
 def test_unreachable_kubeconfig_is_named(tmp_path: Path) -> None:
     with pytest.raises(DeployError, match=str(tmp_path / "missing")):
-        Api(tmp_path / "missing")
+        connect(tmp_path / "missing")
