@@ -22,6 +22,7 @@ pyinfra reads every list in this module as an inventory group: `control_plane` a
 import os
 
 from labkit.definition import load_lab
+from labkit.inventory import group_of, node_data
 
 _lab = load_lab(os.environ.get("KUBELAB_FILE"))
 _user = os.environ.get("KUBELAB_SSH_USER", "ubuntu")
@@ -31,16 +32,15 @@ _key = os.environ.get("KUBELAB_SSH_KEY")
 def _host(node):
     env_name = "KUBELAB_SSH_HOST_" + node.name.upper().replace("-", "_")
     data = {
+        **node_data(_lab, node),
         "ssh_hostname": os.environ.get(env_name, str(node.ip)),
         "ssh_user": _user,
         "_sudo": _user != "root",
-        "node": {"name": node.name, "ip": str(node.ip), "role": node.role},
-        "lab": _lab.model_dump(mode="json"),
     }
     if _key:
         data["ssh_key"] = os.path.expanduser(_key)
     return (node.name, data)
 
 
-control_plane = [_host(_lab.control_plane)]
-workers = [_host(node) for node in _lab.workers]
+control_plane = [_host(n) for n in _lab.nodes if group_of(n) == "control_plane"]
+workers = [_host(n) for n in _lab.nodes if group_of(n) == "workers"]

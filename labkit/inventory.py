@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from labkit.definition import Lab
+from labkit.definition import Lab, Node
 from labkit.paths import LabPaths
 from labkit.vagrant import SshDetails
 
@@ -26,8 +26,16 @@ class InventoryMissing(RuntimeError):
     """The lab's machines have no recorded SSH details yet."""
 
 
+def node_data(lab: Lab, node: Node) -> dict:
+    """The host data every deploy reads, whatever the connection: `node` and `lab` as plain data."""
+    return {"node": node.model_dump(mode="json"), "lab": lab.model_dump(mode="json")}
+
+
+def group_of(node: Node) -> str:
+    return "control_plane" if node.role == "control-plane" else "workers"
+
+
 def lab_groups(lab: Lab, ssh: dict[str, SshDetails], known_hosts: Path) -> Groups:
-    lab_data = lab.model_dump(mode="json")
     groups: Groups = {"control_plane": [], "workers": []}
     for node in lab.nodes:
         try:
@@ -36,8 +44,7 @@ def lab_groups(lab: Lab, ssh: dict[str, SshDetails], known_hosts: Path) -> Group
             raise InventoryMissing(
                 f"no SSH details for node {node.name!r}: is its machine up? Run ./lab up") from None
         data = {
-            "node": node.model_dump(mode="json"),
-            "lab": lab_data,
+            **node_data(lab, node),
             "ssh_hostname": details.host,
             "ssh_port": details.port,
             "ssh_user": details.user,
@@ -45,8 +52,7 @@ def lab_groups(lab: Lab, ssh: dict[str, SshDetails], known_hosts: Path) -> Group
             "ssh_known_hosts_file": str(known_hosts),
             "ssh_strict_host_key_checking": "accept-new",
         }
-        group = "control_plane" if node.role == "control-plane" else "workers"
-        groups[group].append((node.name, data))
+        groups[group_of(node)].append((node.name, data))
     return groups
 
 

@@ -55,3 +55,21 @@ def test_recorded_details_round_trip(tmp_path):
     details = parse_ssh_config(SSH_CONFIG)
     paths.ssh_details.write_text(json.dumps({k: v.__dict__ for k, v in details.items()}))
     assert load_ssh_details(paths) == details
+
+
+def test_ssh_example_inventory_for_real_machines(monkeypatch):
+    """inventory/ssh-example.py, loaded the way `up --inventory` loads it: the same host data as the lab's."""
+    from labkit.paths import PROJECT_ROOT
+    from labkit.provision import _as_inventory
+
+    monkeypatch.setenv("KUBELAB_FILE", str(DEFAULT_LAB_FILE))
+    monkeypatch.setenv("KUBELAB_SSH_USER", "admin")
+    monkeypatch.setenv("KUBELAB_SSH_HOST_K8S_WORKER_01", "10.0.0.21")
+    inventory = _as_inventory(PROJECT_ROOT / "inventory" / "ssh-example.py")
+    assert [h.name for h in inventory.get_group("control_plane")] == ["k8s-control-plane"]
+    worker = inventory.get_host("k8s-worker-01")
+    assert worker.data.ssh_hostname == "10.0.0.21" and worker.data.ssh_user == "admin"
+    assert worker.data._sudo is True
+    assert worker.data.node["ip"] == "192.168.56.11"
+    assert worker.data.lab["network"]["pod_cidr"] == "10.244.0.0/16"
+    assert inventory.get_host("k8s-control-plane").data.ssh_hostname == "192.168.56.10"
