@@ -141,20 +141,19 @@ class Scheduler:
 
     def _run_elector(self) -> None:
         # Candidates wait for warm caches first so a new leader decides on a full view at once.
-        while not self._stop.is_set() and not self.synced():
-            self._stop.wait(0.1)
         assert self.elector is not None
-        self.elector.run(self._stop)
+        if self.wait_synced():
+            self.elector.run(self._stop)
 
     def synced(self) -> bool:
         return self.node_informer.synced.is_set() and self.pod_informer.synced.is_set()
 
-    def wait_synced(self, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
+    def wait_synced(self, timeout: float | None = None) -> bool:
+        """Wait for both caches to sync; False on timeout or once the scheduler is asked to stop."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         while not self.synced():
-            if time.monotonic() > deadline or self._stop.is_set():
+            if self._stop.wait(0.02) or (deadline is not None and time.monotonic() > deadline):
                 return False
-            time.sleep(0.02)
         return True
 
     def stop_requested(self) -> None:
@@ -265,7 +264,7 @@ class Scheduler:
         before = _node_signature(self.cache.node(name))
         info = self.cache.add_node(obj)
         # Kubelet status heartbeats change nothing the plugins read: do not stir the queue for them.
-        if before is None or before != _node_signature(info):
+        if before != _node_signature(info):  # before is None for a new node
             self.queue.move_all()  # a node added, or changed in what the plugins read
 
     def handle_node_deleted(self, obj: dict[str, Any]) -> None:
@@ -275,9 +274,8 @@ class Scheduler:
     def _loop(self) -> None:
         # Deciding on a partial view (pods listed before all nodes, or bound pods not yet counted)
         # would misplace pods: like kube-scheduler, wait for both caches first.
-        while not self.synced():
-            if self._stop.wait(0.05):
-                return
+        if not self.wait_synced():
+            return
         last_housekeeping = 0.0
         while not self._stop.is_set():
             if not self._leading.wait(0.5):
