@@ -206,14 +206,17 @@ class Runner:
         annotations = {self.annotation_key: self.label_value} if high_speed else {}
         return render_pod(self.scenarios.pod, name, self.namespace, scenario, annotations, scheduler_name)
 
-    def create_pods(self, scenario: Scenario, count: int, scheduler_name: str | None = None) -> list[str]:
-        names = []
-        for i in range(1, count + 1):
-            name = f"{scenario.id}-{i}"
-            body = self.pod_manifest(name, scenario.id, high_speed=scenario.pods.network is not None,
-                                     scheduler_name=scheduler_name or self.lab.scheduler.name)
-            self.kube.create(pod_path(self.namespace), body)
-            names.append(name)
+    def scenario_pod(self, scenario: Scenario, name: str) -> dict[str, Any]:
+        """A pod as the scenario's `pods` asks: the high-speed annotation, the lab's or an unserved scheduler."""
+        unserved = f"nobody-{self.namespace}"  # unique per run, so no scheduler can be serving it
+        return self.pod_manifest(name, scenario.id, high_speed=scenario.pods.network is not None,
+                                 scheduler_name=unserved if scenario.pods.scheduler == "unserved"
+                                 else self.lab.scheduler.name)
+
+    def create_pods(self, scenario: Scenario, count: int) -> list[str]:
+        names = [f"{scenario.id}-{i}" for i in range(1, count + 1)]
+        for name in names:
+            self.kube.create(pod_path(self.namespace), self.scenario_pod(scenario, name))
         return names
 
     def read(self, name: str, with_events: bool = True) -> PodState:
@@ -266,12 +269,18 @@ class Runner:
     def nodes_by_name(self) -> dict[str, dict[str, Any]]:
         return {n["metadata"]["name"]: n for n in self.kube.nodes()}
 
-    def apply_high_speed_label(self) -> list[str]:
+    def set_high_speed_label(self, wanted: str) -> None:
+        """The scenario's high_speed_label: applied, removed, or untouched."""
+        if wanted == "applied":
+            self.apply_high_speed_label()
+        elif wanted == "removed":
+            self.remove_high_speed_label()
+
+    def apply_high_speed_label(self) -> None:
         nodes = self.nodes_by_name()
         for name in self.lab.placement.high_speed_nodes:
             labels = nodes[name]["metadata"].get("labels") or {}
             self.changes.set_label(name, self.label_key, self.label_value, labels.get(self.label_key))
-        return list(self.lab.placement.high_speed_nodes)
 
     def remove_high_speed_label(self) -> None:
         removed = False
@@ -350,6 +359,7 @@ class Runner:
             "ignored": self.ignored,
             "bound-after-restart": self.restart,
         }[scenario.expect.placement]
+        self.set_high_speed_label(scenario.high_speed_label)
         result = handler(scenario)
         if self.options.wait_running and result.verdict.verdict == PASS and any(p.node for p in result.pods):
             late = self.wait_running(result.pods)
@@ -364,10 +374,9 @@ class Runner:
         if not self.lab.placement.high_speed_nodes:
             return ScenarioResult(scenario, expected, Verdict(
                 SKIP, "placement.high_speed_nodes is empty in the lab definition: name the workers to label"))
-        labelled = self.apply_high_speed_label()
         names = self.create_pods(scenario, scenario.pods.count or 1)
         states = self.wait_bound(names)
-        verdicts = [judge.labelled_node(s, labelled, self.label) for s in states]
+        verdicts = [judge.labelled_node(s, self.lab.placement.high_speed_nodes, self.label) for s in states]
         miss = next((v for v in verdicts if not v.ok), None)
         result = ScenarioResult(scenario, expected, miss or verdicts[0], states)
         if miss:
@@ -377,8 +386,7 @@ class Runner:
 
     def spread(self, scenario: Scenario) -> ScenarioResult:
         # The nodes the scheduler's filters allow for one of the batch's pods, and the pods already on them.
-        sample = self.pod_manifest(f"{scenario.id}-0", scenario.id, high_speed=False,
-                                   scheduler_name=self.lab.scheduler.name)
+        sample = self.scenario_pod(scenario, f"{scenario.id}-0")
         nodes = snapshot(self.kube.nodes(), self.kube.live_pods())
         plain = explain_pod(sample, nodes, self.config.profile(self.lab.scheduler.name), self.config.source)
         eligible = [v.node for v in plain.nodes if v.fits]
@@ -403,7 +411,6 @@ class Runner:
         return result
 
     def unschedulable(self, scenario: Scenario) -> ScenarioResult:
-        self.remove_high_speed_label()
         nodes = len(self.kube.nodes())
         names = self.create_pods(scenario, scenario.pods.count or 1)
 
@@ -421,8 +428,7 @@ class Runner:
         return result
 
     def ignored(self, scenario: Scenario) -> ScenarioResult:
-        nobody = f"nobody-{self.namespace}"  # unique per run, so no scheduler can be serving it
-        names = self.create_pods(scenario, scenario.pods.count or 1, scheduler_name=nobody)
+        names = self.create_pods(scenario, scenario.pods.count or 1)
         seconds = scenario.expect.observe_seconds
         self.wait(lambda: self.read(names[0], with_events=False).node, seconds)  # early only if something binds it
         states = self.read_all(names)

@@ -291,3 +291,20 @@ def test_bad_scenarios_file_names_the_field(cluster: Cluster, tmp_path: Path) ->
     assert proc.returncode == 2
     assert "scenarios[0].expect.placement" in proc.stderr and "Traceback" not in proc.stderr
     assert cluster.placement_namespaces() == []
+
+
+def test_a_scenarios_label_and_network_settings_hold_for_every_kind(cluster: Cluster,
+                                                                     deployed: DeploymentStandIn) -> None:
+    """high_speed_label and pods.network are the scenario's, not the expected placement's: a spread of
+    high-speed pods with the label applied is judged over the labelled worker alone, and every pod lands there."""
+    scenarios = cluster.workdir / "scenarios.yaml"
+    scenarios.write_text(
+        "scenarios:\n"
+        "  - {id: fast-spread, title: t, high_speed_label: applied, pods: {per_eligible_node: 2, network: high-speed},"
+        " expect: {placement: least-loaded-spread}}\n")
+    code, report = cluster.run_json("--scenarios", str(scenarios))
+    result = by_scenario(report)["fast-spread"]
+    assert code == 0 and result["verdict"] == "pass", report
+    assert result["expected"] == "least-loaded, 1 nodes"
+    assert [p["node"] for p in result["pods"]] == [WORKERS[0], WORKERS[0]]
+    assert LABEL not in cluster.node_labels()[WORKERS[0]]  # undone after the run
