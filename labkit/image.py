@@ -396,11 +396,16 @@ def build_image(out_dir: Path, repository: str = DEFAULT_IMAGE, base: BaseImage 
     if builder is None:
         raise ImageError("none of docker, podman or buildah works on this host; build in the control-plane "
                          "VM instead (deploy-scheduler does this by itself) or install one of them")
-    download_wheels(plan.context / "wheels", plan.base.python_version, platform)
+    return build_planned(plan, builder, log)
+
+
+def build_planned(plan: BuildPlan, builder: Builder, log: Callable[[str], None] = print) -> BuiltImage:
+    """Build what plan_build laid out with a host tool (the archive is written whole or not at all)."""
+    download_wheels(plan.context / "wheels", plan.base.python_version, plan.platform)
     partial = plan.archive.with_suffix(".partial")
     partial.unlink(missing_ok=True)
     started = time.monotonic()
-    builder.build(plan.context, plan.ref, plan.base, platform, partial, log,
+    builder.build(plan.context, plan.ref, plan.base, plan.platform, partial, log,
                   pull=not plan.base.ref.startswith("localhost/"))
     seconds = time.monotonic() - started
     partial.rename(plan.archive)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from labkit.definition import Lab, LabError, load_lab
-from labkit.image import BaseImage, BuiltImage
+from labkit.image import BuildPlan, BuiltImage
 from labkit.render import render
 
 if TYPE_CHECKING:  # the Kubernetes client takes half a second to import: only the apply steps need it
@@ -199,15 +199,11 @@ def side_load(inventory: Any, image: BuiltImage, echo: Echo = print) -> dict[str
     return report
 
 
-def build_in_vm(inventory: Any, out_dir: Path, repository: str, echo: Echo = print,
-                base: BaseImage | None = None) -> BuiltImage:
+def build_in_vm(inventory: Any, plan: BuildPlan, echo: Echo = print) -> BuiltImage:
     """Build on the control plane: the host has none of docker, podman or buildah."""
     from deploys.scheduler_image import build_scheduler_image_in_vm
-    from labkit.image import context_tarball, plan_build
+    from labkit.image import context_tarball
 
-    plan = plan_build(out_dir, repository, base)
-    if plan.done:
-        return plan.result("cached", 0.0)
     echo(f"no working docker, podman or buildah here: building {plan.ref} on the control plane")
     tarball = context_tarball(plan)
     started = time.monotonic()
@@ -224,15 +220,17 @@ def build_in_vm(inventory: Any, out_dir: Path, repository: str, echo: Echo = pri
 
 
 def ensure_image(lab: Lab, inventory: Any, out_dir: Path, echo: Echo = print) -> BuiltImage:
-    from labkit.image import build_image, find_builder
+    """The archive for the scheduler's current content: reused when built before, else built where a tool
+    works (build tools are probed only when there is something to build)."""
+    from labkit.image import build_planned, find_builder, plan_build
 
+    plan = plan_build(out_dir, lab.scheduler.image)
+    if plan.done:
+        echo(f"image {plan.ref} already built: {plan.archive}")
+        return plan.result("cached", 0.0)
     builder = find_builder()
-    if builder is None:
-        image = build_in_vm(inventory, out_dir, lab.scheduler.image, echo)
-    else:
-        image = build_image(out_dir, lab.scheduler.image, builder=builder, log=echo)
-    if image.builder != "cached":
-        echo(f"built {image.ref} with {image.builder} in {image.seconds:.0f}s")
+    image = build_in_vm(inventory, plan, echo) if builder is None else build_planned(plan, builder, echo)
+    echo(f"built {image.ref} with {image.builder} in {image.seconds:.0f}s")
     return image
 
 

@@ -174,3 +174,22 @@ def test_lab_rejects_several_replicas_without_leader_election() -> None:
         parse_lab(data, "lab.yaml")
     data["scheduler"]["leader_elect"] = True
     assert parse_lab(data, "lab.yaml")
+
+
+def test_deploy_reuses_a_built_archive_without_probing_build_tools(tmp_path: Path, monkeypatch) -> None:
+    """No build tool is asked (`docker info` and friends) when the archive for this content exists."""
+    import labkit.image
+    from labkit.scheduler_deploy import ensure_image
+
+    lab = parse_lab(_lab_data(), "lab.yaml")
+    plan = labkit.image.plan_build(tmp_path, lab.scheduler.image)
+    _archive(plan.archive, [{"Config": f"{'cd' * 32}.json", "RepoTags": [plan.ref], "Layers": []}])
+
+    def no_probe(*args: object) -> None:
+        raise AssertionError("find_builder was called although the archive was already built")
+
+    monkeypatch.setattr(labkit.image, "find_builder", no_probe)
+    lines: list[str] = []
+    image = ensure_image(lab, inventory=None, out_dir=tmp_path, echo=lines.append)
+    assert (image.builder, image.ref, image.image_id) == ("cached", plan.ref, f"sha256:{'cd' * 32}")
+    assert lines == [f"image {plan.ref} already built: {plan.archive}"]

@@ -30,6 +30,7 @@ from labkit.image import (
     archive_image_id,
     archive_repo_tags,
     build_image,
+    plan_build,
     scheduler_version,
 )
 from labkit.inventory import pyinfra_inventory
@@ -138,8 +139,8 @@ def test_build_in_the_control_plane_vm(lxc_lab: RunningLab, host_buildah: tuple[
 
     lines: list[str] = []
     started = time.monotonic()
-    built = build_in_vm(pyinfra_inventory(lxc_lab.groups()), tmp_path / "images", "localhost/kubelab-scheduler",
-                        echo=lines.append, base=base)
+    plan = plan_build(tmp_path / "images", "localhost/kubelab-scheduler", base)
+    built = build_in_vm(pyinfra_inventory(lxc_lab.groups()), plan, echo=lines.append)
     TIMINGS["scheduler image build in the control-plane machine (context, upload, build, fetch)"] = (
         time.monotonic() - started)
 
