@@ -45,11 +45,13 @@ POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
 
 @dataclass
 class LeaderSettings:
-    namespace: str = "kube-system"
-    name: str = "kubelab-scheduler"
-    lease_duration: float = 15.0
-    renew_deadline: float = 10.0
-    retry_period: float = 2.0
+    """The Lease and its timings; cli.py fills them from leaderElection (whose defaults are the only ones)."""
+
+    namespace: str
+    name: str
+    lease_duration: float
+    renew_deadline: float
+    retry_period: float
     identity: str | None = None
 
 
