@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,16 +21,11 @@ import pytest
 
 from labkit.scheduler_deploy import render_manifests
 from tests.deploy_scheduler.test_manifests import lab_with
+from tests.kubeapi.fixtures import free_port
 
 pytestmark = pytest.mark.api
 REPO = Path(__file__).resolve().parents[2]
 CONFIG_MOUNT = "/etc/kubelab-scheduler/config.yaml"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def probe(url: str, deadline: float) -> int:
