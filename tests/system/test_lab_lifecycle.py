@@ -20,9 +20,9 @@ from pyinfra.facts.server import Command, Hostname
 from tests.system import lxchost
 from tests.system.conftest import PROJECT_ROOT, TIMINGS, RunningLab, run_logged
 
-# The machine's own identity: its SSH host key (new on re-creation) and when its init started (new on reboot).
 # The machine's memory limit as its own cgroup shows it (cgroup v2, else v1).
 MEMORY_LIMIT = "cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes"
+# The machine's own identity: its SSH host key (new on re-creation) and when its init started (new on reboot).
 IDENTITY = "cat /etc/ssh/ssh_host_ed25519_key.pub; cut -d' ' -f22 /proc/1/stat"
 
 pytestmark = pytest.mark.system
