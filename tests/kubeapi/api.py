@@ -206,14 +206,7 @@ class Api:
         pre = options.get("preconditions") or {}
 
         def check(current: Obj) -> None:
-            meta = current["metadata"]
-            if pre.get("uid") and pre["uid"] != meta.get("uid"):
-                raise ApiError.precondition_failed(rtype.plural, route.name or "", "UID", pre["uid"],
-                                                   meta.get("uid", ""), rtype.group)
-            if pre.get("resourceVersion") and pre["resourceVersion"] != meta.get("resourceVersion"):
-                raise ApiError.precondition_failed(rtype.plural, route.name or "", "ResourceVersion",
-                                                   pre["resourceVersion"], meta.get("resourceVersion", ""),
-                                                   rtype.group)
+            strategies.check_preconditions(rtype, route.name or "", pre, current)
 
         if rtype.storage == "namespaces":
             return self._delete_namespace(route.name, check)

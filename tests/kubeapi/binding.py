@@ -45,11 +45,7 @@ def bind_pod(store: Store, route: Route, body: Any) -> Obj:
 
     def assign(pod: Obj) -> Obj:
         pmeta, spec = pod["metadata"], pod.get("spec") or {}
-        if meta.get("uid") and meta["uid"] != pmeta.get("uid"):
-            raise ApiError.precondition_failed(pods.plural, name, "UID", meta["uid"], pmeta.get("uid", ""), pods.group)
-        if meta.get("resourceVersion") and meta["resourceVersion"] != pmeta.get("resourceVersion"):
-            raise ApiError.precondition_failed(pods.plural, name, "ResourceVersion", meta["resourceVersion"],
-                                       pmeta.get("resourceVersion", ""))
+        strategies.check_preconditions(pods, name, meta, pod)
         if pmeta.get("deletionTimestamp"):
             raise ApiError.conflict("pods/binding", name,
                                     f"pod {name} is being deleted, cannot be assigned to a host")

@@ -234,6 +234,18 @@ def _validate_pod_spec_update(new: Obj, old: Obj) -> None:
             "(allow it to be set to 1 if it was previously negative)"))])
 
 
+def check_preconditions(rtype: ResourceType, name: str, preconditions: Obj, current: Obj) -> None:
+    """metav1.Preconditions (uid, resourceVersion) against the stored object; a mismatch is a 409
+    "Precondition failed". DeleteOptions carry them
+    (https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/delete-options/), and a
+    Binding's metadata.uid/resourceVersion are checked the same way (pod storage assignPod)."""
+    meta = current["metadata"]
+    for field, what in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
+        want = preconditions.get(field)
+        if want and want != meta.get(field):
+            raise ApiError.precondition_failed(rtype.plural, name, what, want, meta.get(field, ""), rtype.group)
+
+
 def require_namespace(store: Store, namespace: str) -> None:
     """NamespaceLifecycle admission: no new content in a missing or terminating namespace."""
     ns = store.get("namespaces", "", namespace)

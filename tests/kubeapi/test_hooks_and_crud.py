@@ -62,6 +62,12 @@ def test_delete_preconditions_and_result(kube_api: KubeApiServer, core_v1):
         core_v1.delete_namespaced_pod("p1", "default", body=client.V1DeleteOptions(
             preconditions=client.V1Preconditions(uid="not-the-uid")))
     assert info.value.status == 409
+    with pytest.raises(client.ApiException) as stale:
+        core_v1.delete_namespaced_pod("p1", "default", body=client.V1DeleteOptions(
+            preconditions=client.V1Preconditions(resource_version="1")))
+    assert json.loads(stale.value.body)["message"] == (
+        'Operation cannot be fulfilled on pods "p1": Precondition failed: ResourceVersion in precondition: 1, '
+        f'ResourceVersion in object meta: {pod["metadata"]["resourceVersion"]}')
     deleted = core_v1.delete_namespaced_pod("p1", "default", body=client.V1DeleteOptions(
         preconditions=client.V1Preconditions(uid=pod["metadata"]["uid"])))
     assert deleted.metadata.name == "p1"
