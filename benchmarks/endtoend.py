@@ -31,7 +31,6 @@ from typing import Any
 
 from benchmarks import cluster
 from benchmarks.inprocess import SCHEDULER_NAME, scheduler_config, spread
-from benchmarks.report import LEAST_LOADED  # noqa: F401 - the plugin name, for callers
 
 
 class BenchmarkError(Exception):
@@ -53,13 +52,14 @@ class EndToEndOptions:
 
 
 def _api(kubeconfig: Path, threads: int) -> Any:
-    from kubernetes import client, config
+    from kubernetes import client
 
-    cfg = client.Configuration()
+    from scheduler.client import ConfigError, load_configuration
+
     try:
-        config.load_kube_config(str(kubeconfig), client_configuration=cfg)
-    except Exception as exc:  # the loader raises several unrelated types
-        raise BenchmarkError(f"cannot load kubeconfig {kubeconfig}: {exc} (fix --kubeconfig)") from exc
+        cfg = load_configuration(str(kubeconfig))
+    except ConfigError as exc:
+        raise BenchmarkError(f"{exc} (fix --kubeconfig)") from exc
     cfg.connection_pool_maxsize = threads + 2
     return client.CoreV1Api(client.ApiClient(cfg))
 
