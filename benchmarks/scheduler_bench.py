@@ -28,7 +28,7 @@ from rich.console import Console
 
 from benchmarks import endtoend, inprocess, report, testserver
 
-LEAST_LOADED = endtoend.LEAST_LOADED
+LEAST_LOADED = report.LEAST_LOADED
 # (extra plugins, percentageOfNodesToScore) of each end-to-end run against one server: the default plugin set
 # (throughput), then LeastLoaded with kube-scheduler's adaptive sampling and with every node scored (spread).
 END_TO_END_RUNS: tuple[tuple[list[str], int | None], ...] = (([], None), ([LEAST_LOADED], None),
@@ -86,7 +86,7 @@ def run(options: Options, echo: Callable[[str], None] = print) -> dict:
     if not options.in_process_only:
         servers: list[tuple[str, Path | None]] = []
         if options.test_server:
-            servers.append((testserver.LABEL, None))
+            servers.append((report.TEST_SERVER_LABEL, None))
         if options.kubeconfig is not None:
             servers.append((f"--kubeconfig {options.kubeconfig}", options.kubeconfig))
         for label, kubeconfig in servers:

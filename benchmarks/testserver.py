@@ -20,7 +20,6 @@ from urllib.error import URLError
 from urllib.request import urlopen
 
 from benchmarks.inprocess import REPO
-from benchmarks.report import TEST_SERVER_LABEL as LABEL  # noqa: F401 - re-exported for callers
 
 
 def _free_port() -> int:

@@ -9,10 +9,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from kubernetes import client, config
+from kubernetes import client
 from rich.console import Console
 
 from benchmarks import cluster, endtoend, inprocess, report, scheduler_bench, testserver
+from tests.kubeapi.fixtures import api_client_for
 
 
 def test_in_process_size_runs_in_a_subprocess_and_reports_every_field() -> None:
@@ -41,12 +42,12 @@ def _bench_objects(kubeconfig: Path) -> tuple[list[str], list[str]]:
 def test_end_to_end_binds_every_pod_reads_back_the_spread_and_cleans_up() -> None:
     with testserver.running_test_server() as kubeconfig:
         row = endtoend.run(endtoend.EndToEndOptions(kubeconfig=kubeconfig, nodes=3, pods=9, plugins=["LeastLoaded"],
-                                                    timeout=60, server_label=testserver.LABEL))
+                                                    timeout=60, server_label=report.TEST_SERVER_LABEL))
         assert _bench_objects(kubeconfig) == ([], [])  # nodes and pods deleted after the run
     assert row["bound"] == row["bound_by_scheduler"] == 9 and not row["timed_out"]
     assert row["bound_elsewhere"] == 0 and row["cleanup_error"] is None
     assert row["pods_per_node"] == {"min": 3, "max": 3, "stddev": 0.0} and row["spread_within_one"]
-    assert row["pods_per_second"] > 0 and row["server"] == testserver.LABEL
+    assert row["pods_per_second"] > 0 and row["server"] == report.TEST_SERVER_LABEL
 
 
 def test_end_to_end_missing_kubeconfig_is_a_clear_error(tmp_path: Path) -> None:
@@ -91,10 +92,8 @@ def test_bad_sizes_are_rejected_with_the_option_named(capsys: pytest.CaptureFixt
     assert "--sizes" in capsys.readouterr().err
 
 
-def _core_api(kubeconfig: Path):
-    cfg = client.Configuration()
-    config.load_kube_config(str(kubeconfig), client_configuration=cfg)
-    return client.CoreV1Api(client.ApiClient(cfg))
+def _core_api(kubeconfig: Path) -> client.CoreV1Api:
+    return client.CoreV1Api(api_client_for(kubeconfig))
 
 
 @pytest.mark.api
