@@ -8,7 +8,15 @@ The reason names the first untolerated taint as kube-scheduler 1.25-1.34 does:
 
 from __future__ import annotations
 
-from scheduler.model import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, NodeInfo, PodInfo, Toleration
+from scheduler.model import (
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    PREFER_NO_SCHEDULE,
+    NodeInfo,
+    PodInfo,
+    Toleration,
+    is_tolerated,
+)
 from scheduler.plugins.base import Args, Code, Plugin, Status, default_normalize
 
 NAME = "TaintToleration"
@@ -24,12 +32,7 @@ def pre_filter(pod: PodInfo, args: Args) -> tuple[Toleration, ...]:
 
 def filter_node(tolerations: tuple[Toleration, ...], node: NodeInfo) -> Status | None:
     for taint in node.taints:
-        if taint.effect != NO_SCHEDULE and taint.effect != NO_EXECUTE:
-            continue
-        for toleration in tolerations:
-            if toleration.tolerates(taint):
-                break
-        else:
+        if (taint.effect == NO_SCHEDULE or taint.effect == NO_EXECUTE) and not is_tolerated(tolerations, taint):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (reason(taint.key, taint.value),), NAME)
     return None
 
@@ -47,11 +50,8 @@ def pre_score(pod: PodInfo, args: Args) -> tuple[Toleration, ...]:
 
 def score_node(tolerations: tuple[Toleration, ...], node: NodeInfo) -> int:
     """Raw score: how many PreferNoSchedule taints the pod does not tolerate (normalised reversed)."""
-    count = 0
-    for taint in node.taints:
-        if taint.effect == PREFER_NO_SCHEDULE and not any(t.tolerates(taint) for t in tolerations):
-            count += 1
-    return count
+    return sum(1 for taint in node.taints
+               if taint.effect == PREFER_NO_SCHEDULE and not is_tolerated(tolerations, taint))
 
 
 def score_batch(tolerations: tuple[Toleration, ...], nodes: list[NodeInfo]) -> list[int]:
