@@ -193,9 +193,6 @@ class Taint:
     value: str
     effect: str
 
-    def __str__(self) -> str:
-        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
-
 
 @dataclass(slots=True, frozen=True)
 class Toleration:
