@@ -20,7 +20,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any, Self
 
@@ -214,12 +213,3 @@ class KubeletStandIn:
                         self.server.update_pod(pod["metadata"]["name"], {"status": {"phase": "Running"}},
                                                pod["metadata"]["namespace"])
 
-
-def wait_until(predicate: Any, timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise TimeoutError("condition not met")

@@ -27,7 +27,6 @@ from tests.placement.standins import (
     SchedulerProcess,
     deploy_scheduler,
     make_lab,
-    wait_until,
     write_lab,
 )
 
@@ -230,7 +229,8 @@ def test_interrupt_cleans_up(cluster: Cluster, deployed: DeploymentStandIn, sign
            str(cluster.kubeconfig), "--scenarios", str(scenarios)]
     proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        wait_until(lambda: any(p["metadata"]["name"] == "unserved-1" for p in cluster.server.pods()), timeout=60)
+        cluster.server.wait_for(lambda: any(p["metadata"]["name"] == "unserved-1" for p in cluster.server.pods()),
+                                timeout=60)
         assert cluster.node_labels()[WORKERS[0]][LABEL] == "high-speed"
         proc.send_signal(signum)
         _out, err = proc.communicate(timeout=60)
