@@ -14,6 +14,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from labkit.definition import _pydantic_problems  # the lab definition's messages: one style for both files
+
 SCENARIOS_FILE = Path(__file__).resolve().parent / "scenarios.yaml"
 
 Placement = Literal["labelled-node", "least-loaded-spread", "unschedulable", "ignored", "bound-after-restart"]
@@ -101,24 +103,13 @@ class ScenarioSet(_Strict):
         return chosen
 
 
-def _problems(err: ValidationError) -> list[str]:
-    lines = []
-    for e in err.errors():
-        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e["loc"]).lstrip(".") or "(top level)"
-        if e["type"] == "extra_forbidden":
-            lines.append(f"{path}: unknown key; remove it or check its spelling")
-        else:
-            lines.append(f"{path}: {e['msg'].removeprefix('Value error, ')}")
-    return lines
-
-
 def parse_scenarios(data: object, source: str = "<scenarios>") -> ScenarioSet:
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: expected a mapping with a `scenarios` list")
     try:
         return ScenarioSet.model_validate(data)
     except ValidationError as err:
-        lines = "\n".join(f"  - {p}" for p in _problems(err))
+        lines = "\n".join(f"  - {p}" for p in _pydantic_problems(err))
         raise ScenarioError(f"{source}: the placement scenarios are invalid:\n{lines}") from None
 
 
