@@ -17,14 +17,12 @@ from rich.table import Table
 
 from labkit import cluster, doctor, lifecycle
 from labkit.console import console, fail, step
-from labkit.definition import DEFAULT_LAB_FILE, Lab, LabError, load_lab, with_changes
-from labkit.inventory import InventoryMissing
+from labkit.definition import DEFAULT_LAB_FILE, Lab, load_lab, with_changes
+from labkit.errors import UserError
 from labkit.paths import LabPaths
-from labkit.provision import ProvisionError
-from labkit.vagrant import ToolMissing, VagrantFailed, VagrantLab
+from labkit.vagrant import VagrantLab
 
 LAB_HELP = {"lab": "lab definition file (default: lab.yaml, or $KUBELAB_FILE)"}
-USER_ERRORS = (LabError, ToolMissing, VagrantFailed, InventoryMissing, ProvisionError)
 
 
 def _lab_file(lab: str | None) -> Path:
@@ -32,11 +30,11 @@ def _lab_file(lab: str | None) -> Path:
 
 
 @contextlib.contextmanager
-def _user_errors() -> Iterator[None]:
-    """Known failures become one clear message and a non-zero exit, not a traceback."""
+def _user_errors(*also: type[Exception]) -> Iterator[None]:
+    """Failures a user can fix become one clear message and exit 2, not a traceback."""
     try:
         yield
-    except USER_ERRORS as err:
+    except (UserError, *also) as err:
         fail(str(err))
         raise Exit(code=2) from None
 
@@ -92,13 +90,10 @@ def deploy_scheduler(c, lab=None, kubeconfig=None, render_only=None, inventory=N
 
     definition, _ = _load(lab)
     step("deploy-scheduler")
-    try:
+    with _user_errors(scheduler_deploy.DeployError, ImageError):
         scheduler_deploy.run_verb(definition, Path(kubeconfig) if kubeconfig else None,
                                   Path(render_only) if render_only else None, inventory, float(timeout),
                                   echo=console.print)
-    except (scheduler_deploy.DeployError, ImageError, InventoryMissing) as err:
-        fail(str(err))
-        raise Exit(code=2) from None
 
 
 @task(help=LAB_HELP)

@@ -20,6 +20,7 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from labkit.errors import UserError
 from scheduler.quantity import QuantityError, parse_quantity
 
 DEFAULT_LAB_FILE = Path(__file__).resolve().parent.parent / "lab.yaml"
@@ -61,7 +62,7 @@ DnsLabel = Annotated[str, AfterValidator(_dns_label)]
 Quantity = Annotated[str, AfterValidator(_quantity)]
 
 
-class LabError(ValueError):
+class LabError(UserError, ValueError):
     """The lab definition is unusable; `problems` holds one line per bad field."""
 
     def __init__(self, source: str, problems: list[str]):

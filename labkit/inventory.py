@@ -16,13 +16,14 @@ import json
 from pathlib import Path
 
 from labkit.definition import Lab, Node
+from labkit.errors import UserError
 from labkit.paths import LabPaths
 from labkit.vagrant import SshDetails
 
 Groups = dict[str, list[tuple[str, dict]]]
 
 
-class InventoryMissing(RuntimeError):
+class InventoryMissing(UserError):
     """The lab's machines have no recorded SSH details yet."""
 
 

@@ -30,6 +30,7 @@ from deploys.join import JoinHandoff, workers_to_join
 from deploys.kubeconfig import KubeconfigError, lab_kubeconfig
 from deploys.lab_host import node_label, node_of, sudo
 from labkit.definition import Lab
+from labkit.errors import UserError
 from labkit.paths import LabPaths
 
 Echo = Callable[[str], None]
@@ -45,7 +46,7 @@ class Failure:
         return f"{self.node}: {self.step} failed\n" + "\n".join(f"    {line}" for line in self.detail.splitlines())
 
 
-class ProvisionError(RuntimeError):
+class ProvisionError(UserError):
     def __init__(self, failures: list[Failure]):
         self.failures = failures
         super().__init__("provisioning failed (re-run resumes after the fix):\n" + "\n".join(map(str, failures)))

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from labkit.definition import Lab
+from labkit.errors import UserError
 from labkit.paths import PROJECT_ROOT, LabPaths
 
 Progress = Callable[[str], None]
@@ -38,11 +39,11 @@ PROVIDER_TOOLS = {
 }
 
 
-class ToolMissing(RuntimeError):
+class ToolMissing(UserError):
     """A program the lab needs is not installed; the message says what to install."""
 
 
-class VagrantFailed(RuntimeError):
+class VagrantFailed(UserError):
     """`vagrant` ran and failed; the message carries its last output lines."""
 
 

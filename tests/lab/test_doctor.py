@@ -27,5 +27,5 @@ def test_lxc_bridge_present_passes(tmp_path):
 def test_host_memory_below_the_lab_fails(monkeypatch):
     lab = parse_lab(yaml.safe_load(DEFAULT_LAB_FILE.read_text()))
     monkeypatch.setattr(doctor, "_host_memory_mb", lambda: 4096)
-    memory = [c for c in doctor.check_host_size(lab) if c.name == "host memory"][0]
+    memory = next(c for c in doctor.check_host_size(lab) if c.name == "host memory")
     assert memory.verdict == doctor.FAIL and "6144 MB" in memory.detail

@@ -1,12 +1,15 @@
 """The pyinfra inventory built from the lab definition and the SSH details Vagrant reported."""
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 from labkit.definition import DEFAULT_LAB_FILE, load_lab
 from labkit.inventory import InventoryMissing, lab_groups, load_ssh_details, pyinfra_inventory
-from labkit.paths import LabPaths
+from labkit.paths import PROJECT_ROOT, LabPaths
 from labkit.vagrant import parse_ssh_config
 from tests.lab.test_vagrant import SSH_CONFIG
 
@@ -57,19 +60,33 @@ def test_recorded_details_round_trip(tmp_path):
     assert load_ssh_details(paths) == details
 
 
-def test_ssh_example_inventory_for_real_machines(monkeypatch):
-    """inventory/ssh-example.py, loaded the way `up --inventory` loads it: the same host data as the lab's."""
-    from labkit.paths import PROJECT_ROOT
-    from labkit.provision import _as_inventory
+LOAD_SSH_EXAMPLE = """
+import json
+from labkit.paths import PROJECT_ROOT
+from labkit.provision import _as_inventory
+inventory = _as_inventory(PROJECT_ROOT / "inventory" / "ssh-example.py")
+print(json.dumps({
+    "control_plane": [h.name for h in inventory.get_group("control_plane")],
+    "hosts": {h.name: {k: h.data.get(k) for k in ("ssh_hostname", "ssh_user", "_sudo", "node", "lab")}
+              for h in inventory},
+}))
+"""
 
-    monkeypatch.setenv("KUBELAB_FILE", str(DEFAULT_LAB_FILE))
-    monkeypatch.setenv("KUBELAB_SSH_USER", "admin")
-    monkeypatch.setenv("KUBELAB_SSH_HOST_K8S_WORKER_01", "10.0.0.21")
-    inventory = _as_inventory(PROJECT_ROOT / "inventory" / "ssh-example.py")
-    assert [h.name for h in inventory.get_group("control_plane")] == ["k8s-control-plane"]
-    worker = inventory.get_host("k8s-worker-01")
-    assert worker.data.ssh_hostname == "10.0.0.21" and worker.data.ssh_user == "admin"
-    assert worker.data._sudo is True
-    assert worker.data.node["ip"] == "192.168.56.11"
-    assert worker.data.lab["network"]["pod_cidr"] == "10.244.0.0/16"
-    assert inventory.get_host("k8s-control-plane").data.ssh_hostname == "192.168.56.10"
+
+def test_ssh_example_inventory_for_real_machines():
+    """inventory/ssh-example.py, loaded the way `up --inventory` loads it: the same host data as the lab's.
+
+    In a subprocess: pyinfra's CLI loader monkey-patches the whole process with gevent on import.
+    """
+    env = dict(os.environ, KUBELAB_FILE=str(DEFAULT_LAB_FILE), KUBELAB_SSH_USER="admin",
+               KUBELAB_SSH_HOST_K8S_WORKER_01="10.0.0.21")
+    proc = subprocess.run([sys.executable, "-c", LOAD_SSH_EXAMPLE], check=False, capture_output=True, text=True,
+                          env=env, cwd=PROJECT_ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    loaded = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert loaded["control_plane"] == ["k8s-control-plane"]
+    worker = loaded["hosts"]["k8s-worker-01"]
+    assert (worker["ssh_hostname"], worker["ssh_user"], worker["_sudo"]) == ("10.0.0.21", "admin", True)
+    assert worker["node"]["ip"] == "192.168.56.11"
+    assert worker["lab"]["network"]["pod_cidr"] == "10.244.0.0/16"
+    assert loaded["hosts"]["k8s-control-plane"]["ssh_hostname"] == "192.168.56.10"
