@@ -33,7 +33,8 @@ def reason(args: NetworkAwareArgs) -> str:
             f"requested by pod annotation {args.annotationKey}")
 
 
-def _wants(pod: PodInfo, args: NetworkAwareArgs) -> tuple[str, str, Status] | None:
+def pre_filter(pod: PodInfo, args: NetworkAwareArgs) -> tuple[str, str, Status] | None:
+    """The label the pod asks for (and the rejection for nodes without it), or None when it asks for none."""
     value = pod.annotations.get(args.annotationKey)
     if value is None:
         return None
@@ -47,17 +48,12 @@ def _wants(pod: PodInfo, args: NetworkAwareArgs) -> tuple[str, str, Status] | No
     return args.labelKey, args.labelValue, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (reason(args),), NAME)
 
 
-def pre_filter(pod: PodInfo, args: NetworkAwareArgs) -> tuple[str, str, Status] | None:
-    return _wants(pod, args)
-
-
 def filter_node(state: tuple[str, str, Status], node: NodeInfo) -> Status | None:
     key, value, reject = state
     return None if node.labels.get(key) == value else reject
 
 
-def pre_score(pod: PodInfo, args: NetworkAwareArgs) -> tuple[str, str, Status] | None:
-    return _wants(pod, args)
+pre_score = pre_filter  # scoring needs the same per-pod state
 
 
 def score_node(state: tuple[str, str, Status], node: NodeInfo) -> int:
