@@ -28,7 +28,8 @@ Without pytest::
 By hand: `python -m tests.kubeapi --port 8001 --kubeconfig /tmp/kc --nodes 3` (Ctrl-C stops it).
 Its own throughput: `python -m tests.kubeapi.bench_api --nodes 5000 --pods 5000`.
 
-Not served: server-side apply, dryRun, other resource types (deployments, services, ...).
+Not served: server-side apply (415), dryRun (ignored: the request is carried out), resource types
+not listed below (services, daemonsets, ...).
 
 Fixtures: `kube_api` (a fresh started KubeApiServer per test), `kube_api_kubeconfig` (Path),
 `kube_api_client` (official ApiClient), `core_v1` (CoreV1Api). Context manager `running_server(**kw)`,
@@ -40,7 +41,9 @@ Served API
 ----------
 - core/v1: namespaces (+status), nodes (+status), pods (+status, +binding), events, configmaps;
   POST namespaces/{ns}/bindings (legacy binding); coordination.k8s.io/v1 leases;
-  events.k8s.io/v1 events (same stored objects as core/v1 events, converted field by field).
+  events.k8s.io/v1 events (same stored objects as core/v1 events, converted field by field);
+  apps/v1 deployments (+status; stored and served only, no controller acts on them).
+  Discovery: /version, /api, /apis, /api/v1, /apis/{group}/v1, /healthz, /readyz, /livez.
 - Verbs: get, list (limit/continue pages read at the first page's revision; resourceVersionMatch=Exact
   reads a past revision; both 410 once compacted), watch, create (generateName, uid, creationTimestamp,
   resourceVersion; 201), update (PUT; metadata.resourceVersion precondition -> 409 Conflict),
@@ -48,7 +51,8 @@ Served API
   delete (DeleteOptions preconditions), deletecollection. Server-side apply is not served (415).
 - Pods: defaults (schedulerName default-scheduler, priority 0, default not-ready/unreachable
   NoExecute tolerations, status Pending + qosClass); main-resource updates keep status, /status
-  keeps spec; spec changes other than images/tolerations-additions are 422 Invalid.
+  keeps spec; spec changes other than images, activeDeadlineSeconds, terminationGracePeriodSeconds
+  and added tolerations are 422 Invalid.
   Deletion is immediate by default (no kubelet here to finish a graceful delete);
   KubeApiServer(graceful_pod_deletion=True) marks bound pods with deletionTimestamp instead, and
   finish_pod_deletion(name, ns) plays the kubelet. Namespace deletion deletes everything in it
@@ -66,13 +70,14 @@ Served API
 
 Test hooks (methods of KubeApiServer; all changes bump resourceVersion and reach watchers)
 ------------------------------------------------------------------------------------------
+An update that changes nothing is not written (no new resourceVersion, no watch event), as in the API.
 - Objects: add_node(name | dict, cpu=, memory=, pods=, labels=, taints=, ready=, unschedulable=),
   add_nodes(n, prefix="node-"), update_node(name, patch_dict | fn), remove_node(name),
   set_node_ready(name, ready, taint=True), add_pod(name | dict, namespace, cpu=, memory=,
   scheduler_name=, node_name=, labels=, annotations=, node_selector=, tolerations=, validate=True),
   add_pods(n, ...), update_pod(name, patch | fn, namespace), remove_pod(name, namespace),
   add_namespace(name), create_object/update_object/delete_object/get_object/list_objects(storage, ...)
-  with storage one of namespaces, nodes, pods, events, configmaps, leases.
+  with storage one of namespaces, nodes, pods, events, configmaps, leases, deployments.
   validate=False stores a pod the real API would refuse (e.g. a malformed quantity).
   Builders: objects.make_node(...), objects.make_pod(...).
 - Reads: pods(ns), nodes(), events(ns) (core/v1 form), bound_pods() -> {"ns/name": node},
@@ -87,7 +92,8 @@ Test hooks (methods of KubeApiServer; all changes bump resourceVersion and reach
   code)), request_count(verb, resource, namespace=, code=, method=, path=regex), reset_requests().
 - wait_for(predicate, timeout=10) polls until truthy (raises TimeoutError).
 - Constructor options: KubeApiServer(host="127.0.0.1", port=0, token=None, history_limit=200_000,
-  bookmark_interval=5.0, default_watch_timeout=1800.0, graceful_pod_deletion=False).
+  bookmark_interval=5.0, default_watch_timeout=1800.0, user="system:anonymous" (the user named in
+  injected 403 messages), graceful_pod_deletion=False).
 - KubeApiServer(token="t") requires "Authorization: Bearer t" (401 otherwise); the kubeconfig
   carries the token. Default: no authentication.
 """

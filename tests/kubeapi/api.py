@@ -263,6 +263,8 @@ class Api:
         return terminating
 
     def delete_collection(self, route: Route, query: Query) -> Obj:
+        """DELETE on a collection: every object the label/field selectors match, answered as a list
+        (https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/#delete-collection-of-pod)."""
         rtype = route.rtype
         assert rtype is not None
         selector = selector_for(rtype.fields, query)

@@ -159,6 +159,7 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
         epoch = server.store.watch_epoch
         plan = api.plan_watch(route, query)
         bookmarks = query_bool(query, "allowWatchBookmarks")
+        # https://kubernetes.io/docs/reference/kubernetes-api/common-parameters/common-parameters/#timeoutseconds
         timeout = int_param(query, "timeoutSeconds") or server.default_watch_timeout
         deadline = time.monotonic() + timeout
         record.finish(200)

@@ -166,7 +166,8 @@ class KubeApiServer:
                 self._connections.discard(conn)
 
     def authorized(self, header: str | None) -> bool:
-        # Optional bearer-token check; without a configured token every request is allowed.
+        # Optional bearer-token check (401 otherwise); without a configured token every request is allowed.
+        # https://kubernetes.io/docs/reference/access-authn-authz/authentication/#putting-a-bearer-token-in-a-request
         return self.token is None or header == f"Bearer {self.token}"
 
     def begin_request(self, method: str, path: str) -> RequestRecord:

@@ -118,7 +118,8 @@ def _default_tolerations(tolerations: list[Obj]) -> list[Obj]:
 
 
 def _qos_class(containers: list[Obj]) -> str:
-    """pkg/apis/core/helper/qos GetPodQOS, reduced to cpu and memory."""
+    """pkg/apis/core/helper/qos GetPodQOS, reduced to cpu and memory
+    (https://kubernetes.io/docs/concepts/workloads/pods/pod-qos/)."""
     requests_seen = limits_all = False
     guaranteed = True
     for c in containers:
@@ -136,7 +137,8 @@ def _qos_class(containers: list[Obj]) -> str:
 
 
 def _prepare_namespace(ns: Obj) -> Obj:
-    # namespaceStrategy.PrepareForCreate + the kubernetes.io/metadata.name label set by the API server.
+    # namespaceStrategy.PrepareForCreate + the kubernetes.io/metadata.name label set by the API server
+    # (https://kubernetes.io/docs/reference/labels-annotations-taints/#kubernetes-io-metadata-name).
     name = ns["metadata"]["name"]
     labels = {**(ns["metadata"].get("labels") or {}), "kubernetes.io/metadata.name": name}
     spec = {"finalizers": ["kubernetes"], **(ns.get("spec") or {})}
@@ -200,6 +202,8 @@ def prepare_update(rtype: ResourceType, new: Obj, old: Obj, subresource: str | N
                 out["status"] = old["status"]
             else:
                 out.pop("status", None)
+    # metadata.generation counts changes of the desired state (spec), not of status
+    # (https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/object-meta/).
     if out.get("spec") != old.get("spec") and "generation" in old_meta:
         meta["generation"] = old_meta["generation"] + 1
     if rtype.storage == "pods" and subresource is None:
@@ -208,7 +212,9 @@ def prepare_update(rtype: ResourceType, new: Obj, old: Obj, subresource: str | N
 
 
 def _validate_pod_spec_update(new: Obj, old: Obj) -> None:
-    """ValidatePodUpdate: only images, activeDeadlineSeconds, added tolerations and a few more may change."""
+    """ValidatePodUpdate (pkg/apis/core/validation/validation.go): only images, activeDeadlineSeconds,
+    added tolerations and a few more may change
+    (https://kubernetes.io/docs/concepts/workloads/pods/#pod-update-and-replacement)."""
     new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
     if new_spec == old_spec:
         return
@@ -247,7 +253,8 @@ def check_preconditions(rtype: ResourceType, name: str, preconditions: Obj, curr
 
 
 def require_namespace(store: Store, namespace: str) -> None:
-    """NamespaceLifecycle admission: no new content in a missing or terminating namespace."""
+    """NamespaceLifecycle admission: no new content in a missing or terminating namespace
+    (https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/#namespacelifecycle)."""
     ns = store.get("namespaces", "", namespace)
     if ns is None:
         raise ApiError.not_found("namespaces", namespace)
