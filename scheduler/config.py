@@ -174,7 +174,7 @@ class ProfileConfig(_Strict):
             except ValidationError as err:
                 errors.extend(_error_lines(err, f"pluginConfig[{i}].args"))
         names = [ref.name for ref in self.plugins.multiPoint.enabled]
-        for name in {n for n in names if names.count(n) > 1}:
+        for name in sorted({n for n in names if names.count(n) > 1}):
             errors.append(f"plugins.multiPoint.enabled: {name} is listed twice")
         if errors:
             raise ValueError("\n".join(errors))
@@ -188,9 +188,8 @@ class ProfileConfig(_Strict):
 
     def resolve(self, global_percentage: int | None = None) -> ResolvedProfile:
         """The plugins this profile runs at filter and score, after kube-scheduler's merge rules."""
-        defaults = [PluginRef(name=n) for n in DEFAULT_FILTERS]
         weights = dict(DEFAULT_SCORES)
-        default_multi = [PluginRef(name=r.name, weight=weights.get(r.name, 0)) for r in defaults]
+        default_multi = [PluginRef(name=name, weight=weights.get(name, 0)) for name in DEFAULT_FILTERS]
         multi = _merge(default_multi, self.plugins.multiPoint)
         filters = _expand(multi, self.plugins.filter, lambda p: p.filters)
         scores = _expand(multi, self.plugins.score, lambda p: p.scores)
