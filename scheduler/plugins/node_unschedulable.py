@@ -22,9 +22,10 @@ def filter_node(state: bool, node: NodeInfo) -> Status | None:
 
 
 def filter_batch(state: bool, nodes: list[NodeInfo]) -> list[Status | None] | None:
-    if True not in [node.unschedulable for node in nodes]:
+    cordoned = [node.unschedulable for node in nodes]
+    if True not in cordoned:
         return None  # the usual case: nothing cordoned among these nodes
-    return [_REJECT if node.unschedulable else None for node in nodes]
+    return [_REJECT if c else None for c in cordoned]
 
 
 PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, filter_batch=filter_batch)
