@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
@@ -26,6 +26,8 @@ from tests.kubeapi.store import Obj, Store
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 NOT_READY_TAINT = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
+# Discovery document path -> its group/version: /api/v1, /apis/coordination.k8s.io/v1, ...
+_GROUP_VERSION_PATHS = {("/apis/" if r.group else "/api/") + r.api_version: r.api_version for r in RESOURCES}
 
 
 @dataclass(slots=True)
@@ -74,12 +76,6 @@ class FailureRule:
         return not (self.path and not self.path.search(rec.path))
 
 
-@dataclass
-class _Hooks:
-    rules: list[FailureRule] = field(default_factory=list)
-    records: list[RequestRecord] = field(default_factory=list)
-
-
 class _QuietThreadingHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 1024
@@ -106,7 +102,8 @@ class KubeApiServer:
         self.bookmark_interval = bookmark_interval
         self.default_watch_timeout = default_watch_timeout
         self.drop_graceful = False
-        self._hooks = _Hooks()
+        self._rules: list[FailureRule] = []
+        self._records: list[RequestRecord] = []
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
         self._open_watches = 0
@@ -173,12 +170,12 @@ class KubeApiServer:
     def begin_request(self, method: str, path: str) -> RequestRecord:
         rec = RequestRecord(method, path)
         with self._lock:
-            self._hooks.records.append(rec)
+            self._records.append(rec)
         return rec
 
     def maybe_fail(self, rec: RequestRecord) -> None:
         with self._lock:
-            for rule in self._hooks.rules:
+            for rule in self._rules:
                 if rule.remaining > 0 and rule.matches(rec):
                     rule.remaining -= 1
                     break
@@ -211,9 +208,8 @@ class KubeApiServer:
             return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
                 {"name": g, "versions": [{"groupVersion": f"{g}/v1", "version": "v1"}],
                  "preferredVersion": {"groupVersion": f"{g}/v1", "version": "v1"}} for g in groups]}
-        for gv in {r.api_version for r in RESOURCES}:
-            if path == ("/api/" if "/" not in gv else "/apis/") + gv:
-                return self._resource_list(gv)
+        if path in _GROUP_VERSION_PATHS:
+            return self._resource_list(_GROUP_VERSION_PATHS[path])
         if path in ("/healthz", "/readyz", "/livez"):
             return {"kind": "Status", "apiVersion": "v1", "status": "Success", "message": "ok", "code": 200}
         return None
@@ -254,16 +250,16 @@ class KubeApiServer:
         rule = FailureRule(count, code, re.compile(path) if path else None, method, verb, resource,
                            message, reason, retry_after)
         with self._lock:
-            self._hooks.rules.append(rule)
+            self._rules.append(rule)
 
     def clear_failures(self) -> None:
         with self._lock:
-            self._hooks.rules.clear()
+            self._rules.clear()
 
     @property
     def requests(self) -> list[RequestRecord]:
         with self._lock:
-            return list(self._hooks.records)
+            return list(self._records)
 
     def request_count(self, verb: str | None = None, resource: str | None = None, *,
                       namespace: str | None = None, code: int | None = None, method: str | None = None,
@@ -277,7 +273,7 @@ class KubeApiServer:
 
     def reset_requests(self) -> None:
         with self._lock:
-            self._hooks.records.clear()
+            self._records.clear()
 
     @property
     def open_watches(self) -> int:
@@ -312,9 +308,7 @@ class KubeApiServer:
 
     # ---- hooks: objects ----------------------------------------------------------------------
     def add_namespace(self, name: str) -> Obj:
-        rtype = storage_type("namespaces")
-        obj = strategies.prepare_create(rtype, {"metadata": {"name": name}}, "")
-        return self.store.create("namespaces", obj)
+        return self.create_object("namespaces", {"metadata": {"name": name}})
 
     def _ensure_namespace(self, name: str) -> None:
         if self.store.get("namespaces", "", name) is None:

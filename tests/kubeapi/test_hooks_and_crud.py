@@ -238,3 +238,20 @@ def test_restart_on_same_port_keeps_objects_and_history(tmp_path: Path):
         assert api.list_node().metadata.resource_version == rv
     finally:
         server.stop()
+
+
+def test_discovery_documents_list_served_resources(kube_api: KubeApiServer):
+    def get(path: str) -> dict:
+        with urllib3.PoolManager() as http:
+            resp = http.request("GET", kube_api.url + path)
+            assert resp.status == 200, path
+            return json.loads(resp.data)
+
+    core = get("/api/v1")
+    assert core["groupVersion"] == "v1"
+    assert {"pods", "pods/binding", "pods/status", "nodes", "leases"} & {r["name"] for r in core["resources"]} == {
+        "pods", "pods/binding", "pods/status", "nodes"}
+    assert [r["name"] for r in get("/apis/apps/v1")["resources"]] == ["deployments", "deployments/status"]
+    assert {g["name"] for g in get("/apis")["groups"]} == {"apps", "coordination.k8s.io", "events.k8s.io"}
+    with urllib3.PoolManager() as http:
+        assert http.request("GET", kube_api.url + "/apis/v1").status == 404
