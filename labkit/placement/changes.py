@@ -95,7 +95,7 @@ class Changes:
         """Undo everything (with keep: only the scheduler's replicas). Returns (done, problems)."""
         done: list[str] = []
         problems: list[str] = []
-        steps = [("scheduler replicas", self._replicas_step)]
+        steps = [("scheduler replicas", self.restore_replicas)]
         if not keep:
             steps += [("test pods", self._pods_step), ("node labels", self._labels_step),
                       ("namespace", self._namespace_step)]
@@ -107,9 +107,6 @@ class Changes:
             except KubeError as err:
                 problems.append(f"could not restore {what}: {err}")
         return done, problems
-
-    def _replicas_step(self) -> str | None:
-        return self.restore_replicas()
 
     def _pods_step(self) -> str | None:
         count = self.delete_pods()
