@@ -17,6 +17,7 @@ import contextlib
 import signal
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,10 +89,7 @@ class ScenarioResult:
         nodes = [p.node or "-" for p in self.pods]
         if len(nodes) <= 1:
             return nodes[0] if nodes else "-"
-        counts: dict[str, int] = {}
-        for n in nodes:
-            counts[n] = counts.get(n, 0) + 1
-        return ", ".join(f"{n} x{c}" for n, c in sorted(counts.items()))  # k8s-worker-01 x2, ...
+        return ", ".join(f"{n} x{c}" for n, c in sorted(Counter(nodes).items()))  # k8s-worker-01 x2, ...
 
     @property
     def pod_summary(self) -> str:
