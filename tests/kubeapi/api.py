@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tests.kubeapi import event_conversion, strategies
 from tests.kubeapi.binding import bind_pod
 from tests.kubeapi.errors import ApiError
-from tests.kubeapi.kinds import ResourceType, storage_type
+from tests.kubeapi.kinds import ResourceType
 from tests.kubeapi.patches import apply_patch
 from tests.kubeapi.routes import Route, int_param
 from tests.kubeapi.selectors import selector_for
@@ -130,7 +130,6 @@ class Api:
             meta = {**(body.get("metadata") or {}), "namespace": route.namespace}
             strategies.validate_events_v1_create({**body, "metadata": meta})
         obj = strategies.prepare_create(rtype, from_wire(rtype, body), route.namespace)
-        obj = {**obj, "apiVersion": storage_type(rtype.storage).api_version}
         return to_wire(rtype, self.store.create(rtype.storage, obj))
 
     def update(self, route: Route, body: Any) -> Obj:
@@ -219,7 +218,8 @@ class Api:
                 return marked
         return to_wire(rtype, self.store.delete(rtype.storage, route.namespace, route.name, check))
 
-    def _mark_pod_terminating(self, namespace: str, name: str, grace: int | None, check: Any) -> Obj | None:
+    def _mark_pod_terminating(self, namespace: str, name: str, grace: int | None,
+                              check: Callable[[Obj], None]) -> Obj | None:
         """Set deletionTimestamp on a bound, running pod; None when it must be deleted at once."""
         def mark(pod: Obj) -> Obj:
             check(pod)
@@ -239,7 +239,7 @@ class Api:
         except _DeleteNow:
             return None
 
-    def _delete_namespace(self, name: str, check: Any) -> Obj:
+    def _delete_namespace(self, name: str, check: Callable[[Obj], None]) -> Obj:
         current = self.store.get("namespaces", "", name)
         if current is None:
             raise ApiError.not_found("namespaces", name)

@@ -23,7 +23,7 @@ from tests.kubeapi.routes import Route, int_param, parse, query_bool, verb_of
 from tests.kubeapi.watching import WatchPlan, watch_event
 
 if TYPE_CHECKING:
-    from tests.kubeapi.server import KubeApiServer
+    from tests.kubeapi.server import KubeApiServer, RequestRecord
 
 _JSON = "application/json"
 
@@ -153,7 +153,7 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
 
-    def _watch(self, route: Route, query: dict[str, str], record: Any) -> None:
+    def _watch(self, route: Route, query: dict[str, str], record: RequestRecord) -> None:
         server = self.api_server
         api = server.api
         epoch = server.store.watch_epoch

@@ -90,9 +90,9 @@ RESOURCES: tuple[ResourceType, ...] = (
 )
 
 BY_PATH: dict[tuple[str, str, str], ResourceType] = {(r.group, r.version, r.plural): r for r in RESOURCES}
-# The representation used inside the store and by the test hooks for each storage key.
-STORAGE_TYPE: dict[str, ResourceType] = {r.storage: r for r in RESOURCES
-                                       if r.group in ("", "coordination.k8s.io", "apps")}
+# The representation used inside the store and by the test hooks for each storage key: every type
+# but events.k8s.io/v1, which is served by converting the stored core/v1 events.
+STORAGE_TYPE: dict[str, ResourceType] = {r.storage: r for r in RESOURCES if r.group != "events.k8s.io"}
 
 
 def lookup(group: str, version: str, plural: str) -> ResourceType | None:

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from tests.kubeapi.errors import ApiError
-from tests.kubeapi.kinds import ResourceType
+from tests.kubeapi.kinds import ResourceType, storage_type
 from tests.kubeapi.store import Store
 
 Obj = dict[str, Any]
@@ -69,7 +69,8 @@ def prepare_create(rtype: ResourceType, obj: Obj, namespace: str) -> Obj:
         meta.pop(system_field, None)
     if rtype.storage == "pods":
         meta["generation"] = 1  # pods track metadata.generation (PodObservedGenerationTracking)
-    out = {**obj, "apiVersion": rtype.api_version, "kind": rtype.kind, "metadata": meta}
+    stored_as = storage_type(rtype.storage)  # events.k8s.io/v1 events are kept as core/v1 ones
+    out = {**obj, "apiVersion": stored_as.api_version, "kind": stored_as.kind, "metadata": meta}
     preparer = _CREATE.get(rtype.storage)
     return preparer(out) if preparer else out
 

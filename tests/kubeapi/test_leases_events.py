@@ -73,6 +73,9 @@ def test_events_v1_post_is_listed_through_core_v1(kube_api: KubeApiServer, kube_
     assert (event.reason, event.message, event.reporting_component, event.involved_object.uid) == (
         "Scheduled", "Successfully assigned default/p1 to node-a", "my-scheduler", pod["metadata"]["uid"])
     assert kube_api.events("default")[0]["reportingComponent"] == "my-scheduler"
+    stored = kube_api.events("default")[0]  # kept as a core/v1 Event, served back as events.k8s.io/v1
+    assert (stored["apiVersion"], stored["kind"]) == ("v1", "Event")
+    assert (created.api_version, created.kind) == ("events.k8s.io/v1", "Event")
 
 
 def test_events_v1_requires_the_strict_fields(kube_api: KubeApiServer, kube_api_client):
