@@ -231,7 +231,8 @@ def _read_back(api: Any, namespace: str, run_id: str, node_names: list[str]) -> 
     """What the API server says was bound where (the scheduler's own count is not the judge)."""
     pods = api.list_namespaced_pod(namespace, label_selector=f"{cluster.BENCH_LABEL}={run_id}").items
     per_node = Counter(p.spec.node_name for p in pods if p.spec.node_name)
-    stray = sum(n for name, n in per_node.items() if name not in set(node_names))
+    fake = set(node_names)
+    stray = sum(n for name, n in per_node.items() if name not in fake)
     result = {"bound": sum(per_node.values()), "bound_elsewhere": stray,
               "pods_per_node": spread(per_node, node_names)}
     result["spread_within_one"] = result["pods_per_node"]["max"] - result["pods_per_node"]["min"] <= 1
