@@ -40,6 +40,13 @@ def _strip_type(obj: Obj) -> Obj:
     return {k: v for k, v in obj.items() if k != "kind" and k != "apiVersion"}
 
 
+def _require_url_name(meta: Obj, url_name: str | None) -> None:
+    """An update or patch may not rename the object (400, as the real handlers answer)."""
+    if meta.get("name") != url_name:
+        raise ApiError.bad_request(f"the name of the object ({meta.get('name')}) does not match the name on the URL "
+                                   f"({url_name})")
+
+
 class _DeleteNow(Exception):
     """Raised inside a store update to fall through to an immediate delete."""
 
@@ -137,12 +144,10 @@ class Api:
         assert rtype is not None and route.name is not None
         if not isinstance(body, dict):
             raise ApiError.bad_request(f"the body of the request is not a {rtype.kind} object")
-        body_name = (body.get("metadata") or {}).get("name")
-        if body_name != route.name:
-            raise ApiError.bad_request(f"the name of the object ({body_name}) does not match the name on the URL "
-                                       f"({route.name})")
+        body_meta = body.get("metadata") or {}
+        _require_url_name(body_meta, route.name)
         new_core = from_wire(rtype, body)
-        if not (body.get("metadata") or {}).get("resourceVersion") and rtype.storage in NO_UNCONDITIONAL_UPDATE:
+        if not body_meta.get("resourceVersion") and rtype.storage in NO_UNCONDITIONAL_UPDATE:
             # genericregistry.Store.Update when the strategy's AllowUnconditionalUpdate() is false.
             raise ApiError.invalid(rtype.plural, route.name, [(
                 "metadata.resourceVersion", "FieldValueInvalid", "Invalid value: 0x0: must be specified for an update")],
@@ -176,10 +181,7 @@ class Api:
 
         def mutate(old: Obj) -> Obj:
             patched = from_wire(rtype, apply_patch(content_type, to_wire(rtype, old), patch))
-            meta = patched.get("metadata") or {}
-            if meta.get("name") != route.name:
-                raise ApiError.bad_request(f"the name of the object ({meta.get('name')}) does not match the name "
-                                           f"on the URL ({route.name})")
+            _require_url_name(patched.get("metadata") or {}, route.name)
             self._check_object_preconditions(rtype, route.name or "", patched, old)
             return strategies.prepare_update(rtype, patched, old, route.subresource)
 

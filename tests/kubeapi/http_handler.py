@@ -208,6 +208,7 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
             self._write_chunk(self._bookmark(plan, plan.start_rv, initial_end=True))
         cursor = plan.start_rv
         last_sent = time.monotonic()
+        shareable = rtype.group != "events.k8s.io"  # other representations are encoded per watcher
         while True:
             now = time.monotonic()
             if now >= deadline:
@@ -223,7 +224,6 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
             if changes is None:
                 return server.drop_graceful
             lines = []
-            shareable = rtype.group != "events.k8s.io"  # other representations are encoded per watcher
             for change in changes:
                 event = watch_event(plan, change)
                 if event is None:

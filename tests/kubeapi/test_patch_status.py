@@ -112,3 +112,17 @@ def test_smp_directives_and_set_lists():
 
 def test_merge_patch_replaces_lists_whole():
     assert merge_patch({"l": [1, 2], "k": 1}, {"l": [3], "k": None}) == {"l": [3]}
+
+
+def test_update_and_patch_may_not_rename(kube_api: KubeApiServer, core_v1):
+    node = kube_api.add_node("n1")
+    renamed = {**node, "metadata": {**node["metadata"], "name": "n2"}}
+    with pytest.raises(client.ApiException) as put:
+        core_v1.replace_node("n1", renamed)
+    assert put.value.status == 400
+    assert json.loads(put.value.body)["message"] == (
+        "the name of the object (n2) does not match the name on the URL (n1)")
+    with pytest.raises(client.ApiException) as patch:
+        core_v1.patch_node("n1", {"metadata": {"name": "n2"}})
+    assert patch.value.status == 400 and "(n2) does not match the name on the URL (n1)" in patch.value.body
+    assert [n["metadata"]["name"] for n in kube_api.nodes()] == ["n1"]
