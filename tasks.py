@@ -20,6 +20,7 @@ from labkit.console import console, fail, step
 from labkit.definition import DEFAULT_LAB_FILE, Lab, load_lab, with_changes
 from labkit.errors import UserError
 from labkit.paths import LabPaths
+from labkit.placement.kube import KubeconfigError, KubeError
 from labkit.vagrant import VagrantLab
 
 LAB_HELP = {"lab": "lab definition file (default: lab.yaml, or $KUBELAB_FILE)"}
@@ -127,10 +128,9 @@ def status(c, lab=None):
         console.print("cluster: not provisioned yet (no exported kubeconfig)")
         return
     try:
-        rows = cluster.nodes(kubeconfig)
-        sched = cluster.scheduler(kubeconfig, definition)
-    except Exception as err:  # noqa: BLE001 - any failure to reach the API is reported, not raised
-        console.print(f"cluster: API server not reachable with {kubeconfig}: {err}")
+        rows, sched = cluster.summary(kubeconfig, definition)
+    except (KubeError, KubeconfigError) as err:
+        console.print(f"cluster: {err}")
         return
     nodes = Table("node", "status", "roles", "version", "internal ip", title="cluster")
     for row in rows:

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from labkit.definition import Lab
+from labkit.placement.kube import Kube
 
-REQUEST_TIMEOUT = 5  # seconds: status must answer quickly even when the API server is down
+ROLE_LABEL = "node-role.kubernetes.io/"
 
 
 @dataclass(frozen=True)
@@ -25,44 +26,38 @@ class SchedulerRow:
     image: str
 
 
-def api_client(kubeconfig: Path, context: str | None = None):
-    from kubernetes import config
-
-    return config.new_client_from_config(config_file=str(kubeconfig), context=context)
-
-
-def nodes(kubeconfig: Path) -> list[NodeRow]:
-    from kubernetes import client
-
-    api = client.CoreV1Api(api_client(kubeconfig))
-    rows = []
-    for node in api.list_node(_request_timeout=REQUEST_TIMEOUT).items:
-        conditions = {c.type: c.status for c in node.status.conditions or []}
-        labels = node.metadata.labels or {}
-        roles = sorted(k.split("/", 1)[1] for k in labels if k.startswith("node-role.kubernetes.io/"))
-        address = next((a.address for a in node.status.addresses or [] if a.type == "InternalIP"), "")
-        rows.append(NodeRow(
-            name=node.metadata.name,
-            ready="Ready" if conditions.get("Ready") == "True" else "NotReady",
-            roles=",".join(roles) or "<none>",
-            version=node.status.node_info.kubelet_version if node.status.node_info else "",
-            internal_ip=address,
-        ))
-    return rows
+def node_row(node: dict) -> NodeRow:
+    status = node.get("status") or {}
+    conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+    labels = node["metadata"].get("labels") or {}
+    roles = sorted(key.removeprefix(ROLE_LABEL) for key in labels if key.startswith(ROLE_LABEL))
+    address = next((a["address"] for a in status.get("addresses") or [] if a.get("type") == "InternalIP"), "")
+    return NodeRow(
+        name=node["metadata"]["name"],
+        ready="Ready" if conditions.get("Ready") == "True" else "NotReady",
+        roles=",".join(roles) or "<none>",
+        version=(status.get("nodeInfo") or {}).get("kubeletVersion", ""),
+        internal_ip=address,
+    )
 
 
-def scheduler(kubeconfig: Path, lab: Lab) -> SchedulerRow | None:
+def nodes(kube: Kube) -> list[NodeRow]:
+    return [node_row(node) for node in kube.items("/api/v1/nodes")]
+
+
+def scheduler(kube: Kube, lab: Lab) -> SchedulerRow | None:
     """The bundled scheduler's Deployment, or None when it has not been deployed."""
-    from kubernetes import client
-    from kubernetes.client.exceptions import ApiException
+    settings = lab.scheduler
+    dep = kube.get_or_none(f"/apis/apps/v1/namespaces/{settings.namespace}/deployments/{settings.name}")
+    if dep is None:
+        return None
+    ready = f"{(dep.get('status') or {}).get('readyReplicas', 0)}/{dep['spec'].get('replicas', 1)}"
+    return SchedulerRow(ready=ready, image=dep["spec"]["template"]["spec"]["containers"][0]["image"])
 
-    api = client.AppsV1Api(api_client(kubeconfig))
+
+def summary(kubeconfig: Path, lab: Lab) -> tuple[list[NodeRow], SchedulerRow | None]:
+    kube = Kube.from_kubeconfig(kubeconfig)
     try:
-        dep = api.read_namespaced_deployment(lab.scheduler.name, lab.scheduler.namespace,
-                                             _request_timeout=REQUEST_TIMEOUT)
-    except ApiException as err:
-        if err.status == 404:
-            return None
-        raise
-    ready = f"{dep.status.ready_replicas or 0}/{dep.spec.replicas}"
-    return SchedulerRow(ready=ready, image=dep.spec.template.spec.containers[0].image)
+        return nodes(kube), scheduler(kube, lab)
+    finally:
+        kube.close()
