@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tests.kubeapi import event_conversion, strategies
@@ -232,8 +231,7 @@ class Api:
                 raise _DeleteNow()
             if meta.get("deletionTimestamp") and meta.get("deletionGracePeriodSeconds", period) <= period:
                 return pod  # already terminating with an equal or shorter grace period
-            when = datetime.now(UTC) + timedelta(seconds=period)
-            return {**pod, "metadata": {**meta, "deletionTimestamp": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            return {**pod, "metadata": {**meta, "deletionTimestamp": now_rfc3339(later_seconds=period),
                                         "deletionGracePeriodSeconds": period}}
 
         try:

@@ -22,7 +22,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tests.kubeapi.errors import ApiError
@@ -32,8 +32,9 @@ Obj = dict[str, Any]
 Key = tuple[str, str]  # (namespace or "", name)
 
 
-def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+def now_rfc3339(later_seconds: int = 0) -> str:
+    """metav1.Time on the wire: RFC 3339 in UTC, whole seconds."""
+    return (datetime.now(UTC) + timedelta(seconds=later_seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(slots=True)

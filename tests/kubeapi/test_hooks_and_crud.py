@@ -194,6 +194,8 @@ def test_graceful_pod_deletion_mode():
         marked = api.delete_namespaced_pod("bound", "default")
         assert marked.metadata.deletion_timestamp is not None
         assert marked.metadata.deletion_grace_period_seconds == 30
+        # deletionTimestamp is when the grace period ends, not when DELETE arrived
+        assert marked.metadata.deletion_timestamp > marked.metadata.creation_timestamp
         assert [p["metadata"]["name"] for p in server.terminating_pods()] == ["bound"]
         api.delete_namespaced_pod("pending", "default")  # unbound: gone at once
         assert server.get_object("pods", "pending", "default") is None
