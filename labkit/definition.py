@@ -392,7 +392,8 @@ def _field_path(loc: tuple) -> str:
     return path or "(top level)"
 
 
-def _pydantic_problems(err: ValidationError) -> list[str]:
+def pydantic_problems(err: ValidationError) -> list[str]:
+    """One line per pydantic error, by field path, in the style every definition file of the toolkit uses."""
     problems = []
     for e in err.errors():
         path = _field_path(e["loc"])
@@ -414,7 +415,7 @@ def parse_lab(data: object, source: str = "<lab>",
     try:
         lab = Lab.model_validate(data)
     except ValidationError as err:
-        raise LabError(source, _pydantic_problems(err)) from None
+        raise LabError(source, pydantic_problems(err)) from None
     problems = validate(lab, allowed_ranges)
     if problems:
         raise LabError(source, problems)

@@ -14,7 +14,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from labkit.definition import _pydantic_problems  # the lab definition's messages: one style for both files
+from labkit.definition import pydantic_problems  # the lab definition's messages: one style for both files
 
 SCENARIOS_FILE = Path(__file__).resolve().parent / "scenarios.yaml"
 
@@ -109,7 +109,7 @@ def parse_scenarios(data: object, source: str = "<scenarios>") -> ScenarioSet:
     try:
         return ScenarioSet.model_validate(data)
     except ValidationError as err:
-        lines = "\n".join(f"  - {p}" for p in _pydantic_problems(err))
+        lines = "\n".join(f"  - {p}" for p in pydantic_problems(err))
         raise ScenarioError(f"{source}: the placement scenarios are invalid:\n{lines}") from None
 
 
