@@ -12,8 +12,10 @@ import argparse
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from kubernetes import client, config, watch
 
@@ -25,7 +27,7 @@ def _rate(count: int, seconds: float) -> str:
     return f"{count} in {seconds:.2f}s = {count / seconds:,.0f}/s"
 
 
-def _drain(resp) -> None:
+def _drain(resp: Any) -> None:
     """Read and release a _preload_content=False response so its connection goes back to the pool."""
     resp.read()
     resp.release_conn()
@@ -39,7 +41,7 @@ def run(nodes: int, pods: int, threads: int) -> dict[str, float]:
         api = client.CoreV1Api(client.ApiClient(cfg))
         results: dict[str, float] = {}
 
-        def timed(name: str, count: int, fn, items) -> None:
+        def timed(name: str, count: int, fn: Callable[[int], None], items: Iterable[int]) -> None:
             start = time.perf_counter()
             with ThreadPoolExecutor(threads) as pool:
                 list(pool.map(fn, items))
