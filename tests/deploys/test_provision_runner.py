@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 from pyinfra.api import Inventory
 
 from labkit.provision import ProvisionError, run
 from tests.deploys.labs import make_lab
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]  # released on close: nothing listens there
+from tests.kubeapi.fixtures import free_port
 
 
 def test_unreachable_node_is_named_with_the_fix():
     lab = make_lab()
-    port = closed_port()
+    port = free_port()
     hosts = [(n.name, {"ssh_hostname": "127.0.0.1", "ssh_port": port, "ssh_user": "vagrant",
                        "node": {"name": n.name, "ip": str(n.ip), "role": n.role}}) for n in lab.nodes]
     inventory = Inventory((hosts, {}), control_plane=([hosts[0]], {}), workers=(hosts[1:], {}))
