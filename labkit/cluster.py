@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from labkit.definition import Lab
-from labkit.placement.kube import Kube
+from labkit.kube import Kube
 
 ROLE_LABEL = "node-role.kubernetes.io/"
 

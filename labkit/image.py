@@ -36,6 +36,8 @@ from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from labkit.errors import UserError
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SCHEDULER_DIR = PROJECT_ROOT / "scheduler"
 CONTAINERFILE = SCHEDULER_DIR / "Containerfile"
@@ -50,7 +52,7 @@ WHEEL_PLATFORMS = {
 }
 
 
-class ImageError(RuntimeError):
+class ImageError(UserError):
     """The image cannot be built or read; the message names the file or tool and the fix."""
 
 

@@ -208,7 +208,7 @@ def _failure_detail(meta) -> str:
     return "\n".join(lines)
 
 
-def _as_inventory(inventory: Inventory | str | os.PathLike) -> Inventory:
+def load_inventory(inventory: Inventory | str | os.PathLike) -> Inventory:
     if isinstance(inventory, Inventory):
         return inventory
     from pyinfra.context import ctx_state
@@ -218,7 +218,7 @@ def _as_inventory(inventory: Inventory | str | os.PathLike) -> Inventory:
         return make_inventory(str(inventory))
 
 
-def _default_sudo(inventory: Inventory) -> None:
+def default_sudo(inventory: Inventory) -> None:
     """Non-root SSH users (vagrant, ubuntu) need sudo unless the inventory says otherwise."""
     for host in inventory:
         if host.data.get("_sudo") is None:
@@ -274,8 +274,8 @@ def wait_until_ready(lab: Lab, cp: Host, timeout: float, echo: Echo, interval: f
 def run(lab: Lab, inventory: Inventory | str | os.PathLike, *, wait_ready: bool = True,
         prepare_only: bool = False, timeout: float = 900, kubeconfig_path: Path | None = None, echo: Echo = print,
         config: Config | None = None) -> ProvisionReport:
-    inventory = _as_inventory(inventory)
-    _default_sudo(inventory)
+    inventory = load_inventory(inventory)
+    default_sudo(inventory)
     state = State(inventory, config or Config(DIFF=False), check_for_changes=False)
     progress = Progress(echo)
     state.add_callback_handler(progress)

@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from labkit.definition import Lab, LabError, load_lab
+from labkit.errors import UserError
 from labkit.image import BuildPlan, BuiltImage
 from labkit.render import render
 
 if TYPE_CHECKING:  # the Kubernetes client takes half a second to import: only the apply steps need it
-    from labkit.placement.kube import Kube
+    from labkit.kube import Kube
 
 TEMPLATE_DIR = "scheduler"
 # The order objects are applied in: what others refer to first.
@@ -44,7 +45,7 @@ FIELD_MANAGER = "kubelab"
 Echo = Callable[[str], None]
 
 
-class DeployError(RuntimeError):
+class DeployError(UserError):
     """deploy-scheduler failed; the message says at which step and what to look at."""
 
 
@@ -128,9 +129,9 @@ def _connected_state(inventory: Any):
     from pyinfra.api import Config, State
     from pyinfra.api.connect import connect_all
 
-    from labkit.provision import _default_sudo
+    from labkit.provision import default_sudo
 
-    _default_sudo(inventory)
+    default_sudo(inventory)
     state = State(inventory, Config(), check_for_changes=False)
     connect_all(state)
     if state.failed_hosts:
@@ -266,7 +267,7 @@ def describe(obj: dict[str, Any]) -> str:
 
 def connect(kubeconfig: Path) -> Kube:
     """The lab's API server through the kubeconfig (the placement runner's client: same auth and errors)."""
-    from labkit.placement.kube import Kube, KubeconfigError
+    from labkit.kube import Kube, KubeconfigError
 
     try:
         return Kube.from_kubeconfig(kubeconfig)
@@ -331,7 +332,7 @@ def pod_log(kube: Kube, namespace: str, name: str, tail_lines: int) -> str:
     from kubernetes.client.exceptions import ApiException
     from urllib3.exceptions import HTTPError
 
-    from labkit.placement.kube import REQUEST_TIMEOUT
+    from labkit.kube import REQUEST_TIMEOUT
 
     with client.ApiClient(kube.client.configuration) as api:
         try:
@@ -347,7 +348,7 @@ def pod_log(kube: Kube, namespace: str, name: str, tail_lines: int) -> str:
 
 def diagnose(kube: Kube, namespace: str, selector: dict[str, str], tail_lines: int = 20) -> str:
     """The scheduler pods' phase, recent events and last log lines: what to read when a rollout fails."""
-    from labkit.placement.kube import pod_path
+    from labkit.kube import pod_path
 
     labels = ",".join(f"{k}={v}" for k, v in selector.items())
     pods = kube.items(pod_path(namespace), labelSelector=labels)
@@ -394,7 +395,7 @@ def wait_for_rollout(kube: Kube, lab: Lab, timeout: float = 300, poll: float = 2
 def deploy_scheduler(lab: Lab, kubeconfig: Path, inventory: Any, image_dir: Path,
                      timeout: float = 300, echo: Echo = print) -> dict[str, Any]:
     """Everything `invoke deploy-scheduler` does; returns what happened at each step."""
-    from labkit.placement.kube import KubeError
+    from labkit.kube import KubeError
 
     image = ensure_image(lab, inventory, image_dir, echo)
     started = time.monotonic()
@@ -414,9 +415,9 @@ def deploy_scheduler(lab: Lab, kubeconfig: Path, inventory: Any, image_dir: Path
 def lab_inventory(lab: Lab, inventory_file: str | Path | None = None) -> Any:
     """The lab's machines as recorded by `up`, or the hosts of a pyinfra inventory file (real machines)."""
     if inventory_file:
-        from labkit.provision import _as_inventory  # the CLI's loader, run on a pyinfra state as it needs
+        from labkit.provision import load_inventory  # the CLI's loader, run on a pyinfra state as it needs
 
-        return _as_inventory(inventory_file)
+        return load_inventory(inventory_file)
     from labkit.inventory import pyinfra_inventory, recorded_groups
 
     return pyinfra_inventory(recorded_groups(lab))

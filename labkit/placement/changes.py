@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from labkit.placement.kube import Kube, KubeError, pod_path
+from labkit.kube import Kube, KubeError, pod_path
 
 log = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from labkit.definition import DEFAULT_LAB_FILE, Lab, LabError, load_lab
+from labkit.kube import KubeconfigError
 from labkit.paths import LabPaths
 from labkit.placement.explain import ExplainError
-from labkit.placement.kube import KubeconfigError
 from labkit.placement.report import print_report, to_json
 from labkit.placement.runner import EXIT_ERROR, Options, PlacementError, run
 from labkit.placement.scenarios import ScenarioError

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from labkit.definition import Lab
-from labkit.placement.kube import Kube, pod_path
+from labkit.kube import Kube, pod_path
 from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_config
 from scheduler.framework import Profile, ScheduleResult
 from scheduler.model import NodeInfo, PodInfo, PodSpecError

@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from labkit.definition import Lab
+from labkit.kube import Kube, KubeError, event_time, pod_path
 from labkit.placement import judge
 from labkit.placement.changes import Changes, deployment_path
 from labkit.placement.explain import (
@@ -38,7 +39,6 @@ from labkit.placement.explain import (
     snapshot,
 )
 from labkit.placement.judge import MISS, PASS, SKIP, PodState, Verdict
-from labkit.placement.kube import Kube, KubeError, event_time, pod_path
 from labkit.placement.scenarios import SCENARIOS_FILE, PodDefaults, Scenario, ScenarioSet, load_scenarios
 from labkit.render import render
 

@@ -1,4 +1,4 @@
-"""The few API calls the placement runner makes, as JSON dicts (camelCase, as the API sends them).
+"""The host side's API calls (test-placement, deploy-scheduler, status), as JSON dicts (camelCase, as sent).
 
 The requests go through the scheduler's own raw-JSON client (scheduler.client.Client: the official
 client's kubeconfig loading, certificates, tokens and connection pool, without its generated models), so
