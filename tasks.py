@@ -19,8 +19,8 @@ from labkit import cluster, doctor, lifecycle
 from labkit.console import console, fail, step
 from labkit.definition import DEFAULT_LAB_FILE, Lab, load_lab, with_changes
 from labkit.errors import UserError
+from labkit.kube import KubeconfigError, KubeError
 from labkit.paths import LabPaths
-from labkit.placement.kube import KubeconfigError, KubeError
 from labkit.vagrant import VagrantLab
 
 LAB_HELP = {"lab": "lab definition file (default: lab.yaml, or $KUBELAB_FILE)"}
@@ -31,11 +31,11 @@ def _lab_file(lab: str | None) -> Path:
 
 
 @contextlib.contextmanager
-def _user_errors(*also: type[Exception]) -> Iterator[None]:
+def _user_errors() -> Iterator[None]:
     """Failures a user can fix become one clear message and exit 2, not a traceback."""
     try:
         yield
-    except (UserError, *also) as err:
+    except UserError as err:
         fail(str(err))
         raise Exit(code=2) from None
 
@@ -87,11 +87,10 @@ def up(c, lab=None, provision=True, inventory=None, package_source=None, timeout
 def deploy_scheduler(c, lab=None, kubeconfig=None, render_only=None, inventory=None, timeout=300):
     """Build the scheduler image, side-load it into every node, apply its config and manifests, wait."""
     from labkit import scheduler_deploy
-    from labkit.image import ImageError
 
     definition, _ = _load(lab)
     step("deploy-scheduler")
-    with _user_errors(scheduler_deploy.DeployError, ImageError):
+    with _user_errors():
         scheduler_deploy.run_verb(definition, Path(kubeconfig) if kubeconfig else None,
                                   Path(render_only) if render_only else None, inventory, float(timeout),
                                   echo=console.print)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from labkit.definition import load_lab
-from labkit.placement.kube import KubeError
+from labkit.kube import KubeError
 from labkit.scheduler_deploy import (
     DeployError,
     apply,

@@ -6,9 +6,8 @@ import pytest
 
 from labkit import cluster
 from labkit.definition import DEFAULT_LAB_FILE, load_lab
-from labkit.placement.kube import KubeconfigError
+from labkit.kube import KubeconfigError
 from labkit.scheduler_deploy import render_manifests
-from tests.kubeapi.fixtures import kube_api, kube_api_kubeconfig  # noqa: F401
 
 LAB = load_lab(DEFAULT_LAB_FILE)
 

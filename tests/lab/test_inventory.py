@@ -63,8 +63,8 @@ def test_recorded_details_round_trip(tmp_path):
 LOAD_SSH_EXAMPLE = """
 import json
 from labkit.paths import PROJECT_ROOT
-from labkit.provision import _as_inventory
-inventory = _as_inventory(PROJECT_ROOT / "inventory" / "ssh-example.py")
+from labkit.provision import load_inventory
+inventory = load_inventory(PROJECT_ROOT / "inventory" / "ssh-example.py")
 print(json.dumps({
     "control_plane": [h.name for h in inventory.get_group("control_plane")],
     "hosts": {h.name: {k: h.data.get(k) for k in ("ssh_hostname", "ssh_user", "_sudo", "node", "lab")}
