@@ -18,10 +18,10 @@ from typing import ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-import yaml
 
 from labkit.definition import load_lab
 from labkit.scheduler_deploy import apply, connect, object_path, render_manifests
+from tests.kubeapi.kubeconfig import write_kubeconfig
 
 LAB = load_lab()
 
@@ -73,12 +73,7 @@ def recorder(tmp_path: Path) -> Iterator[tuple[type[Recorder], Path]]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "t",
-        "clusters": [{"name": "t", "cluster": {"server": f"http://127.0.0.1:{server.server_port}"}}],
-        "users": [{"name": "t", "user": {}}],
-        "contexts": [{"name": "t", "context": {"cluster": "t", "user": "t"}}]}))
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", f"http://127.0.0.1:{server.server_port}")
     try:
         yield handler, kubeconfig
     finally:
