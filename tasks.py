@@ -15,10 +15,10 @@ from pathlib import Path
 from invoke import Exit, task
 from rich.table import Table
 
+from labdef.errors import UserError
+from labdef.lab import DEFAULT_LAB_FILE, Lab, load_lab, with_changes
 from labkit import cluster, doctor, lifecycle
 from labkit.console import console, fail, step
-from labkit.definition import DEFAULT_LAB_FILE, Lab, load_lab, with_changes
-from labkit.errors import UserError
 from labkit.kube import KubeconfigError, KubeError
 from labkit.paths import LabPaths
 from labkit.vagrant import VagrantLab

@@ -16,7 +16,7 @@ from deploys.control_plane import control_plane
 from deploys.join import JoinHandoff, join_workers
 from deploys.lab_host import node_of
 from deploys.node_prep import prepare_node
-from labkit.definition import Lab
+from labdef.lab import Lab
 
 
 @deploy("Kubernetes cluster")

@@ -8,7 +8,7 @@ from pyinfra.operations import files
 
 from deploys import files as node_files
 from deploys.operations import manifest_applied
-from labkit.definition import Lab
+from labdef.lab import Lab
 
 INSTALLATION_CRD = "crd/installations.operator.tigera.io"
 

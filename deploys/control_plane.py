@@ -12,7 +12,7 @@ from pyinfra.operations import files
 from deploys import files as node_files
 from deploys.lab_host import login_user
 from deploys.operations import kubeadm_initialised, user_kubeconfig
-from labkit.definition import Lab
+from labdef.lab import Lab
 
 
 @deploy("Control plane")

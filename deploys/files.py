@@ -5,8 +5,8 @@ Pure functions of (lab, node): the fast tests parse exactly what goes onto the m
 
 from __future__ import annotations
 
-from labkit.definition import Lab, Node
-from labkit.render import render
+from labdef.lab import Lab, Node
+from labdef.render import render
 
 KEYRING = "/etc/apt/keyrings/kubernetes-apt-keyring.asc"  # .asc: apt reads armoured keys, no gpg needed
 APT_SOURCE = "/etc/apt/sources.list.d/kubernetes.list"

@@ -20,7 +20,7 @@ from pyinfra.operations import python
 
 from deploys import files as node_files
 from deploys.lab_host import node_label, node_of, sudo
-from labkit.definition import Lab
+from labdef.lab import Lab
 
 TOKEN_TTL = "1h"  # only needs to outlive this run
 _JOIN_COMMAND = re.compile(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyinfra.api import Host
 
-from labkit.definition import Lab, Node
+from labdef.lab import Lab, Node
 
 
 def node_of(lab: Lab, target: Host) -> Node:

@@ -18,7 +18,7 @@ from deploys.operations import (
     kernel_module,
     swap_off,
 )
-from labkit.definition import Lab
+from labdef.lab import Lab
 
 
 @deploy("Node prep")

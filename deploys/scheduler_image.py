@@ -9,7 +9,7 @@ node that already holds that exact image (same reference and config digest) gets
 plane with buildah (installed there from the distribution) from a context prepared on the host (the
 wheels are downloaded on the host, so the build needs no network) and fetch the archive back.
 
-Run through labkit.scheduler_deploy, which passes the values below and reads `report`.
+The host side (deploy-scheduler) passes the values below and reads `report`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Hosts and groups (`control_plane`, `workers`) come from the lab definition; SSH 
 
 import os
 
-from labkit.definition import load_lab
+from labdef.lab import load_lab
 from labkit.inventory import recorded_groups
 
 _groups = recorded_groups(load_lab(os.environ.get("KUBELAB_FILE")))

@@ -21,7 +21,7 @@ pyinfra reads every list in this module as an inventory group: `control_plane` a
 
 import os
 
-from labkit.definition import load_lab
+from labdef.lab import load_lab
 from labkit.inventory import group_of, node_data
 
 _lab = load_lab(os.environ.get("KUBELAB_FILE"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from labkit.definition import Lab
+from labdef.lab import Lab
 from labkit.kube import Kube
 
 ROLE_LABEL = "node-role.kubernetes.io/"

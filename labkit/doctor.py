@@ -14,7 +14,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-from labkit.definition import Lab
+from labdef.lab import Lab
 from labkit.vagrant import PROVIDER_TOOLS, VAGRANT_INSTALL_HINT
 
 OK, WARN, FAIL = "ok", "warn", "fail"

@@ -36,7 +36,7 @@ from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from labkit.errors import UserError
+from labdef.errors import UserError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SCHEDULER_DIR = PROJECT_ROOT / "scheduler"

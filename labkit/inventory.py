@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from labkit.definition import Lab, Node
-from labkit.errors import UserError
+from labdef.errors import UserError
+from labdef.lab import Lab, Node
 from labkit.paths import LabPaths
 from labkit.vagrant import SshDetails
 

@@ -6,8 +6,8 @@ import os
 import shutil
 from pathlib import Path
 
+from labdef.lab import Lab
 from labkit.console import step, tool_line
-from labkit.definition import Lab
 from labkit.inventory import pyinfra_inventory, recorded_groups
 from labkit.paths import LabPaths
 from labkit.vagrant import VagrantLab, require_tools

@@ -29,8 +29,8 @@ from deploys.files import ADMIN_CONF
 from deploys.join import JoinHandoff, workers_to_join
 from deploys.kubeconfig import KubeconfigError, lab_kubeconfig
 from deploys.lab_host import node_label, node_of, sudo
-from labkit.definition import Lab
-from labkit.errors import UserError
+from labdef.errors import UserError
+from labdef.lab import Lab
 from labkit.paths import LabPaths
 
 Echo = Callable[[str], None]

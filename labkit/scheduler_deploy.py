@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from labkit.definition import Lab, LabError, load_lab
-from labkit.errors import UserError
+from labdef.errors import UserError
+from labdef.lab import Lab, LabError, load_lab
+from labdef.render import render
 from labkit.image import BuildPlan, BuiltImage
-from labkit.render import render
 
 if TYPE_CHECKING:  # the Kubernetes client takes half a second to import: only the apply steps need it
     from labkit.kube import Kube

@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from labkit.definition import Lab
-from labkit.errors import UserError
+from labdef.errors import UserError
+from labdef.lab import Lab
 from labkit.paths import PROJECT_ROOT, LabPaths
 
 Progress = Callable[[str], None]

@@ -16,7 +16,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from labkit.definition import DEFAULT_LAB_FILE, Lab, LabError, load_lab
+from labdef.lab import DEFAULT_LAB_FILE, Lab, LabError, load_lab
 from labkit.kube import KubeconfigError
 from labkit.paths import LabPaths
 from labkit.placement.explain import ExplainError

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from labkit.definition import Lab
+from labdef.lab import Lab
 from labkit.kube import Kube, pod_path
 from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_config
 from scheduler.framework import Profile, ScheduleResult

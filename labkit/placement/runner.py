@@ -25,7 +25,8 @@ from typing import Any
 
 import yaml
 
-from labkit.definition import Lab
+from labdef.lab import Lab
+from labdef.render import render
 from labkit.kube import Kube, KubeError, event_time, pod_path
 from labkit.placement import judge
 from labkit.placement.changes import Changes, deployment_path
@@ -40,7 +41,6 @@ from labkit.placement.explain import (
 )
 from labkit.placement.judge import MISS, PASS, SKIP, PodState, Verdict
 from labkit.placement.scenarios import SCENARIOS_FILE, PodDefaults, Scenario, ScenarioSet, load_scenarios
-from labkit.render import render
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kubelab-placement"}
 SCENARIO_LABEL = "kubelab.io/placement-scenario"

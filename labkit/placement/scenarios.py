@@ -14,7 +14,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from labkit.definition import pydantic_problems  # the lab definition's messages: one style for both files
+from labdef.lab import pydantic_problems  # the lab definition's messages: one style for both files
 
 SCENARIOS_FILE = Path(__file__).resolve().parent / "scenarios.yaml"
 

@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from labkit.definition import load_lab
+from labdef.lab import load_lab
 from labkit.scheduler_deploy import apply, connect, object_path, render_manifests
 from tests.kubeapi.kubeconfig import write_kubeconfig
 

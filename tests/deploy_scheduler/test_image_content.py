@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from labkit.definition import LabError, parse_lab
+from labdef.lab import LabError, parse_lab
 from labkit.image import (
     CONTAINERFILE,
     BaseImage,

@@ -12,7 +12,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from labkit.definition import Lab, load_lab
+from labdef.lab import Lab, load_lab
 from labkit.scheduler_deploy import CHECKSUM_ANNOTATION, MANIFESTS, main, render_config, render_manifests
 from scheduler.config import parse_config
 

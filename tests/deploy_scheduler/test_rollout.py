@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from labkit.definition import load_lab
+from labdef.lab import load_lab
 from labkit.kube import KubeError
 from labkit.scheduler_deploy import (
     DeployError,

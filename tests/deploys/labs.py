@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from labkit.definition import DEFAULT_LAB_FILE, Lab, parse_lab
+from labdef.lab import DEFAULT_LAB_FILE, Lab, parse_lab
 
 
 def lab_data() -> dict[str, Any]:

@@ -16,7 +16,7 @@ from pyinfra.context import ctx_host, ctx_state
 
 from deploys.cluster import kubernetes_cluster
 from deploys.join import JoinHandoff, workers_to_join
-from labkit.definition import Lab
+from labdef.lab import Lab
 
 # Which keyword picks the entry in a per-argument fact table (File by path, KernelModuleState by module...).
 _FACT_KEYS = ("path", "module", "user", "manifest", "keys", "services", "command")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from deploys import containerd_config
 from deploys import files as f
-from labkit.definition import Lab, Node
+from labdef.lab import Lab, Node
 
 RECORDED = Path(__file__).parent / "recorded"
 CONTAINERD_DEFAULT = (RECORDED / "containerd-1.6.20-config-default.toml").read_text()

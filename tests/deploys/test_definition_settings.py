@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from labkit.definition import LabError
+from labdef.lab import LabError
 from tests.deploys.labs import make_lab
 
 

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from deploys import files as f
-from labkit.render import TemplateError, render
+from labdef.render import TemplateError, render
 from tests.deploys.labs import make_lab
 
 

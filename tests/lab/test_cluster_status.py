@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from labdef.lab import DEFAULT_LAB_FILE, load_lab
 from labkit import cluster
-from labkit.definition import DEFAULT_LAB_FILE, load_lab
 from labkit.kube import KubeconfigError
 from labkit.scheduler_deploy import render_manifests
 

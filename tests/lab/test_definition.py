@@ -6,7 +6,7 @@ import ipaddress
 import pytest
 import yaml
 
-from labkit.definition import DEFAULT_LAB_FILE, LabError, load_lab, parse_lab
+from labdef.lab import DEFAULT_LAB_FILE, LabError, load_lab, parse_lab
 
 VBOX_DEFAULT = [ipaddress.ip_network("192.168.56.0/21")]
 
@@ -123,7 +123,7 @@ def test_not_a_mapping():
 
 
 def test_with_changes_revalidates(data):
-    from labkit.definition import with_changes
+    from labdef.lab import with_changes
 
     lab = parse_lab(data, allowed_ranges=VBOX_DEFAULT)
     mirror = with_changes(lab, {"kubernetes.package_source": "file:///srv/kube-debs/"})

@@ -2,8 +2,8 @@
 
 import yaml
 
+from labdef.lab import DEFAULT_LAB_FILE, parse_lab
 from labkit import doctor
-from labkit.definition import DEFAULT_LAB_FILE, parse_lab
 
 
 def lxc_lab(bridge="kubelab-doc0"):

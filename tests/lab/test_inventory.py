@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from labkit.definition import DEFAULT_LAB_FILE, load_lab
+from labdef.lab import DEFAULT_LAB_FILE, load_lab
 from labkit.inventory import InventoryMissing, lab_groups, load_ssh_details, pyinfra_inventory
 from labkit.paths import PROJECT_ROOT, LabPaths
 from labkit.vagrant import parse_ssh_config

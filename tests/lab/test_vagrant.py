@@ -8,7 +8,7 @@ import subprocess
 import pytest
 import yaml
 
-from labkit.definition import DEFAULT_LAB_FILE, load_lab
+from labdef.lab import DEFAULT_LAB_FILE, load_lab
 from labkit.paths import PROJECT_ROOT
 from labkit.vagrant import ToolMissing, VagrantLab, parse_ssh_config, require_tools
 from tests.unavailable import skip_or_fail

@@ -25,7 +25,7 @@ from typing import Any, Self
 
 import yaml
 
-from labkit.definition import Lab, parse_lab
+from labdef.lab import Lab, parse_lab
 from labkit.paths import PROJECT_ROOT
 from labkit.scheduler_deploy import render_manifests
 from tests.kubeapi import KubeApiServer

@@ -9,7 +9,7 @@ containers on these hosts), so this suite proves the machine lifecycle and the S
 Fixture `lxc_lab` (session scope) -> `RunningLab`, for any suite that needs running machines
 (provisioning deploys, image side-load):
 
-    lab           labkit.definition.Lab of tests/system/lab-lxc.yaml (name kubelab-systest)
+    lab           labdef.lab.Lab of tests/system/lab-lxc.yaml (name kubelab-systest)
     lab_file      Path of that file; pass it as `--lab` / KUBELAB_FILE to verbs and inventory/lab.py
     paths         labkit.paths.LabPaths: state folder, ssh.json, known_hosts, kubeconfig
     bridge        name of the host bridge the machines' eth0 sit on (created by this fixture)
@@ -49,7 +49,7 @@ from pathlib import Path
 
 import pytest
 
-from labkit.definition import Lab, load_lab
+from labdef.lab import Lab, load_lab
 from labkit.inventory import Groups, pyinfra_inventory, recorded_groups
 from labkit.paths import PROJECT_ROOT, LabPaths
 from tests.system import lxchost

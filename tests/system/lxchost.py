@@ -33,7 +33,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from labkit.definition import Lab, load_lab
+from labdef.lab import Lab, load_lab
 from labkit.paths import LabPaths
 
 LAB_FILE = Path(__file__).resolve().parent / "lab-lxc.yaml"

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from labkit.definition import load_lab
+from labdef.lab import load_lab
 from tests.system import lxchost
 
 

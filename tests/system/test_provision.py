@@ -33,7 +33,7 @@ import yaml
 
 from deploys import files as f
 from deploys.containerd_config import runc_options
-from labkit.definition import Lab, parse_lab
+from labdef.lab import Lab, parse_lab
 from labkit.inventory import pyinfra_inventory
 from labkit.provision import ProvisionError, ProvisionReport, run
 from tests.deploys.http_servers import RunningServer, serve_apt_relay, serve_directory

@@ -4,7 +4,7 @@
 lists every bad field by its path (``nodes[1].ip``) with the reason and the fix. Nothing else in the toolkit
 runs before this succeeds, so a malformed definition changes nothing.
 
-Run ``python -m labkit.definition [FILE]`` to print the validated definition as JSON (the Vagrantfile reads
+Run ``python -m labdef.lab [FILE]`` to print the validated definition as JSON (the Vagrantfile reads
 it that way, so Ruby never parses the YAML itself).
 """
 
@@ -20,7 +20,7 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from labkit.errors import UserError
+from labdef.errors import UserError
 from scheduler.quantity import QuantityError, parse_quantity
 
 DEFAULT_LAB_FILE = Path(__file__).resolve().parent.parent / "lab.yaml"
