@@ -227,7 +227,10 @@ def test_interrupt_cleans_up(cluster: Cluster, deployed: DeploymentStandIn, sign
     labels_before = cluster.node_labels()
     cmd = [sys.executable, "-m", "labkit.placement", "--lab", str(cluster.lab_file), "--kubeconfig",
            str(cluster.kubeconfig), "--scenarios", str(scenarios)]
-    proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A shell starts background jobs with SIGINT ignored and children inherit that: give the run the
+    # foreground disposition a user's Ctrl-C meets, whatever started this test.
+    proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         cluster.server.wait_for(lambda: any(p["metadata"]["name"] == "unserved-1" for p in cluster.server.pods()),
                                 timeout=60)
