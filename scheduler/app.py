@@ -32,7 +32,7 @@ from scheduler.framework import Profile, ScheduleResult
 from scheduler.informer import Informer, object_key
 from scheduler.leader import LeaderElector
 from scheduler.metrics import Metrics
-from scheduler.model import NodeInfo, PodInfo, PodSpecError
+from scheduler.model import LENIENT, NodeInfo, PodInfo, PodSpecError
 from scheduler.queue import QueuedPod, SchedulingQueue
 from scheduler.server import HealthServer
 
@@ -209,7 +209,7 @@ class Scheduler:
             self.handle_pod_deleted(obj)
             return
         if spec.get("nodeName"):
-            self.cache.add_pod(PodInfo.from_api(obj, lenient=True))
+            self.cache.add_pod(PodInfo.from_api(obj, LENIENT))
             self._drop_pending(object_key(obj), uid)
             return
         name = spec.get("schedulerName") or "default-scheduler"
