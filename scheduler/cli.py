@@ -16,11 +16,11 @@ import threading
 from types import FrameType
 
 from scheduler import __version__
-from scheduler.app import LeaderSettings, RuntimeSettings, Scheduler
 from scheduler.client import Client, ConfigError, load_configuration
 from scheduler.config import ConfigError as SchedulerConfigError
 from scheduler.config import KubeSchedulerConfiguration, load_config, parse_bind_address
 from scheduler.framework import build_profiles
+from scheduler.scheduler import LeaderSettings, RuntimeSettings, Scheduler
 
 log = logging.getLogger("scheduler")
 
