@@ -12,10 +12,11 @@ from typing import Any
 
 from scheduler.cache import Cache
 from scheduler.client import Client
+from scheduler.cluster_event import ClusterEvent, NodeProperties, node_change
 from scheduler.events import EventRecorder
 from scheduler.informer import Informer, object_key
 from scheduler.metrics import Metrics
-from scheduler.model import LENIENT, NodeInfo, PodInfo, PodSpecError
+from scheduler.model import LENIENT, PodInfo, PodSpecError
 from scheduler.pending import PendingPods
 from scheduler.queue import SchedulingQueue
 
@@ -34,7 +35,6 @@ class EventHandlers:
         self.pending = pending
         self.recorder = recorder
         self.scheduler_names = frozenset(scheduler_names)
-        self.malformed: dict[str, PodSpecError] = {}  # uid -> why its spec does not parse
 
     def informers(self, client: Client, metrics: Metrics) -> tuple[Informer, Informer]:
         """The node and pod informers feeding these handlers (nodes first: decisions wait for both)."""
@@ -73,11 +73,9 @@ class EventHandlers:
         self.pending.add(key, uid)
         try:
             pod = PodInfo.from_api(obj)
-            self.malformed.pop(uid, None)
         except PodSpecError as err:
-            # Queued like any pod so that only the leader reports it, from the loop, with backoff.
-            pod = _identity(obj, name, str(err))
-            self.malformed[uid] = err
+            # Queued like any pod so that only the leader reports it, from the scheduling cycle.
+            pod = PodInfo.unreadable(obj, err)
         self.queue.add(pod)
 
     def pod_deleted(self, obj: dict[str, Any]) -> None:
@@ -87,42 +85,20 @@ class EventHandlers:
         self.pending.drop(object_key(obj), uid)
         self.pending.forget(uid)
         self.recorder.forget(uid)
-        self.malformed.pop(uid, None)
         if removed is not None:
-            self.queue.move_all()  # freed capacity may fit an unschedulable pod
+            self.queue.move_for(ClusterEvent.ASSIGNED_POD_DELETED)
 
     # -- nodes -----------------------------------------------------------------------------------
     def node_changed(self, obj: dict[str, Any]) -> None:
         name = (obj.get("metadata") or {}).get("name", "")
-        before = _node_signature(self.cache.node(name))
-        info = self.cache.add_node(obj)
-        # Kubelet status heartbeats change nothing the plugins read: do not stir the queue for them.
-        if before != _node_signature(info):  # before is None for a new node
-            self.queue.move_all()  # a node added, or changed in what the plugins read
+        known = self.cache.node(name)
+        before = None if known is None else NodeProperties.of(known)
+        event = node_change(before, NodeProperties.of(self.cache.add_node(obj)))
+        if event:  # kubelet status heartbeats change nothing the plugins read: the queue stays as it is
+            self.queue.move_for(event)
 
     def node_deleted(self, obj: dict[str, Any]) -> None:
         self.cache.remove_node((obj.get("metadata") or {}).get("name", ""))
-
-
-def _identity(obj: dict[str, Any], scheduler_name: str, problem: str) -> PodInfo:
-    """A PodInfo carrying only identity, for queueing and reporting a pod whose spec does not parse.
-    The problem is kept where the queue looks for changes, so a different problem is reported anew
-    while updates that leave it as it was (e.g. our own status patch) do not retry the pod."""
-    meta = obj.get("metadata") or {}
-    return PodInfo(
-        uid=meta.get("uid", ""),
-        namespace=meta.get("namespace") or "default",
-        name=meta.get("name", ""),
-        resource_version=meta.get("resourceVersion", ""),
-        scheduler_name=scheduler_name,
-        annotations={"kubelab.scheduler/spec-error": problem},
-    )
-
-
-def _node_signature(info: NodeInfo | None) -> tuple | None:
-    if info is None:
-        return None
-    return (info.labels, info.taints, info.allocatable, info.unschedulable)
 
 
 _ObjectCallback = Callable[[dict[str, Any]], None]

@@ -3,7 +3,9 @@
 Scheduling cycle (the loop thread, one pod at a time): the popped pod, still ours and not yet placed, is
 decided by its profile's framework on the cache's snapshot; a chosen node is assumed in the cache at once
 (the next decision already sees it taken) and the pod handed to the binder; a pod no node fits is
-reported (FailedScheduling event, PodScheduled=False) and waits in the queue for a change that may help.
+reported (FailedScheduling event, PodScheduled=False) and waits in the queue for the cluster events its
+profile says may help (those its rejecting plugins declare), or, when its spec could not be read, for the pod
+to change.
 
 Binding outcome (binder threads): bound -> the cache starts waiting for the watch to confirm it and a
 Scheduled event is written; the pod gone or bound elsewhere -> dropped; any other error -> the assumption
@@ -22,6 +24,7 @@ from collections.abc import Mapping
 from scheduler.binder import Binder, BindOutcome, BindResult
 from scheduler.cache import Cache
 from scheduler.client import Client
+from scheduler.cluster_event import ClusterEvent
 from scheduler.events import EventRecorder
 from scheduler.framework import Profile, ScheduleResult
 from scheduler.metrics import Metrics
@@ -37,13 +40,12 @@ class SchedulingCycle:
     ``schedule_one``; binder threads call ``binding_done``."""
 
     def __init__(self, client: Client, profiles: Mapping[str, Profile], cache: Cache, queue: SchedulingQueue,
-                 pending: PendingPods, malformed: Mapping[str, PodSpecError], recorder: EventRecorder,
+                 pending: PendingPods, recorder: EventRecorder,
                  metrics: Metrics, rng: random.Random, *, bind_workers: int) -> None:
         self.profiles = profiles
         self.cache = cache
         self.queue = queue
         self.pending = pending
-        self.malformed = malformed
         self.recorder = recorder
         self.metrics = metrics
         self.rng = rng
@@ -61,16 +63,16 @@ class SchedulingCycle:
         profile = self.profiles[profile_name]
         start = time.perf_counter()
         try:
-            malformed = self.malformed.get(pod.uid)
-            if malformed is not None:
-                raise malformed
+            if pod.spec_error is not None:
+                raise pod.spec_error
             result = profile.schedule(pod, self.cache.snapshot().nodes, self.rng)
         except PodSpecError as err:  # a malformed quantity, affinity, or annotation a plugin reads
             self._observe(start, "error", profile_name)
             message = f"invalid pod spec: {err.field}: {err.reason}"
             log.warning("pod %s: %s", pod.key, message)
             self.recorder.failed(pod, message, profile_name)
-            self.queue.failed(qp, unschedulable=True)  # retried when the pod changes
+            # No cluster event can mend a pod's own spec: it waits for the pod to change.
+            self.queue.failed(qp, unschedulable=True, requeue_on=ClusterEvent.POD_UPDATED)
             return
         node = result.node_name
         if node is None:
@@ -78,7 +80,7 @@ class SchedulingCycle:
             log.info("pod %s unschedulable: %s", pod.key, result.message)
             _log_verdicts(pod, result)
             self.recorder.failed(pod, result.message, profile_name)
-            self.queue.failed(qp, unschedulable=True)
+            self.queue.failed(qp, unschedulable=True, requeue_on=profile.requeue_triggers(result.rejected_by))
             return
         try:
             assumed = self.cache.assume(pod, node)

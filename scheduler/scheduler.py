@@ -76,8 +76,8 @@ class Scheduler:
         self.pending = PendingPods(self.queue)
         self.handlers = EventHandlers(self.cache, self.queue, self.pending, self.recorder, self.profiles)
         self.cycle = SchedulingCycle(client, self.profiles, self.cache, self.queue, self.pending,
-                                     self.handlers.malformed, self.recorder, self.metrics,
-                                     random.Random(settings.seed), bind_workers=settings.bind_workers)
+                                     self.recorder, self.metrics, random.Random(settings.seed),
+                                     bind_workers=settings.bind_workers)
         self.node_informer, self.pod_informer = self.handlers.informers(client, self.metrics)
         self._stop = threading.Event()
         self._leading = threading.Event()

@@ -45,6 +45,7 @@ class PodInfo:
     priority: int = 0
     creation_timestamp: str = ""
     deletion_timestamp: str | None = None
+    spec_error: PodSpecError | None = None  # set by unreadable(): why the spec cannot be read
 
     @property
     def key(self) -> str:
@@ -109,6 +110,23 @@ class PodInfo:
             priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,
             creation_timestamp=str(meta.get("creationTimestamp") or ""),
             deletion_timestamp=meta.get("deletionTimestamp") or None,
+        )
+
+
+    @classmethod
+    def unreadable(cls, obj: Mapping[str, Any], error: PodSpecError) -> PodInfo:
+        """A pod whose spec STRICT parsing refused: its identity and the error, nothing else, so that it is
+        queued and reported like any pod, and an update that leaves the error as it was (e.g. our own
+        status patch, or a new label) is no change to it."""
+        meta = obj.get("metadata") or {}
+        spec = obj.get("spec") or {}
+        return cls(
+            uid=str(meta.get("uid") or ""),
+            namespace=str(meta.get("namespace") or "default"),
+            name=str(meta.get("name") or ""),
+            resource_version=str(meta.get("resourceVersion") or ""),
+            scheduler_name=str(spec.get("schedulerName") or "default-scheduler"),
+            spec_error=error,
         )
 
 

@@ -15,6 +15,7 @@ import re
 
 from pydantic import Field
 
+from scheduler.cluster_event import ClusterEvent
 from scheduler.model import NodeInfo, PodInfo, PodSpecError
 from scheduler.plugins.base import MAX_NODE_SCORE, Args, Code, Plugin, Status
 
@@ -60,7 +61,11 @@ def score_node(state: tuple[str, str, Status], node: NodeInfo) -> int:
     return MAX_NODE_SCORE if node.labels.get(state[0]) == state[1] else 0
 
 
+# A node labelled or added, or the pod's annotation changed.
+REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.NODE_LABELS_CHANGED
+              | ClusterEvent.POD_ANNOTATIONS_CHANGED)
+
 PLUGIN = Plugin(NAME, args=NetworkAwareArgs, pre_filter=pre_filter, filter_node=filter_node,
-                pre_score=pre_score, score_node=score_node, default_weight=1)
+                pre_score=pre_score, score_node=score_node, default_weight=1, requeue_on=REQUEUE_ON)
 filter = PLUGIN.filter
 score = PLUGIN.score
