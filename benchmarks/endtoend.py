@@ -54,11 +54,11 @@ class EndToEndOptions:
 def _api(kubeconfig: Path, threads: int) -> Any:
     from kubernetes import client
 
-    from scheduler.client import ConfigError, load_configuration
+    from scheduler.client import CredentialsError, load_configuration
 
     try:
         cfg = load_configuration(str(kubeconfig))
-    except ConfigError as exc:
+    except CredentialsError as exc:
         raise BenchmarkError(f"{exc} (fix --kubeconfig)") from exc
     cfg.connection_pool_maxsize = threads + 2
     return client.CoreV1Api(client.ApiClient(cfg))

@@ -4,9 +4,9 @@ prefer them when the filter is disabled.
 A pod opts in with the annotation ``my-network-preference: high-speed``; only nodes labelled
 ``network-topology=high-speed`` pass the filter and they score 100 (others 0). The annotation key, label
 key and label value are pluginConfig args (annotationKey, labelKey, labelValue). Pods without the
-annotation, or with another well-formed value, are unaffected (every node passes and scores 0), as in
-the seed plugin. A value that could never be a label value (empty, spaces, over 63 characters) is a
-mistake in the pod, reported as a PodSpecError naming the annotation rather than silently ignored.
+annotation, or with another well-formed value, are unaffected (every node passes and scores 0). A value
+that could never be a label value (empty, spaces, over 63 characters) is a mistake in the pod, reported
+as a PodSpecError naming the annotation rather than silently ignored.
 """
 
 from __future__ import annotations
@@ -67,5 +67,3 @@ REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.NODE_LABELS_CHANGED
 
 PLUGIN = Plugin(NAME, args=NetworkAwareArgs, pre_filter=pre_filter, filter_node=filter_node,
                 pre_score=pre_score, score_node=score_node, default_weight=1, requeue_on=REQUEUE_ON)
-filter = PLUGIN.filter
-score = PLUGIN.score

@@ -23,4 +23,3 @@ def filter_node(wanted: str, node: NodeInfo) -> Status | None:
 REQUEUE_ON = ClusterEvent.NODE_ADDED
 
 PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, requeue_on=REQUEUE_ON)
-filter = PLUGIN.filter

@@ -38,4 +38,3 @@ REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.ASSIGNED_POD_DELETED
               | ClusterEvent.POD_HOST_PORTS_CHANGED)
 
 PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, requeue_on=REQUEUE_ON)
-filter = PLUGIN.filter

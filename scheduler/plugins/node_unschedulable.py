@@ -36,4 +36,3 @@ REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.NODE_TAINTS_CHANGED
 
 PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, filter_batch=filter_batch,
                 requeue_on=REQUEUE_ON)
-filter = PLUGIN.filter

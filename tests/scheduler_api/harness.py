@@ -20,7 +20,7 @@ from tests.kubeapi.objects import make_pod
 
 SCHEDULER = "my-custom-scheduler"
 
-SEED_CONFIG = f"""
+NETWORK_AWARE_CONFIG = f"""
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 leaderElection:
@@ -70,7 +70,7 @@ def unreachable_kubeconfig(path: Path) -> tuple[Path, str]:
 
 def make_scheduler(
     kubeconfig: Path,
-    config_text: str = SEED_CONFIG,
+    config_text: str = NETWORK_AWARE_CONFIG,
     *,
     leader: LeaderSettings | None = None,
     qps: float = 0,
@@ -84,7 +84,9 @@ def make_scheduler(
 
 
 @contextmanager
-def running_scheduler(kubeconfig: Path, config_text: str = SEED_CONFIG, **kwargs: Any) -> Iterator[Scheduler]:
+def running_scheduler(
+    kubeconfig: Path, config_text: str = NETWORK_AWARE_CONFIG, **kwargs: Any
+) -> Iterator[Scheduler]:
     sched = make_scheduler(kubeconfig, config_text, **kwargs)
     sched.start()
     try:

@@ -1,4 +1,5 @@
-"""Scheduler behaviour users depend on (DESIGN.md "Scheduler behaviour users expect"), end to end over
+"""Scheduler behaviour users depend on (events and conditions, retries when the cluster changes, no
+over-commit, relists, bind failures, malformed pods, health endpoints, credentials), end to end over
 HTTP against the Kubernetes API test server in tests/kubeapi (a stand-in for kube-apiserver)."""
 
 from __future__ import annotations
