@@ -2,12 +2,12 @@
 
 - active: ordered by priority (high first), then by the time the pod entered the queue (FIFO).
 - backoff: pods that failed recently wait 1 s, doubling per attempt up to 10 s, then go to active.
-- unschedulable: pods no node could take. Each waits for the cluster events that may help it, as the
-  scheduling cycle found them (``scheduler.cluster_event``: its profile's answer for the plugins that
-  rejected it, or any change of its own spec when that could not be read); such an event, an update of
-  the pod itself among them, moves it back, and in any case it moves after `unschedulable_timeout`
-  (kube-scheduler's podMaxInUnschedulablePodsDuration; 5 min there, 60 s here so a lab sees the retry):
-  to backoff if its backoff has not expired yet, else to active.
+- unschedulable: pods no node could take. Each waits for the cluster events that may help it
+  (``scheduler.cluster_event``), as the scheduling cycle hands them over with the failure: what the
+  plugins that rejected it declare, or, when its spec could not be read, a change of the pod itself.
+  Such an event (an update of the pod included), or `unschedulable_timeout` (kube-scheduler's
+  podMaxInUnschedulablePodsDuration; 5 min there, 60 s here so a lab sees the retry), moves it on: to
+  backoff if its backoff has not expired yet, else to active.
 - One entry per pod key (namespace/name): adding a pod already queued replaces its object.
 - A pod being scheduled ("in flight") is not queued twice; if a cluster event happened while it was in
   flight and it then fails, it goes to backoff rather than unschedulable, so the event is not missed

@@ -4,8 +4,8 @@ Scheduling cycle (the loop thread, one pod at a time): the popped pod, still our
 decided by its profile's framework on the cache's snapshot; a chosen node is assumed in the cache at once
 (the next decision already sees it taken) and the pod handed to the binder; a pod no node fits is
 reported (FailedScheduling event, PodScheduled=False) and waits in the queue for the cluster events its
-profile says may help (those its rejecting plugins declare), or, when its spec could not be read, for the pod
-to change.
+profile says may help (those its rejecting plugins declare), or, when its spec could not be read, for the
+pod to change.
 
 Binding outcome (binder threads): bound -> the cache starts waiting for the watch to confirm it and a
 Scheduled event is written; the pod gone or bound elsewhere -> dropped; any other error -> the assumption
@@ -40,8 +40,8 @@ class SchedulingCycle:
     ``schedule_one``; binder threads call ``binding_done``."""
 
     def __init__(self, client: Client, profiles: Mapping[str, Profile], cache: Cache, queue: SchedulingQueue,
-                 pending: PendingPods, recorder: EventRecorder,
-                 metrics: Metrics, rng: random.Random, *, bind_workers: int) -> None:
+                 pending: PendingPods, recorder: EventRecorder, metrics: Metrics, rng: random.Random, *,
+                 bind_workers: int) -> None:
         self.profiles = profiles
         self.cache = cache
         self.queue = queue
@@ -62,17 +62,13 @@ class SchedulingCycle:
         profile_name = pod.scheduler_name
         profile = self.profiles[profile_name]
         start = time.perf_counter()
+        if pod.spec_error is not None:  # a malformed quantity, toleration or affinity
+            self._invalid_spec(qp, pod.spec_error, start)
+            return
         try:
-            if pod.spec_error is not None:
-                raise pod.spec_error
             result = profile.schedule(pod, self.cache.snapshot().nodes, self.rng)
-        except PodSpecError as err:  # a malformed quantity, affinity, or annotation a plugin reads
-            self._observe(start, "error", profile_name)
-            message = f"invalid pod spec: {err.field}: {err.reason}"
-            log.warning("pod %s: %s", pod.key, message)
-            self.recorder.failed(pod, message, profile_name)
-            # No cluster event can mend a pod's own spec: it waits for the pod to change.
-            self.queue.failed(qp, unschedulable=True, requeue_on=ClusterEvent.POD_UPDATED)
+        except PodSpecError as err:  # e.g. a malformed annotation a plugin reads
+            self._invalid_spec(qp, err, start)
             return
         node = result.node_name
         if node is None:
@@ -96,6 +92,15 @@ class SchedulingCycle:
         _log_verdicts(pod, result)
         self._binding[pod.uid] = (qp, profile_name)
         self.binder.submit(assumed, node)
+
+    def _invalid_spec(self, qp: QueuedPod, err: PodSpecError, start: float) -> None:
+        pod = qp.pod
+        self._observe(start, "error", pod.scheduler_name)
+        message = f"invalid pod spec: {err.field}: {err.reason}"
+        log.warning("pod %s: %s", pod.key, message)
+        self.recorder.failed(pod, message, pod.scheduler_name)
+        # No cluster event can mend a pod's own spec: it waits for the pod to change.
+        self.queue.failed(qp, unschedulable=True, requeue_on=ClusterEvent.POD_UPDATED)
 
     def requeue_expired(self) -> None:
         """Assumed pods whose binding was never seen through the watch: placed again if still ours."""
