@@ -35,7 +35,7 @@ USER_AGENT = "kubelab-scheduler"
 _RETRIES = urllib3.Retry(total=2, connect=2, read=1, redirect=0, status=0, other=0, raise_on_status=False)
 
 
-class ConfigError(Exception):
+class CredentialsError(Exception):
     """Credentials could not be loaded; the message says which file/option to fix."""
 
 
@@ -103,24 +103,24 @@ def load_configuration(kubeconfig: str | None) -> k8s_client.Configuration:
     cfg = k8s_client.Configuration()
     if kubeconfig:
         if not os.path.exists(kubeconfig):
-            raise ConfigError(
+            raise CredentialsError(
                 f"kubeconfig file {kubeconfig!r} does not exist: fix --kubeconfig or "
                 "clientConnection.kubeconfig"
             )
         try:
             k8s_config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
         except Exception as exc:  # the loader raises several unrelated types
-            raise ConfigError(f"cannot load kubeconfig {kubeconfig!r}: {exc}") from exc
+            raise CredentialsError(f"cannot load kubeconfig {kubeconfig!r}: {exc}") from exc
         return cfg
     if not os.environ.get("KUBERNETES_SERVICE_HOST"):
-        raise ConfigError(
+        raise CredentialsError(
             "no kubeconfig given and not running in a cluster (KUBERNETES_SERVICE_HOST unset): "
             "pass --kubeconfig FILE or set clientConnection.kubeconfig in the config"
         )
     try:
         k8s_config.load_incluster_config(client_configuration=cfg)
     except k8s_config.ConfigException as exc:
-        raise ConfigError(f"in-cluster credentials unusable: {exc}") from exc
+        raise CredentialsError(f"in-cluster credentials unusable: {exc}") from exc
     return cfg
 
 

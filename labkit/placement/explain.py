@@ -22,7 +22,7 @@ from labdef.lab import Lab
 from labkit.kube import Kube, pod_path
 from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_config
 from scheduler.framework import Profile, ScheduleResult
-from scheduler.model import NodeInfo, PodInfo, PodSpecError
+from scheduler.model import LENIENT, NodeInfo, PodInfo, PodSpecError
 from scheduler.plugins.least_loaded import LeastLoadedArgs
 from scheduler.plugins.network_aware import NetworkAwareArgs
 
@@ -102,7 +102,7 @@ def snapshot(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], skip_uid: 
     for obj in pods:
         node = (obj.get("spec") or {}).get("nodeName")
         if node in infos and (obj.get("metadata") or {}).get("uid") != skip_uid:
-            infos[node].add_pod(PodInfo.from_api(obj, lenient=True))
+            infos[node].add_pod(PodInfo.from_api(obj, LENIENT))
     return list(infos.values())
 
 
