@@ -86,12 +86,12 @@ def up(c, lab=None, provision=True, inventory=None, package_source=None, timeout
 })
 def deploy_scheduler(c, lab=None, kubeconfig=None, render_only=None, inventory=None, timeout=300):
     """Build the scheduler image, side-load it into every node, apply its config and manifests, wait."""
-    from labkit import scheduler_deploy
+    from labkit.scheduler_deploy.verb import run_verb  # pulls in pyinfra (slow): only this verb needs it
 
     definition, _ = _load(lab)
     step("deploy-scheduler")
     with _user_errors():
-        scheduler_deploy.run_verb(definition, Path(kubeconfig) if kubeconfig else None,
+        run_verb(definition, Path(kubeconfig) if kubeconfig else None,
                                   Path(render_only) if render_only else None, inventory, float(timeout),
                                   echo=console.print)
 

@@ -20,6 +20,7 @@ import yaml
 
 from labdef.lab import Lab
 from labkit.kube import Kube, pod_path
+from labkit.scheduler_deploy.manifests import render_config
 from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_config
 from scheduler.framework import Profile, ScheduleResult
 from scheduler.model import NodeInfo, PodInfo, PodSpecError
@@ -80,8 +81,6 @@ def load_scheduler_config(kube: Kube, lab: Lab, config_file: Path | None = None)
             return SchedulerConfig(load_config(config_file), f"file {config_file}")
         except ConfigError as err:
             raise ExplainError(str(err)) from None
-    from labkit.scheduler_deploy import render_config  # the one renderer deploy-scheduler uses
-
     return SchedulerConfig(_parse(render_config(lab), "rendered from the lab definition"),
                            "rendered from the lab definition")
 

@@ -20,7 +20,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from labdef.lab import load_lab
-from labkit.scheduler_deploy import apply, connect, object_path, render_manifests
+from labkit.scheduler_deploy.apply import apply, connect, object_path
+from labkit.scheduler_deploy.manifests import render_manifests
 from tests.kubeapi.kubeconfig import write_kubeconfig
 
 LAB = load_lab()

@@ -14,15 +14,10 @@ import pytest
 
 from labdef.lab import load_lab
 from labkit.kube import KubeError
-from labkit.scheduler_deploy import (
-    DeployError,
-    apply,
-    connect,
-    render_manifests,
-    rollout_status,
-    selector_labels,
-    wait_for_rollout,
-)
+from labkit.scheduler_deploy import DeployError
+from labkit.scheduler_deploy.apply import apply, connect
+from labkit.scheduler_deploy.manifests import render_manifests, selector_labels
+from labkit.scheduler_deploy.rollout import rollout_status, wait_for_rollout
 
 LAB = load_lab()
 

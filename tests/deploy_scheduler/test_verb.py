@@ -39,7 +39,7 @@ def test_a_lab_that_was_never_brought_up_is_refused_before_any_build(tmp_path: P
 LIST_HOSTS = """
 import sys
 from labdef.lab import load_lab
-from labkit.scheduler_deploy import lab_inventory
+from labkit.scheduler_deploy.verb import lab_inventory
 inventory = lab_inventory(load_lab(), sys.argv[1])
 print(sorted(h.name for h in inventory), sorted(h.name for h in inventory.get_group("workers")))
 """

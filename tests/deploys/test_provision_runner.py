@@ -1,11 +1,13 @@
-"""labkit.provision's user-facing failures, through pyinfra's real SSH connector."""
+"""The pyinfra runner's user-facing progress and failures (labkit.pyinfra_run, driven by labkit.provision),
+through pyinfra's real SSH connector."""
 
 from __future__ import annotations
 
 import pytest
 from pyinfra.api import Inventory
 
-from labkit.provision import ProvisionError, run
+from labkit.provision import run
+from labkit.pyinfra_run import NodeFailures
 from tests.deploys.labs import make_lab
 from tests.kubeapi.fixtures import free_port
 
@@ -17,7 +19,7 @@ def test_unreachable_node_is_named_with_the_fix():
                        "node": {"name": n.name, "ip": str(n.ip), "role": n.role}}) for n in lab.nodes]
     inventory = Inventory((hosts, {}), control_plane=([hosts[0]], {}), workers=(hosts[1:], {}))
     lines: list[str] = []
-    with pytest.raises(ProvisionError) as err:
+    with pytest.raises(NodeFailures) as err:
         run(lab, inventory, echo=lines.append)
     message = str(err.value)
     for node in lab.nodes:
@@ -28,7 +30,7 @@ def test_unreachable_node_is_named_with_the_fix():
 def test_noop_reasons_are_collected_per_host_and_warnings_still_reach_logging(caplog):
     import logging
 
-    from labkit.provision import NoopNotes
+    from labkit.pyinfra_run import NoopNotes
 
     notes = NoopNotes()
     logger = logging.getLogger("pyinfra.test")
@@ -72,7 +74,7 @@ def test_kubectl_failing_while_waiting_is_reported_as_something_to_wait_for():
 
 
 def test_switched_off_steps_are_left_out_of_progress():
-    from labkit.provision import _switched_off
+    from labkit.pyinfra_run import _switched_off
 
     def not_yet():
         raise RuntimeError("Cannot evaluate operation result before execution")
@@ -113,7 +115,7 @@ def fake_state(ops: dict[FakeHost, dict[str, FakeMeta]]):
 
 
 def test_noop_notes_of_a_step_that_changed_do_not_reach_the_next_step():
-    from labkit.provision import NoopNotes, Progress
+    from labkit.pyinfra_run import NoopNotes, Progress
 
     host = FakeHost("k8s-worker-01")
     state = fake_state({host: {"1": FakeMeta("changed"), "2": FakeMeta("ok")}})
@@ -132,7 +134,7 @@ def test_failures_come_from_one_place_with_a_callbacks_own_message_first():
     from pyinfra.api import OperationError
     from pyinfra.api.exceptions import PyinfraError
 
-    from labkit.provision import Progress
+    from labkit.pyinfra_run import Progress
 
     cp, worker = FakeHost("k8s-control-plane"), FakeHost("k8s-worker-01")
     state = fake_state({cp: {"1": FakeMeta("error", stderr="E: Unable to locate package kubelet",
