@@ -185,7 +185,7 @@ def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=
                    include_restart=False, timeout=60, scheduler_config=None):
     """Prove where the scheduler puts pods: run the placement scenarios, print verdicts, exit 1 on a miss."""
     from labkit.placement.cli import default_kubeconfig, execute
-    from labkit.placement.runner import Options
+    from labkit.placement.session import Options
 
     definition, _ = _load(lab)
     options = Options(

@@ -21,8 +21,9 @@ from labkit.kube import KubeconfigError
 from labkit.paths import LabPaths
 from labkit.placement.explain import ExplainError
 from labkit.placement.report import print_report, to_json
-from labkit.placement.runner import EXIT_ERROR, Options, PlacementError, run
+from labkit.placement.runner import EXIT_ERROR, PlacementError, run
 from labkit.placement.scenarios import ScenarioError
+from labkit.placement.session import Options
 
 USER_ERRORS = (LabError, KubeconfigError, PlacementError, ScenarioError, ExplainError)
 EXIT_INTERRUPTED = 130
