@@ -41,10 +41,6 @@ class ProvisionReport:
         return any(self.changes.values())
 
 
-def default_kubeconfig_path(lab: Lab) -> Path:
-    return LabPaths.for_lab(lab.name).kubeconfig
-
-
 def _failed(lab: Lab, step: str, detail: str) -> NodeFailures:
     """A failure on the host's side of the run, after the deploys: it happened on the control plane."""
     return NodeFailures("provisioning", [Failure(lab.control_plane.name, step, detail)], RESUMES)
@@ -107,7 +103,7 @@ def run(lab: Lab, inventory: Inventory | str | os.PathLike, *, wait_ready: bool 
             except readiness.NotReadyError as err:
                 raise _failed(lab, "waiting for the cluster", str(err)) from None
         try:
-            report.kubeconfig = export_kubeconfig(lab, cp, kubeconfig_path or default_kubeconfig_path(lab), echo)
+            report.kubeconfig = export_kubeconfig(lab, cp, kubeconfig_path or LabPaths.for_lab(lab.name).kubeconfig, echo)
         except (CommandFailed, AdminConfError, OSError) as err:
             raise _failed(lab, "exporting the kubeconfig", str(err)) from None
         return report

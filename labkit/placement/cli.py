@@ -16,16 +16,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from labdef.lab import DEFAULT_LAB_FILE, Lab, LabError, load_lab
-from labkit.kube import KubeconfigError
+from labdef.errors import UserError
+from labdef.lab import DEFAULT_LAB_FILE, Lab, load_lab
 from labkit.paths import LabPaths
-from labkit.placement.explain import ExplainError
 from labkit.placement.report import print_report, to_json
-from labkit.placement.runner import EXIT_ERROR, PlacementError, run
-from labkit.placement.scenarios import ScenarioError
+from labkit.placement.runner import EXIT_ERROR, run
 from labkit.placement.session import Options
 
-USER_ERRORS = (LabError, KubeconfigError, PlacementError, ScenarioError, ExplainError)
 EXIT_INTERRUPTED = 130
 WIDE = 180
 
@@ -50,7 +47,7 @@ def execute(lab: Lab, options: Options, *, json_output: bool = False, out: Conso
 
     try:
         report = run(lab, options, echo)
-    except USER_ERRORS as problem:
+    except UserError as problem:
         err.print(f"[bold red]error:[/] {escape(str(problem))}")
         return EXIT_ERROR
     except KeyboardInterrupt:
@@ -94,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         lab = load_lab(args.lab or DEFAULT_LAB_FILE)
-    except LabError as problem:
+    except UserError as problem:
         Console(stderr=True).print(f"[bold red]error:[/] {problem}", highlight=False)
         return EXIT_ERROR
     return execute(lab, options_from(args, lab), json_output=args.json)

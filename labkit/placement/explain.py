@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from labdef.errors import UserError
 from labdef.lab import Lab
 from labkit.kube import Kube, pod_path
 from labkit.scheduler_deploy.manifests import render_config
@@ -30,7 +31,7 @@ from scheduler.plugins.network_aware import NetworkAwareArgs
 CONFIG_KEY = "config.yaml"
 
 
-class ExplainError(ValueError):
+class ExplainError(UserError):
     """The scheduler's configuration cannot be found or used; the message says where it looked."""
 
 

@@ -21,11 +21,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from labdef.errors import UserError
 from labdef.lab import Lab
 from labkit.console import Echo
 from labkit.kube import Kube, KubeError
 from labkit.placement.checks import CHECKS, ScenarioResult
-from labkit.placement.explain import ExplainError, SchedulerConfig, load_scheduler_config
+from labkit.placement.explain import SchedulerConfig, load_scheduler_config
 from labkit.placement.judge import MISS, PASS
 from labkit.placement.probe import probe
 from labkit.placement.scenarios import Scenario
@@ -34,7 +35,7 @@ from labkit.placement.session import MANAGED_BY, Options, Session
 EXIT_OK, EXIT_MISS, EXIT_ERROR, EXIT_NO_SCHEDULER = 0, 1, 2, 3
 
 
-class PlacementError(RuntimeError):
+class PlacementError(UserError):
     """The run cannot start (unreachable cluster, node names the cluster does not have, bad config)."""
 
 
@@ -171,11 +172,8 @@ def run(lab: Lab, options: Options, echo: Echo = lambda _line: None) -> RunRepor
     KeyboardInterrupt (after cleaning up) when interrupted."""
     started = time.monotonic()
     with contextlib.closing(Kube.from_kubeconfig(options.kubeconfig, options.context)) as kube:
-        try:
-            nodes = kube.nodes()
-            config = load_scheduler_config(kube, lab, options.scheduler_config)
-        except (KubeError, ExplainError) as err:
-            raise PlacementError(str(err)) from None
+        nodes = kube.nodes()
+        config = load_scheduler_config(kube, lab, options.scheduler_config)
         report = RunReport(lab.name, kube.where, lab.scheduler.name, config_source=config.source)
         report.warnings = check_lab_against_cluster(lab, nodes, config) + leftover_namespaces(kube)
         session = Session(lab, kube, config, options, echo)

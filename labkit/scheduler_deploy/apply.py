@@ -3,11 +3,10 @@ object keeps its resourceVersion, so a re-run with nothing changed changes nothi
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from labkit.console import Echo
-from labkit.kube import Kube, KubeconfigError
+from labkit.kube import Kube
 from labkit.scheduler_deploy import DeployError
 from labkit.scheduler_deploy.manifests import Manifest
 
@@ -37,14 +36,6 @@ def object_path(obj: dict[str, Any]) -> str:
 
 def describe(obj: dict[str, Any]) -> str:
     return f"{obj['kind'].lower()}/{obj['metadata']['name']}"
-
-
-def connect(kubeconfig: Path) -> Kube:
-    """The lab's API server through the kubeconfig (the placement runner's client: same auth and errors)."""
-    try:
-        return Kube.from_kubeconfig(kubeconfig)
-    except KubeconfigError as err:
-        raise DeployError(str(err)) from None
 
 
 def apply(kube: Kube, manifests: list[Manifest], echo: Echo = print) -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import Any
@@ -12,11 +13,10 @@ from labdef.lab import Lab
 from labkit.console import Echo
 from labkit.image import image_ref
 from labkit.inventory import pyinfra_inventory, recorded_groups
-from labkit.kube import KubeError
+from labkit.kube import Kube
 from labkit.paths import LabPaths
 from labkit.pyinfra_run import load_inventory
-from labkit.scheduler_deploy import DeployError
-from labkit.scheduler_deploy.apply import apply, connect
+from labkit.scheduler_deploy.apply import apply
 from labkit.scheduler_deploy.image_delivery import ensure_image, side_load
 from labkit.scheduler_deploy.manifests import render_manifests, write_manifests
 from labkit.scheduler_deploy.rollout import wait_for_rollout
@@ -29,14 +29,9 @@ def deploy_scheduler(lab: Lab, kubeconfig: Path, inventory: Inventory, image_dir
     started = time.monotonic()
     nodes = side_load(inventory, image, echo)
     side_load_seconds = time.monotonic() - started
-    kube = connect(kubeconfig)
-    try:
+    with contextlib.closing(Kube.from_kubeconfig(kubeconfig)) as kube:
         applied = apply(kube, render_manifests(lab, image.ref), echo)
         wait_for_rollout(kube, lab, timeout, echo=echo)
-    except KubeError as err:  # the user sees one kind of deploy-scheduler error
-        raise DeployError(str(err)) from None
-    finally:
-        kube.close()
     return {"image": image, "nodes": nodes, "side_load_seconds": side_load_seconds, "applied": applied}
 
 
