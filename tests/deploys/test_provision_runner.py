@@ -6,21 +6,40 @@ from __future__ import annotations
 import pytest
 from pyinfra.api import Inventory
 
+from labkit.image import BuiltImage
 from labkit.provision import run
 from labkit.pyinfra_run import NodeFailures
+from labkit.scheduler_deploy.image_delivery import side_load
 from tests.deploys.labs import make_lab
 from tests.kubeapi.fixtures import free_port
 
 
-def test_unreachable_node_is_named_with_the_fix():
-    lab = make_lab()
+def unreachable_inventory(lab) -> Inventory:
+    """The lab's nodes on a loopback port nothing listens on."""
     port = free_port()
     hosts = [(n.name, {"ssh_hostname": "127.0.0.1", "ssh_port": port, "ssh_user": "vagrant",
                        "node": {"name": n.name, "ip": str(n.ip), "role": n.role}}) for n in lab.nodes]
-    inventory = Inventory((hosts, {}), control_plane=([hosts[0]], {}), workers=(hosts[1:], {}))
+    return Inventory((hosts, {}), control_plane=([hosts[0]], {}), workers=(hosts[1:], {}))
+
+
+def test_unreachable_node_is_named_with_the_fix():
+    lab = make_lab()
+    inventory = unreachable_inventory(lab)
     lines: list[str] = []
     with pytest.raises(NodeFailures) as err:
         run(lab, inventory, echo=lines.append)
+    message = str(err.value)
+    for node in lab.nodes:
+        assert f"{node.name}: connecting over SSH failed" in message
+    assert "vagrant ssh-config" in message
+
+
+def test_side_load_reports_unreachable_nodes_as_provisioning_does(tmp_path):
+    """deploy-scheduler's side-load runs through the same runner: each node named, with the fix."""
+    lab = make_lab()
+    image = BuiltImage("localhost/kubelab-scheduler:1", tmp_path / "image.tar", "sha256:" + "0" * 64, "test", 0.0)
+    with pytest.raises(NodeFailures) as err:
+        side_load(unreachable_inventory(lab), image, echo=lambda line: None)
     message = str(err.value)
     for node in lab.nodes:
         assert f"{node.name}: connecting over SSH failed" in message
