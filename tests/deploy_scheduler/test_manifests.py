@@ -62,7 +62,7 @@ def test_validator_rejects_a_broken_manifest(lab: Lab) -> None:
 
 def test_deployment_targets_the_control_plane_as_kubeadm_labels_it(lab: Lab) -> None:
     spec = pod_spec(lab)
-    # kubeadm sets the label with an empty value: "true" would never match (DESIGN trap 11)
+    # kubeadm sets the label with an empty value: "true" would never match
     assert spec["nodeSelector"] == {"node-role.kubernetes.io/control-plane": ""}
     assert {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists",
             "effect": "NoSchedule"} in spec["tolerations"]

@@ -7,8 +7,8 @@ labkit.scheduler_deploy.image_delivery.side_load), `ctr -n k8s.io images import`
 Debian inside each lxc machine, and the check that containerd's k8s.io namespace (what the kubelet's CRI
 reads) holds the image under its reference with the right image ID. The second run must skip both nodes.
 
-Not here: running the image in the machines (lxc machines cannot run containers on these hosts, see
-DESIGN.md), and the kubelet itself (none can run here); tests/image/ runs the image with runc on the host.
+Not here: running the image in the machines (`ctr run` inside lxc machines fails on cgroup errors on
+these hosts), and the kubelet itself (none can run here); tests/image/ runs the image with runc on the host.
 If the provisioning test has not installed containerd in the machines yet, this test installs Debian's
 containerd through an apt relay on the host (test setup, not the product).
 """
