@@ -88,10 +88,10 @@ def deploy_scheduler(c, lab=None, kubeconfig=None, render_only=None, inventory=N
     """Build the scheduler image, side-load it into every node, apply its config and manifests, wait."""
     from labkit.scheduler_deploy.verb import run_verb  # pulls in pyinfra (slow): only this verb needs it
 
-    definition, _ = _load(lab)
+    definition, path = _load(lab)
     step("deploy-scheduler")
     with _user_errors():
-        run_verb(definition, Path(kubeconfig) if kubeconfig else None,
+        run_verb(definition, path, Path(kubeconfig) if kubeconfig else None,
                                   Path(render_only) if render_only else None, inventory, float(timeout),
                                   echo=console.print)
 

@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from pyinfra.api import BaseStateCallback, Config, Host, Inventory, OperationError, State
 from pyinfra.api.connect import connect_all, disconnect_all
@@ -27,7 +28,9 @@ from pyinfra.context import ctx_state
 
 from deploys.lab_host import node_label
 from labdef.errors import UserError
+from labdef.lab import Lab
 from labkit.console import Echo
+from labkit.inventory import pyinfra_inventory, recorded_groups
 
 
 @dataclass
@@ -46,6 +49,16 @@ class NodeFailures(UserError):
     def __init__(self, what: str, failures: list[Failure], hint: str = "") -> None:
         self.failures = failures
         super().__init__(f"{what} failed{f' ({hint})' if hint else ''}:\n" + "\n".join(map(str, failures)))
+
+
+def lab_hosts(lab: Lab, lab_file: Path, inventory_file: str | os.PathLike | None = None) -> Inventory:
+    """The hosts a verb runs on: the lab's machines as `up` recorded them, or the hosts of a pyinfra inventory
+    file of real machines."""
+    if inventory_file is None:
+        return pyinfra_inventory(recorded_groups(lab))
+    # Inventory files read the lab definition named by KUBELAB_FILE: make it this one.
+    os.environ["KUBELAB_FILE"] = str(lab_file)
+    return load_inventory(inventory_file)
 
 
 def load_inventory(inventory: Inventory | str | os.PathLike) -> Inventory:

@@ -12,10 +12,9 @@ from pyinfra.api import Inventory
 from labdef.lab import Lab
 from labkit.console import Echo
 from labkit.image import image_ref
-from labkit.inventory import pyinfra_inventory, recorded_groups
 from labkit.kube import Kube
 from labkit.paths import LabPaths
-from labkit.pyinfra_run import load_inventory
+from labkit.pyinfra_run import lab_hosts
 from labkit.scheduler_deploy.apply import apply
 from labkit.scheduler_deploy.image_delivery import ensure_image, side_load
 from labkit.scheduler_deploy.manifests import render_manifests, write_manifests
@@ -35,14 +34,7 @@ def deploy_scheduler(lab: Lab, kubeconfig: Path, inventory: Inventory, image_dir
     return {"image": image, "nodes": nodes, "side_load_seconds": side_load_seconds, "applied": applied}
 
 
-def lab_inventory(lab: Lab, inventory_file: str | Path | None = None) -> Inventory:
-    """The lab's machines as recorded by `up`, or the hosts of a pyinfra inventory file (real machines)."""
-    if inventory_file:
-        return load_inventory(inventory_file)
-    return pyinfra_inventory(recorded_groups(lab))
-
-
-def run_verb(lab: Lab, kubeconfig: Path | None = None, render_only: Path | None = None,
+def run_verb(lab: Lab, lab_file: Path, kubeconfig: Path | None = None, render_only: Path | None = None,
              inventory_file: str | Path | None = None, timeout: float = 300, echo: Echo = print) -> None:
     """What `./lab deploy-scheduler` does; with `render_only`, only write the manifests there."""
     if render_only:
@@ -50,5 +42,5 @@ def run_verb(lab: Lab, kubeconfig: Path | None = None, render_only: Path | None 
             echo(f"wrote {path}")
         return
     paths = LabPaths.for_lab(lab.name)
-    deploy_scheduler(lab, kubeconfig or paths.kubeconfig, lab_inventory(lab, inventory_file),
+    deploy_scheduler(lab, kubeconfig or paths.kubeconfig, lab_hosts(lab, lab_file, inventory_file),
                      paths.state_dir / "images", timeout, echo)

@@ -12,7 +12,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from labdef.lab import Lab, load_lab
+from labdef.lab import DEFAULT_LAB_FILE, Lab, load_lab
 from labkit.scheduler_deploy.manifests import CHECKSUM_ANNOTATION, MANIFESTS, render_config, render_manifests
 from labkit.scheduler_deploy.verb import run_verb
 from scheduler.config import parse_config
@@ -157,7 +157,7 @@ def test_without_leader_election_old_and_new_pods_never_overlap(lab: Lab) -> Non
 
 def test_render_only_writes_every_manifest(tmp_path: Path) -> None:
     lines: list[str] = []
-    run_verb(load_lab(), render_only=tmp_path / "out", echo=lines.append)
+    run_verb(load_lab(), DEFAULT_LAB_FILE, render_only=tmp_path / "out", echo=lines.append)
     written = sorted(p.name for p in (tmp_path / "out").iterdir())
     assert [name.split("-", 1)[1] for name in written] == list(MANIFESTS)
     dep = yaml.safe_load((tmp_path / "out" / written[-1]).read_text())
