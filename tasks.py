@@ -21,6 +21,7 @@ from labkit import cluster, doctor, lifecycle
 from labkit.console import console, fail, step
 from labkit.kube import KubeconfigError, KubeError
 from labkit.paths import LabPaths
+from labkit.placement import options as placement_options
 from labkit.vagrant import VagrantLab
 
 LAB_HELP = {"lab": "lab definition file (default: lab.yaml, or $KUBELAB_FILE)"}
@@ -171,24 +172,14 @@ def doctor_(c, lab=None):
         raise Exit("doctor found problems: fix the lines marked fail", code=1)
 
 
-@task(help=LAB_HELP | {
-    "kubeconfig": "cluster to test (default: the lab's exported kubeconfig)",
-    "context": "kubeconfig context (default: its current one)",
-    "json": "print the report as JSON",
-    "keep": "leave the namespace, pods and node labels for inspection",
-    "wait_running": "also wait for bound pods to be Running",
-    "include_restart": "also scale the scheduler to 0 and back (a pod must wait, then be bound)",
-    "timeout": "seconds to wait for each binding or event (default: 60)",
-    "scheduler_config": "config of a scheduler running outside the cluster (for the explanations)",
-})
+@task(help=LAB_HELP | placement_options.HELP)
 def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=False, wait_running=False,
                    include_restart=False, timeout=60, scheduler_config=None):
     """Prove where the scheduler puts pods: run the placement scenarios, print verdicts, exit 1 on a miss."""
     from labkit.placement.cli import default_kubeconfig, execute
-    from labkit.placement.session import Options
 
     definition, _ = _load(lab)
-    options = Options(
+    options = placement_options.Options(
         kubeconfig=Path(kubeconfig) if kubeconfig else default_kubeconfig(definition), context=context,
         keep=keep, wait_running=wait_running, include_restart=include_restart, timeout=float(timeout),
         scheduler_config=Path(scheduler_config) if scheduler_config else None)
@@ -232,9 +223,9 @@ def _install_test_dependencies(c) -> None:
 def benchmark(c, nodes=500, pods=2000, kubeconfig=None, json=None, in_process_only=False, qps=None, burst=100,
               repeat=1):
     """Scheduler throughput: decisions/s in-process at 100/1,000/5,000 nodes, pods bound/s end to end, spread."""
-    from benchmarks.scheduler_bench import Options, run_and_report
+    from benchmarks.scheduler_bench import run_and_report
 
-    options = Options(nodes=int(nodes), pods=int(pods), kubeconfig=Path(kubeconfig) if kubeconfig else None,
+    options = placement_options.Options(nodes=int(nodes), pods=int(pods), kubeconfig=Path(kubeconfig) if kubeconfig else None,
                       json_path=Path(json) if json else None, in_process_only=in_process_only,
                       qps=float(qps or 0), burst=int(burst), repeat=int(repeat))
     code = run_and_report(options, console=console)

@@ -19,9 +19,9 @@ from rich.markup import escape
 from labdef.errors import UserError
 from labdef.lab import DEFAULT_LAB_FILE, Lab, load_lab
 from labkit.paths import LabPaths
+from labkit.placement.options import HELP, Options
 from labkit.placement.report import print_report, to_json
 from labkit.placement.runner import EXIT_ERROR, run
-from labkit.placement.session import Options
 
 EXIT_INTERRUPTED = 130
 WIDE = 180
@@ -63,15 +63,16 @@ def execute(lab: Lab, options: Options, *, json_output: bool = False, out: Conso
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m labkit.placement", description=__doc__.split("\n")[0])
     p.add_argument("--lab", type=Path, default=None, help="lab definition (default: lab.yaml)")
-    p.add_argument("--kubeconfig", type=Path, help="default: the lab's exported kubeconfig")
-    p.add_argument("--context", help="kubeconfig context (default: its current context)")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--keep", action="store_true", help="leave the namespace, pods and labels for inspection")
-    p.add_argument("--wait-running", action="store_true", help="also wait for bound pods to be Running")
-    p.add_argument("--include-restart", action="store_true", help="also scale the scheduler to 0 and back")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for a binding or event")
-    p.add_argument("--probe-seconds", type=float, default=15.0, help="how long to wait for a sign of the scheduler")
-    p.add_argument("--scheduler-config", type=Path, help="the config of a scheduler running outside the cluster")
+    p.add_argument("--kubeconfig", type=Path, help=HELP["kubeconfig"])
+    p.add_argument("--context", help=HELP["context"])
+    p.add_argument("--json", action="store_true", help=HELP["json"])
+    p.add_argument("--keep", action="store_true", help=HELP["keep"])
+    p.add_argument("--wait-running", action="store_true", help=HELP["wait-running"])
+    p.add_argument("--include-restart", action="store_true", help=HELP["include-restart"])
+    p.add_argument("--timeout", type=float, default=Options.timeout, help=HELP["timeout"])
+    p.add_argument("--probe-seconds", type=float, default=Options.probe_seconds,
+                   help=f"how long to wait for a sign of the scheduler (default: {Options.probe_seconds:.0f})")
+    p.add_argument("--scheduler-config", type=Path, help=HELP["scheduler-config"])
     p.add_argument("--scenarios", type=Path, default=None, help="scenarios file (default: the bundled one)")
     p.add_argument("--only", action="append", help="run only this scenario id (repeatable)")
     return p

@@ -28,9 +28,10 @@ from labkit.kube import Kube, KubeError
 from labkit.placement.checks import CHECKS, ScenarioResult
 from labkit.placement.explain import SchedulerConfig, load_scheduler_config
 from labkit.placement.judge import MISS, PASS
+from labkit.placement.options import Options
 from labkit.placement.probe import probe
 from labkit.placement.scenarios import Scenario
-from labkit.placement.session import MANAGED_BY, Options, Session
+from labkit.placement.session import MANAGED_BY, Session
 
 EXIT_OK, EXIT_MISS, EXIT_ERROR, EXIT_NO_SCHEDULER = 0, 1, 2, 3
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -19,27 +17,12 @@ from labkit.kube import Kube, KubeError, event_time, pod_path
 from labkit.placement.changes import Changes
 from labkit.placement.explain import ExplainError, Explanation, SchedulerConfig, explain_in_cluster
 from labkit.placement.judge import MISS, PodState, Verdict
-from labkit.placement.scenarios import SCENARIOS_FILE, PodDefaults, Scenario, ScenarioSet, load_scenarios
+from labkit.placement.options import Options
+from labkit.placement.scenarios import PodDefaults, Scenario, ScenarioSet, load_scenarios
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kubelab-placement"}
 SCENARIO_LABEL = "kubelab.io/placement-scenario"
 NAMESPACE_PREFIX = "placement-"
-
-
-@dataclass
-class Options:
-    kubeconfig: Path
-    context: str | None = None
-    keep: bool = False
-    wait_running: bool = False
-    include_restart: bool = False
-    timeout: float = 60.0  # seconds to wait for a binding, an event, or Running
-    probe_seconds: float = 15.0  # how long the scheduler probe waits for a sign of life
-    scheduler_config: Path | None = None
-    only: list[str] | None = None
-    scenarios_file: Path = SCENARIOS_FILE
-    poll: float = 0.2
-    label_settle_seconds: float = 1.0
 
 
 def render_pod(defaults: PodDefaults, name: str, namespace: str, scenario: str, annotations: dict[str, str],
