@@ -176,7 +176,7 @@ def doctor_(c, lab=None):
 def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=False, wait_running=False,
                    include_restart=False, timeout=60, scheduler_config=None):
     """Prove where the scheduler puts pods: run the placement scenarios, print verdicts, exit 1 on a miss."""
-    from labkit.placement.cli import default_kubeconfig, execute
+    from labkit.placement.cli import default_kubeconfig, execute  # the scheduler's framework: only this verb
 
     definition, _ = _load(lab)
     options = placement_options.Options(
