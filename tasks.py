@@ -93,8 +93,7 @@ def deploy_scheduler(c, lab=None, kubeconfig=None, render_only=None, inventory=N
     step("deploy-scheduler")
     with _user_errors():
         run_verb(definition, path, Path(kubeconfig) if kubeconfig else None,
-                                  Path(render_only) if render_only else None, inventory, float(timeout),
-                                  echo=console.print)
+                 Path(render_only) if render_only else None, inventory, float(timeout), echo=console.print)
 
 
 @task(help=LAB_HELP)
@@ -179,7 +178,7 @@ def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=
     from labkit.placement.cli import default_kubeconfig, execute  # the scheduler's framework: only this verb
 
     definition, _ = _load(lab)
-    options = placement_options.Options(
+    options = placement_options.PlacementOptions(
         kubeconfig=Path(kubeconfig) if kubeconfig else default_kubeconfig(definition), context=context,
         keep=keep, wait_running=wait_running, include_restart=include_restart, timeout=float(timeout),
         scheduler_config=Path(scheduler_config) if scheduler_config else None)
@@ -223,9 +222,9 @@ def _install_test_dependencies(c) -> None:
 def benchmark(c, nodes=500, pods=2000, kubeconfig=None, json=None, in_process_only=False, qps=None, burst=100,
               repeat=1):
     """Scheduler throughput: decisions/s in-process at 100/1,000/5,000 nodes, pods bound/s end to end, spread."""
-    from benchmarks.scheduler_bench import run_and_report
+    from benchmarks.scheduler_bench import Options, run_and_report
 
-    options = placement_options.Options(nodes=int(nodes), pods=int(pods), kubeconfig=Path(kubeconfig) if kubeconfig else None,
+    options = Options(nodes=int(nodes), pods=int(pods), kubeconfig=Path(kubeconfig) if kubeconfig else None,
                       json_path=Path(json) if json else None, in_process_only=in_process_only,
                       qps=float(qps or 0), burst=int(burst), repeat=int(repeat))
     code = run_and_report(options, console=console)

@@ -86,17 +86,17 @@ def wait_until_ready(lab: Lab, cp: Host, timeout: float, echo: Echo, interval: f
 def run(lab: Lab, inventory: Inventory | str | os.PathLike, *, wait_ready: bool = True,
         prepare_only: bool = False, timeout: float = 900, kubeconfig_path: Path | None = None, echo: Echo = print,
         config: Config | None = None) -> ProvisionReport:
-    with connected(inventory, echo, config) as session:
+    with connected(inventory, echo, config) as hosts:
         handoff = JoinHandoff()
-        pending = workers_to_join(lab, session.state)
-        changes = session.run("provisioning", kubernetes_cluster, lab, handoff, pending, prepare_only,
+        pending = workers_to_join(lab, hosts.state)
+        changes = hosts.run("provisioning", kubernetes_cluster, lab, handoff, pending, prepare_only,
                               hint=RESUMES, callback_errors=handoff.errors)
         report = ProvisionReport(changes=changes, joined=list(handoff.joined))
         echo("no changes" if not report.changed else
              "changed: " + "; ".join(f"{n} ({len(s)} steps)" for n, s in sorted(report.changes.items())))
         if prepare_only:  # node prep only: nothing to wait for, no cluster to export a kubeconfig from
             return report
-        cp = _control_plane_host(lab, session.state)
+        cp = _control_plane_host(lab, hosts.state)
         if wait_ready:
             try:
                 wait_until_ready(lab, cp, timeout, echo)

@@ -1,8 +1,8 @@
 """The host side's one way to run pyinfra deploys: load and connect an inventory, run a deploy over it with
 one progress line per step, and report what failed by node and step.
 
-    with connected(inventory, echo) as session:
-        changes = session.run("provisioning", kubernetes_cluster, lab, ...)
+    with connected(inventory, echo) as hosts:
+        changes = hosts.run("provisioning", kubernetes_cluster, lab, ...)
 
 Non-root SSH users (vagrant, ubuntu) get sudo unless the inventory says otherwise. A host that cannot be
 reached, a step that fails on a node, one of our operations refusing, or a Python callback's own error all
@@ -222,7 +222,7 @@ def _failure_detail(meta) -> str:
     return "\n".join(lines)
 
 
-class Session:
+class ConnectedHosts:
     """Connected hosts of one inventory; `run` runs one deploy over them."""
 
     def __init__(self, state: State, progress: Progress) -> None:
@@ -250,7 +250,7 @@ class Session:
 
 
 @contextmanager
-def connected(inventory: Inventory | str | os.PathLike, echo: Echo, config: Config | None = None) -> Iterator[Session]:
+def connected(inventory: Inventory | str | os.PathLike, echo: Echo, config: Config | None = None) -> Iterator[ConnectedHosts]:
     """Every host of the inventory connected over SSH (NodeFailures naming each one that is not);
     disconnected on the way out."""
     inventory = load_inventory(inventory)
@@ -266,6 +266,6 @@ def connected(inventory: Inventory | str | os.PathLike, echo: Echo, config: Conf
         unreachable = progress.unreachable(state)
         if unreachable:
             raise NodeFailures("connecting to the nodes", unreachable)
-        yield Session(state, progress)
+        yield ConnectedHosts(state, progress)
     finally:
         disconnect_all(state)

@@ -19,7 +19,7 @@ from rich.markup import escape
 from labdef.errors import UserError
 from labdef.lab import DEFAULT_LAB_FILE, Lab, load_lab
 from labkit.paths import LabPaths
-from labkit.placement.options import HELP, Options
+from labkit.placement.options import HELP, PlacementOptions
 from labkit.placement.report import print_report, to_json
 from labkit.placement.runner import EXIT_ERROR, run
 
@@ -36,7 +36,7 @@ def default_kubeconfig(lab: Lab) -> Path:
     return LabPaths.for_lab(lab.name).kubeconfig
 
 
-def execute(lab: Lab, options: Options, *, json_output: bool = False, out: Console | None = None,
+def execute(lab: Lab, options: PlacementOptions, *, json_output: bool = False, out: Console | None = None,
             err: Console | None = None) -> int:
     """Run, print the report (table or JSON) and return the exit status."""
     out = out or Console(highlight=False, width=_width())
@@ -69,17 +69,17 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--keep", action="store_true", help=HELP["keep"])
     p.add_argument("--wait-running", action="store_true", help=HELP["wait-running"])
     p.add_argument("--include-restart", action="store_true", help=HELP["include-restart"])
-    p.add_argument("--timeout", type=float, default=Options.timeout, help=HELP["timeout"])
-    p.add_argument("--probe-seconds", type=float, default=Options.probe_seconds,
-                   help=f"how long to wait for a sign of the scheduler (default: {Options.probe_seconds:.0f})")
+    p.add_argument("--timeout", type=float, default=PlacementOptions.timeout, help=HELP["timeout"])
+    p.add_argument("--probe-seconds", type=float, default=PlacementOptions.probe_seconds,
+                   help=f"how long to wait for a sign of the scheduler (default: {PlacementOptions.probe_seconds:.0f})")
     p.add_argument("--scheduler-config", type=Path, help=HELP["scheduler-config"])
     p.add_argument("--scenarios", type=Path, default=None, help="scenarios file (default: the bundled one)")
     p.add_argument("--only", action="append", help="run only this scenario id (repeatable)")
     return p
 
 
-def options_from(args: argparse.Namespace, lab: Lab) -> Options:
-    options = Options(
+def options_from(args: argparse.Namespace, lab: Lab) -> PlacementOptions:
+    options = PlacementOptions(
         kubeconfig=args.kubeconfig or default_kubeconfig(lab), context=args.context, keep=args.keep,
         wait_running=args.wait_running, include_restart=args.include_restart, timeout=args.timeout,
         probe_seconds=args.probe_seconds, scheduler_config=args.scheduler_config, only=args.only)

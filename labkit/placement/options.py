@@ -1,4 +1,4 @@
-"""test-placement's options: the settings of one run (`Options`) and each option's help text, one definition
+"""test-placement's options: the settings of one run (`PlacementOptions`) and each option's help text, one definition
 shared by `./lab test-placement` (tasks.py) and `python -m labkit.placement` (cli.py)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from labkit.placement.scenarios import SCENARIOS_FILE
 
 
 @dataclass
-class Options:
+class PlacementOptions:
     kubeconfig: Path
     context: str | None = None
     keep: bool = False
@@ -33,6 +33,6 @@ HELP = {
     "keep": "leave the namespace, pods and node labels for inspection",
     "wait-running": "also wait for bound pods to be Running",
     "include-restart": "also scale the scheduler to 0 and back (a pod must wait, then be bound)",
-    "timeout": f"seconds to wait for each binding or event (default: {Options.timeout:.0f})",
+    "timeout": f"seconds to wait for each binding or event (default: {PlacementOptions.timeout:.0f})",
     "scheduler-config": "config of a scheduler running outside the cluster (for the explanations)",
 }

@@ -28,7 +28,7 @@ from labkit.kube import Kube, KubeError
 from labkit.placement.checks import CHECKS, ScenarioResult
 from labkit.placement.explain import SchedulerConfig, load_scheduler_config
 from labkit.placement.judge import MISS, PASS
-from labkit.placement.options import Options
+from labkit.placement.options import PlacementOptions
 from labkit.placement.probe import probe
 from labkit.placement.scenarios import Scenario
 from labkit.placement.session import MANAGED_BY, Session
@@ -168,7 +168,7 @@ def leftover_namespaces(kube: Kube) -> list[str]:
             f"with `kubectl delete namespace -l {selector}`")]
 
 
-def run(lab: Lab, options: Options, echo: Echo = lambda _line: None) -> RunReport:
+def run(lab: Lab, options: PlacementOptions, echo: Echo = lambda _line: None) -> RunReport:
     """Run the selected scenarios and return the report. Raises PlacementError when nothing can run,
     KeyboardInterrupt (after cleaning up) when interrupted."""
     started = time.monotonic()

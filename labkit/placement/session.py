@@ -17,7 +17,7 @@ from labkit.kube import Kube, KubeError, event_time, pod_path
 from labkit.placement.changes import Changes
 from labkit.placement.explain import ExplainError, Explanation, SchedulerConfig, explain_in_cluster
 from labkit.placement.judge import MISS, PodState, Verdict
-from labkit.placement.options import Options
+from labkit.placement.options import PlacementOptions
 from labkit.placement.scenarios import PodDefaults, Scenario, ScenarioSet, load_scenarios
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kubelab-placement"}
@@ -41,7 +41,7 @@ def render_namespace() -> dict[str, Any]:
 class Session:
     """The run's namespace, pods and label changes on one cluster, with the options' waits."""
 
-    def __init__(self, lab: Lab, kube: Kube, config: SchedulerConfig, options: Options, echo: Echo) -> None:
+    def __init__(self, lab: Lab, kube: Kube, config: SchedulerConfig, options: PlacementOptions, echo: Echo) -> None:
         self.lab = lab
         self.kube = kube
         self.config = config

@@ -19,8 +19,8 @@ from labkit.scheduler_deploy import DeployError
 def side_load(inventory: Inventory, image: BuiltImage, echo: Echo = print) -> dict[str, str]:
     """Import the image on every node; returns node -> "imported" or "present" (already had it)."""
     report: dict[str, str] = {}
-    with connected(inventory, echo) as session:
-        session.run("side-loading the scheduler image", side_load_scheduler_image,
+    with connected(inventory, echo) as hosts:
+        hosts.run("side-loading the scheduler image", side_load_scheduler_image,
                     image.ref, image.image_id, str(image.archive), report)
     for node, outcome in sorted(report.items()):
         echo(f"{node}: {image.ref} {'imported' if outcome == 'imported' else 'already present, skipped'}")
@@ -34,8 +34,8 @@ def build_in_vm(inventory: Inventory, plan: BuildPlan, echo: Echo = print) -> Bu
     started = time.monotonic()
     partial = plan.archive.with_suffix(".partial")
     partial.unlink(missing_ok=True)
-    with connected(inventory, echo) as session:
-        session.run("building the scheduler image on the control plane", build_scheduler_image_in_vm,
+    with connected(inventory, echo) as hosts:
+        hosts.run("building the scheduler image on the control plane", build_scheduler_image_in_vm,
                     str(tarball), plan.ref, plan.base.ref, plan.base.python_version, plan.platform, str(partial))
     if not partial.exists():
         raise DeployError("the build on the control plane produced no archive: does the inventory have a host "
