@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.console import Console
 from rich.markup import escape
 
+Echo = Callable[[str], None]  # where a step's progress lines go (a console, a list in tests)
 console = Console(highlight=False)
 errors = Console(stderr=True, highlight=False)
 

@@ -16,14 +16,15 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.config.config_exception import ConfigException
 
-from scheduler.client import ApiError, Client
+from labdef.errors import UserError
+from scheduler.client import ApiError, Client, pod_path
 
 Obj = dict[str, Any]
 REQUEST_TIMEOUT = 15  # seconds for one call; waits are loops of short calls, never one long one
 MERGE_PATCH = "application/merge-patch+json"
 
 
-class KubeError(RuntimeError):
+class KubeError(UserError):
     """A call failed; `status` is the HTTP status (0 when the server could not be reached)."""
 
     def __init__(self, message: str, status: int = 0, reason: str = "") -> None:
@@ -36,13 +37,8 @@ class KubeError(RuntimeError):
         return self.status == 404
 
 
-class KubeconfigError(ValueError):
+class KubeconfigError(UserError):
     """The kubeconfig cannot be used (missing file, unknown context)."""
-
-
-def pod_path(namespace: str, name: str = "") -> str:
-    base = f"/api/v1/namespaces/{quote(namespace)}/pods"
-    return f"{base}/{quote(name)}" if name else base
 
 
 class Kube:

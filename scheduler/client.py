@@ -296,8 +296,12 @@ def _error_from(status: int, raw: bytes, verb: str, path: str) -> ApiError:
     return ApiError(status, "", text, verb=verb, path=path)
 
 
-def pod_path(namespace: str, name: str, sub: str = "") -> str:
-    path = f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(name, safe='')}"
+def pod_path(namespace: str, name: str = "", sub: str = "") -> str:
+    """A pod's API path (a subresource's with `sub`); without a name, the namespace's pod collection."""
+    path = f"/api/v1/namespaces/{quote(namespace, safe='')}/pods"
+    if not name:
+        return path
+    path = f"{path}/{quote(name, safe='')}"
     return f"{path}/{sub}" if sub else path
 
 

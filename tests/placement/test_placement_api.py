@@ -159,7 +159,7 @@ def test_scheduler_scaled_to_zero_is_named(cluster: Cluster) -> None:
 
 def test_scheduler_running_beside_the_cluster(cluster: Cluster) -> None:
     """No Deployment or ConfigMap: the scheduler runs on the host; --scheduler-config names its config."""
-    from labkit.scheduler_deploy import render_config
+    from labkit.scheduler_deploy.manifests import render_config
 
     process = SchedulerProcess(render_config(make_lab()), cluster.kubeconfig, cluster.workdir)
     process.start()

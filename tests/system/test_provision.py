@@ -35,7 +35,8 @@ from deploys import files as f
 from deploys.containerd_config import runc_options
 from labdef.lab import Lab, parse_lab
 from labkit.inventory import pyinfra_inventory
-from labkit.provision import ProvisionError, ProvisionReport, run
+from labkit.provision import ProvisionReport, run
+from labkit.pyinfra_run import NodeFailures
 from tests.deploys.http_servers import RunningServer, serve_apt_relay, serve_directory
 from tests.deploys.standin_repo import StandinRepo, build_standin_repo
 from tests.system.conftest import TIMINGS, RunningLab
@@ -207,7 +208,7 @@ def test_a_failing_step_names_node_step_and_output(runs: Runs, lxc_lab: RunningL
     data = runs.lab.model_dump(mode="json")
     data["kubernetes"]["package_revision"] = "9.9"
     broken = parse_lab(data, "system test lab, unknown package revision")
-    with pytest.raises(ProvisionError) as err:
+    with pytest.raises(NodeFailures) as err:
         run(broken, pyinfra_inventory(lxc_lab.groups()), wait_ready=False, echo=lambda line: None)
     message = str(err.value)
     for node in broken.nodes:
