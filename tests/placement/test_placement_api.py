@@ -227,10 +227,13 @@ def test_interrupt_cleans_up(cluster: Cluster, deployed: DeploymentStandIn, sign
     labels_before = cluster.node_labels()
     cmd = [sys.executable, "-m", "labkit.placement", "--lab", str(cluster.lab_file), "--kubeconfig",
            str(cluster.kubeconfig), "--scenarios", str(scenarios)]
-    # A shell starts background jobs with SIGINT ignored and children inherit that: give the run the
-    # foreground disposition a user's Ctrl-C meets, whatever started this test.
-    proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    # A shell starts background jobs with SIGINT ignored, and exec keeps an ignored signal ignored: a handler
+    # in place while the run starts gives it the default disposition a user's Ctrl-C meets.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     try:
         cluster.server.wait_for(lambda: any(p["metadata"]["name"] == "unserved-1" for p in cluster.server.pods()),
                                 timeout=60)
