@@ -40,6 +40,9 @@ class _PodState:
 class Snapshot:
     """Clones of the cache's NodeInfos for one scheduling cycle; never written by the cache during a cycle.
 
+    ``affinity_nodes`` are the nodes holding pods that state inter-pod affinity; ``namespace_labels`` maps
+    each namespace to its labels (a namespaceSelector reads them).
+
     ``nodes`` keeps a stable order (the order the cache received the nodes, applied when nodes are added or
     removed; a node removed and re-added between two snapshots keeps its place until then): the framework
     resumes each search where the last one stopped, which assumes positions mean the same nodes from one
@@ -50,6 +53,12 @@ class Snapshot:
         self.by_name: dict[str, NodeInfo] = {}
         self.nodes: list[NodeInfo] = []
         self.index: dict[str, int] = {}
+        self.namespace_labels: dict[str, dict[str, str]] = {}
+        self.affinity_by_name: dict[str, NodeInfo] = {}
+
+    @property
+    def affinity_nodes(self) -> list[NodeInfo]:
+        return list(self.affinity_by_name.values())
 
     def get(self, name: str) -> NodeInfo | None:
         return self.by_name.get(name)
@@ -65,6 +74,8 @@ class Cache:
         self._orphans: dict[str, dict[str, PodInfo]] = {}  # node name not (yet) known -> uid -> pod
         self._assumed: set[str] = set()  # uids of assumed pods (cleanup looks only at these)
         self._dirty: set[str] = set()
+        self._namespaces: dict[str, dict[str, str]] = {}  # name -> labels
+        self._namespaces_changed = False
         self._snapshot = Snapshot()
 
     # -- nodes -----------------------------------------------------------------------------------
@@ -92,9 +103,22 @@ class Cache:
                 self._orphans[name] = dict(info.pods)
             self._dirty.add(name)
 
+    # -- namespaces -----------------------------------------------------------------------------
+    def set_namespace(self, name: str, labels: dict[str, str]) -> None:
+        with self._lock:
+            if self._namespaces.get(name) != labels:
+                self._namespaces[name] = labels
+                self._namespaces_changed = True
+
+    def remove_namespace(self, name: str) -> None:
+        with self._lock:
+            if self._namespaces.pop(name, None) is not None:
+                self._namespaces_changed = True
+
     # -- pods seen through the watch -------------------------------------------------------------
-    def add_pod(self, pod: PodInfo) -> None:
-        """A pod bound to pod.node_name (added or updated). Confirms a matching assumed pod."""
+    def add_pod(self, pod: PodInfo) -> PodInfo | None:
+        """A pod bound to pod.node_name (added or updated). Confirms a matching assumed pod. Returns the
+        version counted before (the assumed copy, or the previous update), None for a pod new here."""
         node = pod.node_name
         if not node:
             raise ValueError(f"pod {pod.key} has no nodeName")
@@ -107,6 +131,7 @@ class Cache:
             self._place(pod, node)
             self._pods[pod.uid] = _PodState(pod, node)
             self._assumed.discard(pod.uid)
+            return None if state is None else state.pod
 
     def remove_pod(self, uid: str) -> PodInfo | None:
         """A pod deleted, finished (Succeeded/Failed), or otherwise gone."""
@@ -186,17 +211,25 @@ class Cache:
         index) is rebuilt only when a node was added or removed. Every assume dirties one node, so
         rebuilding on each call would cost O(all nodes) per decision."""
         with self._lock:
-            if not self._dirty:
-                return self._snapshot
             snap = self._snapshot
+            if self._namespaces_changed:  # a new dict: the previous snapshot's stays as it was
+                snap.namespace_labels = dict(self._namespaces)
+                self._namespaces_changed = False
+            if not self._dirty:
+                return snap
             membership_changed = False
             for name in self._dirty:
                 info = self._nodes.get(name)
                 if info is None:
+                    snap.affinity_by_name.pop(name, None)
                     if snap.by_name.pop(name, None) is not None:
                         membership_changed = True
                     continue
                 clone = info.clone()
+                if clone.affinity_pods:
+                    snap.affinity_by_name[name] = clone
+                else:
+                    snap.affinity_by_name.pop(name, None)
                 snap.by_name[name] = clone
                 position = snap.index.get(name)
                 if position is None:

@@ -26,6 +26,9 @@ class ClusterEvent(enum.Flag):
     NODE_ALLOCATABLE_CHANGED = enum.auto()
     # A pod counted on a node was deleted or finished: its resources and host ports are free again.
     ASSIGNED_POD_DELETED = enum.auto()
+    # A pod newly counted on a node, or one counted whose labels changed: what pod affinity waits for.
+    ASSIGNED_POD_ADDED = enum.auto()
+    ASSIGNED_POD_LABELS_CHANGED = enum.auto()
     # Changes to the waiting pod itself.
     POD_LABELS_CHANGED = enum.auto()
     POD_ANNOTATIONS_CHANGED = enum.auto()
@@ -40,7 +43,7 @@ class ClusterEvent(enum.Flag):
                    | POD_TOLERATIONS_CHANGED | POD_NODE_AFFINITY_CHANGED | POD_HOST_PORTS_CHANGED
                    | POD_SPEC_ERROR_CHANGED)
     ANY = (NODE_ADDED | NODE_LABELS_CHANGED | NODE_TAINTS_CHANGED | NODE_ALLOCATABLE_CHANGED
-           | ASSIGNED_POD_DELETED | POD_UPDATED)
+           | ASSIGNED_POD_DELETED | ASSIGNED_POD_ADDED | ASSIGNED_POD_LABELS_CHANGED | POD_UPDATED)
 
 
 class NodeProperties(NamedTuple):
@@ -89,6 +92,16 @@ def pod_change(old: PodInfo, new: PodInfo) -> ClusterEvent:
     if _problem(old) != _problem(new):
         event |= ClusterEvent.POD_SPEC_ERROR_CHANGED
     return event
+
+
+def assigned_pod_change(before: PodInfo | None, after: PodInfo) -> ClusterEvent:
+    """The events a pod counted on a node amounts to: new to the cache (``before`` None), or relabelled.
+    An assumed pod the watch confirms is no event: it was counted since it was assumed."""
+    if before is None:
+        return ClusterEvent.ASSIGNED_POD_ADDED
+    if before.labels != after.labels:
+        return ClusterEvent.ASSIGNED_POD_LABELS_CHANGED
+    return ClusterEvent.NONE
 
 
 def _problem(pod: PodInfo) -> tuple[str, str] | None:

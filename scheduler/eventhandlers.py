@@ -12,7 +12,7 @@ from typing import Any
 
 from scheduler.cache import Cache
 from scheduler.client import Client
-from scheduler.cluster_event import ClusterEvent, NodeProperties, node_change
+from scheduler.cluster_event import ClusterEvent, NodeProperties, assigned_pod_change, node_change
 from scheduler.events import EventRecorder
 from scheduler.informer import Informer, object_key
 from scheduler.metrics import Metrics
@@ -36,14 +36,18 @@ class EventHandlers:
         self.recorder = recorder
         self.scheduler_names = frozenset(scheduler_names)
 
-    def informers(self, client: Client, metrics: Metrics) -> tuple[Informer, Informer]:
-        """The node and pod informers feeding these handlers (nodes first: decisions wait for both)."""
+    def informers(self, client: Client, metrics: Metrics) -> tuple[Informer, Informer, Informer]:
+        """The node, pod and namespace informers feeding these handlers (decisions wait for all three;
+        namespace labels are what a pod affinity term's namespaceSelector reads)."""
         nodes = Informer(client, "nodes", "/api/v1/nodes", _Handler(self.node_changed, self.node_deleted),
                          on_relist=lambda cause: metrics.relists.labels("nodes", cause).inc())
         pods = Informer(client, "pods", "/api/v1/pods", _Handler(self.pod_changed, self.pod_deleted),
                         field_selector=POD_FIELD_SELECTOR,
                         on_relist=lambda cause: metrics.relists.labels("pods", cause).inc())
-        return nodes, pods
+        namespaces = Informer(client, "namespaces", "/api/v1/namespaces",
+                              _Handler(self.namespace_changed, self.namespace_deleted),
+                              on_relist=lambda cause: metrics.relists.labels("namespaces", cause).inc())
+        return nodes, pods, namespaces
 
     # -- pods ------------------------------------------------------------------------------------
     def pod_changed(self, obj: dict[str, Any]) -> None:
@@ -54,8 +58,11 @@ class EventHandlers:
             self.pod_deleted(obj)
             return
         if spec.get("nodeName"):
-            self.cache.add_pod(PodInfo.from_api(obj, LENIENT))
+            pod = PodInfo.from_api(obj, LENIENT)
+            event = assigned_pod_change(self.cache.add_pod(pod), pod)
             self.pending.drop(object_key(obj), uid)
+            if event:
+                self.queue.move_for(event)
             return
         name = spec.get("schedulerName") or "default-scheduler"
         if name not in self.scheduler_names:
@@ -99,6 +106,16 @@ class EventHandlers:
 
     def node_deleted(self, obj: dict[str, Any]) -> None:
         self.cache.remove_node((obj.get("metadata") or {}).get("name", ""))
+
+
+    # -- namespaces ------------------------------------------------------------------------------
+    def namespace_changed(self, obj: dict[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        self.cache.set_namespace(str(meta.get("name") or ""),
+                                 {str(k): str(v) for k, v in (meta.get("labels") or {}).items()})
+
+    def namespace_deleted(self, obj: dict[str, Any]) -> None:
+        self.cache.remove_namespace(str((obj.get("metadata") or {}).get("name") or ""))
 
 
 _ObjectCallback = Callable[[dict[str, Any]], None]

@@ -4,7 +4,8 @@ Public API (stable; changes are listed here first):
     Profile(scheduler_name, filters, scores, percentage_of_nodes_to_score=None)
     Profile.from_resolved(ResolvedProfile) / Profile.default(scheduler_name)
     build_profiles(KubeSchedulerConfiguration) -> dict[schedulerName, Profile]
-    Profile.schedule(pod: PodInfo, nodes: Sequence[NodeInfo], rng: random.Random) -> ScheduleResult
+    Profile.schedule(pod: PodInfo, nodes: Sequence[NodeInfo], rng: random.Random,
+                     cluster: ClusterView | None = None) -> ScheduleResult
         raises model.PodSpecError when the pod cannot be interpreted (e.g. a malformed annotation a
         plugin reads); report it and go on with other pods.
     ScheduleResult: node_name (None = unschedulable), message (kube-scheduler's FailedScheduling text),
@@ -48,7 +49,7 @@ from dataclasses import dataclass, field
 from scheduler.cluster_event import ClusterEvent
 from scheduler.config import KubeSchedulerConfiguration, ProfileConfig, ResolvedProfile
 from scheduler.model import NodeInfo, PodInfo
-from scheduler.plugins import Args, Plugin, Status
+from scheduler.plugins import Args, ClusterView, Plugin, Status
 
 __all__ = [
     "NO_NODES_MESSAGE",
@@ -190,14 +191,18 @@ class Profile:
             triggers |= self._requeue_on.get(name, ClusterEvent.ANY)
         return triggers or ClusterEvent.ANY
 
-    def schedule(self, pod: PodInfo, nodes: Sequence[NodeInfo], rng: random.Random) -> ScheduleResult:
-        """Choose a node for the pod among ``nodes`` (a consistent snapshot, not modified)."""
+    def schedule(self, pod: PodInfo, nodes: Sequence[NodeInfo], rng: random.Random,
+                 cluster: ClusterView | None = None) -> ScheduleResult:
+        """Choose a node for the pod among ``nodes`` (a consistent snapshot, not modified); ``cluster`` is
+        the same snapshot as plugins that read the whole cluster see it (default: built from ``nodes``)."""
         num_all = len(nodes)
         if num_all == 0:
             return ScheduleResult(pod.key, None, 0, 0, message=NO_NODES_MESSAGE)
+        if cluster is None:
+            cluster = ClusterView(nodes)
         checks = []
         for plugin, args in self.filters:
-            state = plugin.pre_filter(pod, args)  # type: ignore[misc]
+            state = plugin.prepare_filter(pod, args, cluster)
             if state is not None:
                 checks.append((plugin.verdicts, state))
         feasible, failures, evaluated = self._find_feasible(checks, nodes)
@@ -208,7 +213,7 @@ class Profile:
         if len(feasible) == 1:
             result.node_name = feasible[0].name
             return result
-        totals = self._score(pod, feasible, result)
+        totals = self._score(pod, feasible, result, cluster)
         best = max(totals)
         tied = [i for i, total in enumerate(totals) if total == best]
         result.node_name = feasible[tied[rng.randrange(len(tied))] if len(tied) > 1 else tied[0]].name
@@ -249,10 +254,11 @@ class Profile:
         self._next_start = (start + pos) % num_all
         return feasible, failures, pos
 
-    def _score(self, pod: PodInfo, feasible: list[NodeInfo], result: ScheduleResult) -> list[int]:
+    def _score(self, pod: PodInfo, feasible: list[NodeInfo], result: ScheduleResult,
+               cluster: ClusterView) -> list[int]:
         totals: list[int] | None = None
         for plugin, args, weight in self.scores:
-            state = plugin.pre_score(pod, args)  # type: ignore[misc]
+            state = plugin.prepare_score(pod, args, cluster)
             if state is None:
                 result.scores[plugin.name] = [0] * len(feasible)
                 continue

@@ -30,6 +30,7 @@ from scheduler.framework import Profile, ScheduleResult
 from scheduler.metrics import Metrics
 from scheduler.model import PodInfo, PodSpecError
 from scheduler.pending import PendingPods
+from scheduler.plugins import ClusterView
 from scheduler.queue import QueuedPod, SchedulingQueue
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,9 @@ class SchedulingCycle:
             self._invalid_spec(qp, pod.spec_error, start)
             return
         try:
-            result = profile.schedule(pod, self.cache.snapshot().nodes, self.rng)
+            snap = self.cache.snapshot()
+            cluster = ClusterView(snap.nodes, snap.namespace_labels, snap.affinity_nodes)
+            result = profile.schedule(pod, snap.nodes, self.rng, cluster)
         except PodSpecError as err:  # e.g. a malformed annotation a plugin reads
             self._invalid_spec(qp, err, start)
             return

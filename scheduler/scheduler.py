@@ -3,7 +3,7 @@
 informers -> EventHandlers (eventhandlers.py) -> cache + queue -> the scheduling loop, which runs
 SchedulingCycle.schedule_one (schedule_one.py) per popped pod -> assume -> binder -> events.
 
-Threads: one informer per resource (nodes, pods), one scheduling loop, a binder pool, an event writer
+Threads: one informer per resource (nodes, pods, namespaces), one scheduling loop, a binder pool, an event writer
 pool, the leader elector and the health server. Only the loop decides; everything it needs per
 decision is in memory (no API call and no listing per decision).
 
@@ -78,7 +78,8 @@ class Scheduler:
         self.cycle = SchedulingCycle(client, self.profiles, self.cache, self.queue, self.pending,
                                      self.recorder, self.metrics, random.Random(settings.seed),
                                      bind_workers=settings.bind_workers)
-        self.node_informer, self.pod_informer = self.handlers.informers(client, self.metrics)
+        self.node_informer, self.pod_informer, self.namespace_informer = self.handlers.informers(
+            client, self.metrics)
         self._stop = threading.Event()
         self._leading = threading.Event()
         self.elector: LeaderElector | None = None
@@ -114,6 +115,7 @@ class Scheduler:
             server.start()
         self.node_informer.start()
         self.pod_informer.start()
+        self.namespace_informer.start()
         self._loop_thread.start()
         if self.elector is None:
             self._started_leading()
@@ -130,10 +132,11 @@ class Scheduler:
             self.elector.run(self._stop)
 
     def synced(self) -> bool:
-        return self.node_informer.synced.is_set() and self.pod_informer.synced.is_set()
+        return (self.node_informer.synced.is_set() and self.pod_informer.synced.is_set()
+                and self.namespace_informer.synced.is_set())
 
     def wait_synced(self, timeout: float | None = None) -> bool:
-        """Wait for both caches to sync; False on timeout or once the scheduler is asked to stop."""
+        """Wait for every cache (nodes, pods, namespaces) to sync; False on timeout or once the scheduler is asked to stop."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self.synced():
             if self._stop.wait(0.02) or (deadline is not None and time.monotonic() > deadline):
@@ -153,6 +156,7 @@ class Scheduler:
         self._loop_thread.join(10)
         self.node_informer.stop()
         self.pod_informer.stop()
+        self.namespace_informer.stop()
         self.cycle.binder.close(wait=True)
         self.recorder.close()
         for server in self.servers:
@@ -185,7 +189,7 @@ class Scheduler:
     # -- the scheduling loop ---------------------------------------------------------------------
     def _loop(self) -> None:
         # Deciding on a partial view (pods listed before all nodes, or bound pods not yet counted)
-        # would misplace pods: like kube-scheduler, wait for both caches first.
+        # would misplace pods: like kube-scheduler, wait for every cache first.
         if not self.wait_synced():
             return
         last_housekeeping = 0.0

@@ -8,6 +8,7 @@ from typing import Any
 
 from scheduler.model.affinity import NodeSelector, PreferredTerm, parse_node_affinity
 from scheduler.model.parsing import STRICT, ParsePolicy, PodSpecError, as_list, as_str_map
+from scheduler.model.pod_affinity import PodAffinity, parse_pod_affinity
 from scheduler.model.resources import (
     DEFAULT_MEMORY_REQUEST,
     DEFAULT_MILLI_CPU_REQUEST,
@@ -40,6 +41,7 @@ class PodInfo:
     node_selector: dict[str, str] = field(default_factory=dict)
     required_node_affinity: NodeSelector | None = None
     preferred_node_affinity: tuple[PreferredTerm, ...] = ()
+    pod_affinity: PodAffinity | None = None  # inter-pod affinity and anti-affinity (None: states none)
     tolerations: tuple[Toleration, ...] = ()
     host_ports: frozenset[tuple[str, str, int]] = frozenset()
     priority: int = 0
@@ -88,16 +90,23 @@ class PodInfo:
         except PodSpecError as err:
             policy.unreadable(err)
             required, preferred = None, ()
+        namespace = str(meta.get("namespace") or "default")
+        labels = _str_map(meta.get("labels"), "metadata.labels", policy)
+        try:
+            pod_affinity = parse_pod_affinity(spec, namespace, labels)
+        except PodSpecError as err:
+            policy.unreadable(err)
+            pod_affinity = None
         priority = spec.get("priority")
         return cls(
             uid=str(meta.get("uid") or ""),
-            namespace=str(meta.get("namespace") or "default"),
+            namespace=namespace,
             name=str(meta.get("name") or ""),
             resource_version=str(meta.get("resourceVersion") or ""),
             scheduler_name=str(spec.get("schedulerName") or "default-scheduler"),
             node_name=spec.get("nodeName") or None,
             phase=str(status.get("phase") or "") if isinstance(status, dict) else "",
-            labels=_str_map(meta.get("labels"), "metadata.labels", policy),
+            labels=labels,
             annotations=_str_map(meta.get("annotations"), "metadata.annotations", policy),
             requests=requests,
             non_zero_milli_cpu=non_zero.milli_cpu,
@@ -105,6 +114,7 @@ class PodInfo:
             node_selector=_str_map(spec.get("nodeSelector"), "spec.nodeSelector", policy),
             required_node_affinity=required,
             preferred_node_affinity=preferred,
+            pod_affinity=pod_affinity,
             tolerations=parse_tolerations(spec, policy),
             host_ports=_host_ports(port_sources, policy),
             priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,

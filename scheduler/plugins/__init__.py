@@ -2,7 +2,7 @@
 
 ``DEFAULT_FILTERS`` and ``DEFAULT_SCORES`` are kube-scheduler's default plugin set (v1 config), reduced to
 the plugins this scheduler has, in kube-scheduler's order and with its default score weights:
-TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1. NetworkAware and LeastLoaded are opt-in.
+TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1, InterPodAffinity 2. NetworkAware and LeastLoaded are opt-in.
 
 Adding a plugin: write a module with pure ``pre_filter``/``filter_node`` and/or ``pre_score``/
 ``score_node`` (see ``base.py``), an ``Args`` model if it takes pluginConfig args, a ``PLUGIN =
@@ -12,6 +12,7 @@ Plugin(...)`` descriptor, and list it in ``REGISTRY`` below; the config then acc
 from __future__ import annotations
 
 from scheduler.plugins import (
+    inter_pod_affinity,
     least_loaded,
     network_aware,
     node_affinity,
@@ -21,10 +22,10 @@ from scheduler.plugins import (
     node_unschedulable,
     taint_toleration,
 )
-from scheduler.plugins.base import SUCCESS, Args, Code, NoArgs, Plugin, Status
+from scheduler.plugins.base import SUCCESS, Args, ClusterView, Code, NoArgs, Plugin, Status
 
-__all__ = ["DEFAULT_FILTERS", "DEFAULT_SCORES", "REGISTRY", "SUCCESS", "Args", "Code", "NoArgs", "Plugin",
-           "Status"]
+__all__ = ["DEFAULT_FILTERS", "DEFAULT_SCORES", "REGISTRY", "SUCCESS", "Args", "ClusterView", "Code", "NoArgs",
+           "Plugin", "Status"]
 
 REGISTRY: dict[str, Plugin] = {
     p.name: p
@@ -35,6 +36,7 @@ REGISTRY: dict[str, Plugin] = {
         node_affinity.PLUGIN,
         node_ports.PLUGIN,
         node_resources_fit.PLUGIN,
+        inter_pod_affinity.PLUGIN,
         network_aware.PLUGIN,
         least_loaded.PLUGIN,
     )
@@ -48,9 +50,11 @@ DEFAULT_FILTERS: tuple[str, ...] = (
     "NodeAffinity",
     "NodePorts",
     "NodeResourcesFit",
+    "InterPodAffinity",
 )
 DEFAULT_SCORES: tuple[tuple[str, int], ...] = (
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
     ("NodeResourcesFit", 1),
+    ("InterPodAffinity", 2),
 )

@@ -15,6 +15,10 @@ on success, allocates nothing. ``Plugin.filter(pod, node, args)``, ``Plugin.scor
 and ``Plugin.score_nodes(pod, nodes, args)`` (normalised) wrap both halves for tests and for the
 placement explainer.
 
+Plugins that need more than the pod and one node (InterPodAffinity counts matching pods per topology
+domain across the cluster) set ``reads_cluster``: their ``pre_filter`` / ``pre_score`` then take a third
+argument, the cycle's ``ClusterView`` (every node with its pods, and namespace labels).
+
 Requeue triggers: ``requeue_on`` names the cluster events (``scheduler.cluster_event``) that can undo the
 plugin's rejection, such as a new node or a changed taint for TaintToleration; the scheduling queue retries a
 pod no node fits only on an event one of its rejecting plugins declares.
@@ -29,7 +33,7 @@ The framework uses them when present and falls back to the per-node functions ot
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -43,6 +47,7 @@ __all__ = [
     "MAX_NODE_SCORE",
     "SUCCESS",
     "Args",
+    "ClusterView",
     "Code",
     "NoArgs",
     "Plugin",
@@ -101,7 +106,34 @@ class NoArgs(Args):
     """For plugins that take no arguments."""
 
 
-PreFn = Callable[[PodInfo, Any], Any]
+class ClusterView:
+    """What a scheduling cycle may read beyond the pod and one node: every node with the pods counted on
+    it, the nodes holding pods that state inter-pod affinity (``affinity_nodes``), and each namespace's
+    labels. A read-only view of one snapshot; built from a plain node list when nothing better is at
+    hand (tests, the placement explainer)."""
+
+    __slots__ = ("affinity_nodes", "namespace_labels", "nodes")
+
+    def __init__(self, nodes: Sequence[NodeInfo], namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
+                 affinity_nodes: Sequence[NodeInfo] | None = None) -> None:
+        self.nodes = nodes
+        self.namespace_labels = namespace_labels if namespace_labels is not None else {}
+        self.affinity_nodes = (affinity_nodes if affinity_nodes is not None
+                               else [node for node in nodes if node.affinity_pods])
+
+    def labels_of_namespace(self, namespace: str) -> Mapping[str, str]:
+        return self.namespace_labels.get(namespace, _NO_LABELS)
+
+    def pods(self) -> Iterator[tuple[NodeInfo, PodInfo]]:
+        """Every counted pod with its node."""
+        for node in self.nodes:
+            for pod in node.pods.values():
+                yield node, pod
+
+
+_NO_LABELS: Mapping[str, str] = {}
+
+PreFn = Callable[..., Any]  # (pod, args), or (pod, args, cluster) for a plugin that reads_cluster
 FilterFn = Callable[[Any, NodeInfo], "Status | None"]
 ScoreFn = Callable[[Any, NodeInfo], int]
 NormalizeFn = Callable[[list[int], Any], None]
@@ -127,6 +159,7 @@ class Plugin:
     filter_batch: FilterBatchFn | None = None
     score_batch: ScoreBatchFn | None = None
     requeue_on: ClusterEvent = ClusterEvent.ANY
+    reads_cluster: bool = False
 
     @property
     def filters(self) -> bool:
@@ -139,25 +172,42 @@ class Plugin:
     def default_args(self) -> Args:
         return self.args()
 
-    def filter(self, pod: PodInfo, node: NodeInfo, args: Args | None = None) -> Status:
-        """Whole filter verdict for one pod on one node (both halves; for tests and explanations)."""
-        assert self.pre_filter is not None and self.filter_node is not None, f"{self.name} does not filter"
-        state = self.pre_filter(pod, args if args is not None else self.default_args())
+    def prepare_filter(self, pod: PodInfo, args: Args, cluster: ClusterView) -> Any:
+        """The pre_filter state for one cycle (None: every node passes)."""
+        assert self.pre_filter is not None, f"{self.name} does not filter"
+        return self.pre_filter(pod, args, cluster) if self.reads_cluster else self.pre_filter(pod, args)
+
+    def prepare_score(self, pod: PodInfo, args: Args, cluster: ClusterView) -> Any:
+        """The pre_score state for one cycle (None: every node scores 0)."""
+        assert self.pre_score is not None, f"{self.name} does not score"
+        return self.pre_score(pod, args, cluster) if self.reads_cluster else self.pre_score(pod, args)
+
+    def filter(self, pod: PodInfo, node: NodeInfo, args: Args | None = None,
+               cluster: ClusterView | None = None) -> Status:
+        """Whole filter verdict for one pod on one node (both halves; for tests and explanations);
+        ``cluster`` defaults to that node alone."""
+        assert self.filter_node is not None, f"{self.name} does not filter"
+        state = self.prepare_filter(pod, args if args is not None else self.default_args(),
+                                    cluster if cluster is not None else ClusterView([node]))
         if state is None:
             return SUCCESS
         return self.filter_node(state, node) or SUCCESS
 
-    def score(self, pod: PodInfo, node: NodeInfo, args: Args | None = None) -> int:
-        """Raw (not normalised) score of one node."""
-        assert self.pre_score is not None and self.score_node is not None, f"{self.name} does not score"
-        state = self.pre_score(pod, args if args is not None else self.default_args())
+    def score(self, pod: PodInfo, node: NodeInfo, args: Args | None = None,
+              cluster: ClusterView | None = None) -> int:
+        """Raw (not normalised) score of one node; ``cluster`` defaults to that node alone."""
+        assert self.score_node is not None, f"{self.name} does not score"
+        state = self.prepare_score(pod, args if args is not None else self.default_args(),
+                                   cluster if cluster is not None else ClusterView([node]))
         return 0 if state is None else self.score_node(state, node)
 
-    def score_nodes(self, pod: PodInfo, nodes: list[NodeInfo], args: Args | None = None) -> list[int]:
-        """Final 0..100 scores of several nodes (raw scores, then normalize if the plugin has one)."""
-        assert self.pre_score is not None and self.score_node is not None, f"{self.name} does not score"
+    def score_nodes(self, pod: PodInfo, nodes: list[NodeInfo], args: Args | None = None,
+                    cluster: ClusterView | None = None) -> list[int]:
+        """Final 0..100 scores of several nodes (raw scores, then normalize if the plugin has one);
+        ``cluster`` defaults to these nodes."""
+        assert self.score_node is not None, f"{self.name} does not score"
         args = args if args is not None else self.default_args()
-        state = self.pre_score(pod, args)
+        state = self.prepare_score(pod, args, cluster if cluster is not None else ClusterView(nodes))
         if state is None:
             return [0] * len(nodes)
         scores = self.raw_scores(state, nodes)

@@ -110,6 +110,7 @@ def test_rbac_grants_exactly_what_the_scheduler_uses(lab: Lab) -> None:
         ("", "pods/binding", "create"),
         *{("", "pods/status", v) for v in ("patch", "update")},
         *{("", "nodes", v) for v in ("get", "list", "watch")},
+        *{("", "namespaces", v) for v in ("list", "watch")},
         *{(g, "events", v) for g in ("", "events.k8s.io") for v in ("create", "patch")},
     }
     assert _rules(objs["ClusterRole"]) == expected_cluster

@@ -19,8 +19,8 @@ from scheduler.plugins.network_aware import NetworkAwareArgs
 
 HEAD = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 DEFAULT_FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-                   "NodeResourcesFit"]
-DEFAULT_SCORES = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1)]
+                   "NodeResourcesFit", "InterPodAffinity"]
+DEFAULT_SCORES = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("InterPodAffinity", 2)]
 
 NETWORK_AWARE_YAML = """\
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -73,15 +73,18 @@ def test_network_aware_config_file(tmp_path):
          DEFAULT_FILTERS, [*DEFAULT_SCORES, ("LeastLoaded", 4)]),
         # re-listing a default in multiPoint changes its weight in place (kube-scheduler's merge)
         ({"multiPoint": {"enabled": [{"name": "TaintToleration", "weight": 1}]}},
-         DEFAULT_FILTERS, [("TaintToleration", 1), ("NodeAffinity", 2), ("NodeResourcesFit", 1)]),
+         DEFAULT_FILTERS, [("TaintToleration", 1), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
+                           ("InterPodAffinity", 2)]),
         # named under score: overrides the multiPoint entry there, moved first
         ({"score": {"enabled": [{"name": "NodeResourcesFit", "weight": 7}]}},
-         DEFAULT_FILTERS, [("NodeResourcesFit", 7), ("TaintToleration", 3), ("NodeAffinity", 2)]),
+         DEFAULT_FILTERS, [("NodeResourcesFit", 7), ("TaintToleration", 3), ("NodeAffinity", 2),
+                           ("InterPodAffinity", 2)]),
         ({"score": {"disabled": [{"name": "*"}], "enabled": [{"name": "LeastLoaded"}]}},
          DEFAULT_FILTERS, [("LeastLoaded", 1)]),
         ({"score": {"disabled": ["*"], "enabled": ["LeastLoaded"]}}, DEFAULT_FILTERS, [("LeastLoaded", 1)]),
         ({"filter": {"disabled": [{"name": "NodePorts"}, {"name": "NodeName"}]}},
-         ["NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit"], DEFAULT_SCORES),
+         ["NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "InterPodAffinity"],
+         DEFAULT_SCORES),
         ({"multiPoint": {"disabled": [{"name": "*"}], "enabled": [{"name": "NetworkAware"}, {"name": "LeastLoaded"}]}},
          ["NetworkAware"], [("NetworkAware", 1), ("LeastLoaded", 1)]),
         ({"multiPoint": {"disabled": [{"name": "TaintToleration"}]}},

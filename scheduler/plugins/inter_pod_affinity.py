@@ -1,0 +1,220 @@
+"""InterPodAffinity: pods placed by the pods already in each topology domain (kube-scheduler's plugin of the
+same name, pkg/scheduler/framework/plugins/interpodaffinity).
+
+A topology domain is the set of nodes sharing one value of a term's ``topologyKey`` label; a node without
+that label is in no domain of the term.
+
+Filter, in this order (the first failure is the node's reason):
+1. the incoming pod's required affinity: every term needs a node with its topology label, and a domain
+   holding a pod that matches all the terms -- "node(s) didn't match pod affinity rules",
+   UnschedulableAndUnresolvable. Exception: when no pod anywhere matches and the pod matches all its own
+   terms, it is the first of its group and may go on any node with the topology labels.
+2. the incoming pod's required anti-affinity: no term's domain on this node may hold a pod matching that
+   term -- "node(s) didn't match pod anti-affinity rules", Unschedulable (evicting pods could fix it).
+3. existing pods' required anti-affinity: no pod in a domain of this node may have a term the incoming pod
+   matches -- "node(s) didn't satisfy existing pods anti-affinity rules", Unschedulable.
+
+Score: for every existing pod, the incoming pod's preferred terms that pod matches (+weight for affinity,
+-weight for anti-affinity), the existing pod's required affinity terms the incoming pod matches
+(+hardPodAffinityWeight) and its preferred terms the incoming pod matches (+/-weight) add to the existing pod's
+domain; a node scores the sum over its domains, and scores are rescaled min..max to 0..100. With
+``ignorePreferredTermsOfExistingPods`` only the incoming pod's preferred terms count.
+
+Cost: all counting happens once per cycle in pre_filter / pre_score; a pod that states no affinity reads
+only the nodes holding pods that do (``ClusterView.affinity_nodes``), and is skipped outright when none of
+them has a term against it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from pydantic import Field
+
+from scheduler.cluster_event import ClusterEvent
+from scheduler.model import NodeInfo, PodInfo
+from scheduler.model.pod_affinity import AffinityTerm, WeightedAffinityTerm
+from scheduler.plugins.base import MAX_NODE_SCORE, Args, ClusterView, Code, Plugin, Status
+
+NAME = "InterPodAffinity"
+AFFINITY_REASON = "node(s) didn't match pod affinity rules"
+ANTI_AFFINITY_REASON = "node(s) didn't match pod anti-affinity rules"
+EXISTING_ANTI_AFFINITY_REASON = "node(s) didn't satisfy existing pods anti-affinity rules"
+_AFFINITY_REJECT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (AFFINITY_REASON,), NAME)
+_ANTI_AFFINITY_REJECT = Status(Code.UNSCHEDULABLE, (ANTI_AFFINITY_REASON,), NAME)
+_EXISTING_REJECT = Status(Code.UNSCHEDULABLE, (EXISTING_ANTI_AFFINITY_REASON,), NAME)
+
+TopologyCounts = dict[tuple[str, str], int]  # (topology key, value) -> matching pods
+
+
+class InterPodAffinityArgs(Args):
+    hardPodAffinityWeight: int = Field(1, ge=0, le=100)
+    ignorePreferredTermsOfExistingPods: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _FilterState:
+    affinity_terms: tuple[AffinityTerm, ...]
+    anti_affinity_terms: tuple[AffinityTerm, ...]
+    affinity_counts: TopologyCounts  # domains holding a pod that matches all affinity terms
+    anti_affinity_counts: TopologyCounts  # domains holding a pod that matches an anti-affinity term
+    existing_anti_affinity: TopologyCounts  # domains holding a pod whose anti-affinity term matches us
+    first_of_group: bool  # no pod matches the affinity terms anywhere, and the pod matches them itself
+
+
+def pre_filter(pod: PodInfo, args: Args, cluster: ClusterView) -> _FilterState | None:
+    existing = _existing_anti_affinity(pod, cluster)
+    affinity = pod.pod_affinity
+    if affinity is None or not (affinity.required_affinity or affinity.required_anti_affinity):
+        if not existing:
+            return None
+        return _FilterState((), (), {}, {}, existing, False)
+    required, anti = affinity.required_affinity, affinity.required_anti_affinity
+    affinity_counts: TopologyCounts = {}
+    anti_counts: TopologyCounts = {}
+    for node, other in cluster.pods():
+        namespace_labels = cluster.labels_of_namespace(other.namespace)
+        if required and _matches_all(required, other, namespace_labels):
+            for term in required:
+                _count(affinity_counts, node, term.topology_key)
+        for term in anti:
+            if term.matches(other.namespace, other.labels, namespace_labels):
+                _count(anti_counts, node, term.topology_key)
+    first = (not affinity_counts and bool(required)
+             and _matches_all(required, pod, cluster.labels_of_namespace(pod.namespace)))
+    return _FilterState(required, anti, affinity_counts, anti_counts, existing, first)
+
+
+def _existing_anti_affinity(pod: PodInfo, cluster: ClusterView) -> TopologyCounts:
+    """Domains holding a pod with a required anti-affinity term the incoming pod matches."""
+    counts: TopologyCounts = {}
+    namespace_labels = None
+    for node in cluster.affinity_nodes:
+        for other in node.affinity_pods.values():
+            for term in other.pod_affinity.required_anti_affinity:  # type: ignore[union-attr]
+                if namespace_labels is None:
+                    namespace_labels = cluster.labels_of_namespace(pod.namespace)
+                if term.matches(pod.namespace, pod.labels, namespace_labels):
+                    _count(counts, node, term.topology_key)
+    return counts
+
+
+def _matches_all(terms: Iterable[AffinityTerm], pod: PodInfo, namespace_labels: Mapping[str, str]) -> bool:
+    return all(term.matches(pod.namespace, pod.labels, namespace_labels) for term in terms)
+
+
+def _count(counts: TopologyCounts, node: NodeInfo, topology_key: str) -> None:
+    value = node.labels.get(topology_key)
+    if value is not None:
+        pair = (topology_key, value)
+        counts[pair] = counts.get(pair, 0) + 1
+
+
+def filter_node(state: _FilterState, node: NodeInfo) -> Status | None:
+    labels = node.labels
+    if state.affinity_terms and not _satisfies_affinity(state, labels):
+        return _AFFINITY_REJECT
+    if state.anti_affinity_counts:
+        for term in state.anti_affinity_terms:
+            value = labels.get(term.topology_key)
+            if value is not None and (term.topology_key, value) in state.anti_affinity_counts:
+                return _ANTI_AFFINITY_REJECT
+    existing = state.existing_anti_affinity
+    if existing:
+        for pair in labels.items():
+            if pair in existing:
+                return _EXISTING_REJECT
+    return None
+
+
+def _satisfies_affinity(state: _FilterState, labels: Mapping[str, str]) -> bool:
+    pods_exist = True
+    for term in state.affinity_terms:
+        value = labels.get(term.topology_key)
+        if value is None:
+            return False  # every topology label must exist on the node, first of its group or not
+        if (term.topology_key, value) not in state.affinity_counts:
+            pods_exist = False
+    return pods_exist or state.first_of_group
+
+
+# -- score ----------------------------------------------------------------------------------------
+
+TopologyScores = dict[str, dict[str, int]]  # topology key -> value -> score
+
+
+def pre_score(pod: PodInfo, args: InterPodAffinityArgs, cluster: ClusterView) -> TopologyScores | None:
+    affinity = pod.pod_affinity
+    own_terms = affinity is not None and affinity.has_preferred
+    if args.ignorePreferredTermsOfExistingPods and not own_terms:
+        return None
+    namespace_labels = cluster.labels_of_namespace(pod.namespace)
+    scores: TopologyScores = {}
+    # Without preferred terms of its own, only pods that state affinity can score anything.
+    for node in (cluster.nodes if own_terms else cluster.affinity_nodes):
+        if not node.labels:
+            continue
+        for other in (node.pods if own_terms else node.affinity_pods).values():
+            if own_terms:
+                other_namespace_labels = cluster.labels_of_namespace(other.namespace)
+                _add(scores, affinity.preferred_affinity, other, other_namespace_labels, node, 1)  # type: ignore[union-attr]
+                _add(scores, affinity.preferred_anti_affinity, other, other_namespace_labels, node, -1)  # type: ignore[union-attr]
+            theirs = other.pod_affinity
+            if theirs is None or args.ignorePreferredTermsOfExistingPods:
+                continue
+            if args.hardPodAffinityWeight > 0:
+                for term in theirs.required_affinity:
+                    if term.matches(pod.namespace, pod.labels, namespace_labels):
+                        _add_to_domain(scores, term.topology_key, node, args.hardPodAffinityWeight)
+            _add(scores, theirs.preferred_affinity, pod, namespace_labels, node, 1)
+            _add(scores, theirs.preferred_anti_affinity, pod, namespace_labels, node, -1)
+    return scores or None
+
+
+def _add(scores: TopologyScores, terms: tuple[WeightedAffinityTerm, ...], pod: PodInfo,
+         namespace_labels: Mapping[str, str], node: NodeInfo, sign: int) -> None:
+    """Each weighted term ``pod`` matches adds sign * weight to ``node``'s domain of the term."""
+    for weighted in terms:
+        term = weighted.term
+        if term.matches(pod.namespace, pod.labels, namespace_labels):
+            _add_to_domain(scores, term.topology_key, node, sign * weighted.weight)
+
+
+def _add_to_domain(scores: TopologyScores, topology_key: str, node: NodeInfo, amount: int) -> None:
+    value = node.labels.get(topology_key)
+    if value is not None:
+        by_value = scores.setdefault(topology_key, {})
+        by_value[value] = by_value.get(value, 0) + amount
+
+
+def score_node(scores: TopologyScores, node: NodeInfo) -> int:
+    """Raw score: the sum of the node's domains' scores (may be negative)."""
+    labels = node.labels
+    total = 0
+    for key, by_value in scores.items():
+        value = labels.get(key)
+        if value is not None:
+            total += by_value.get(value, 0)
+    return total
+
+
+def normalize(scores: list[int], args: Args) -> None:
+    """min..max to 0..100, truncated as kube-scheduler's float arithmetic does (all equal: all 0)."""
+    if not scores:
+        return
+    low, high = min(scores), max(scores)
+    span = high - low
+    scores[:] = [int(MAX_NODE_SCORE * ((s - low) / span)) if span else 0 for s in scores]
+
+
+# A pod added or its labels changed (it may be the match an affinity term waits for), a pod deleted (it may
+# have been what anti-affinity objected to), a node added or relabelled (topology domains), or the pod itself
+# relabelled (what existing pods' anti-affinity terms see).
+REQUEUE_ON = (ClusterEvent.ASSIGNED_POD_ADDED | ClusterEvent.ASSIGNED_POD_LABELS_CHANGED
+              | ClusterEvent.ASSIGNED_POD_DELETED | ClusterEvent.NODE_ADDED | ClusterEvent.NODE_LABELS_CHANGED
+              | ClusterEvent.POD_LABELS_CHANGED)
+
+PLUGIN = Plugin(NAME, args=InterPodAffinityArgs, pre_filter=pre_filter, filter_node=filter_node,
+                pre_score=pre_score, score_node=score_node, normalize=normalize, default_weight=2,
+                requeue_on=REQUEUE_ON, reads_cluster=True)
