@@ -34,9 +34,11 @@ def node(name: str, run_id: str, *, cpu: str = NODE_CPU, memory: str = NODE_MEMO
 
 
 def pending_pod(name: str, namespace: str, scheduler_name: str, run_id: str, *,
-                node_selector: dict[str, str] | None = None) -> Obj:
+                node_selector: dict[str, str] | None = None, anti_affinity_group: str | None = None) -> Obj:
     """A pod for the scheduler to place. It passes the restricted Pod Security level, so a real cluster's
-    admission accepts it in any namespace, and mounts no service account token."""
+    admission accepts it in any namespace, and mounts no service account token. With
+    ``anti_affinity_group`` it is labelled ``group=<it>`` and refuses a node holding another pod of the group
+    (required podAntiAffinity on kubernetes.io/hostname), as the replicas of a spread-out Deployment do."""
     spec: Obj = {
         "schedulerName": scheduler_name,
         "automountServiceAccountToken": False,
@@ -50,8 +52,14 @@ def pending_pod(name: str, namespace: str, scheduler_name: str, run_id: str, *,
     }
     if node_selector:
         spec["nodeSelector"] = dict(node_selector)
+    labels = {BENCH_LABEL: run_id}
+    if anti_affinity_group:
+        labels["group"] = anti_affinity_group
+        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"group": anti_affinity_group}},
+             "topologyKey": "kubernetes.io/hostname"}]}}
     return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": namespace, "labels": {BENCH_LABEL: run_id}}, "spec": spec}
+            "metadata": {"name": name, "namespace": namespace, "labels": labels}, "spec": spec}
 
 
 def existing_pods(count: int, node_names: list[str], rng: random.Random) -> list[Obj]:

@@ -34,6 +34,7 @@ from benchmarks import cluster
 
 SCHEDULER_NAME = "kubelab-bench"
 REPO = Path(__file__).resolve().parents[1]
+ANTI_AFFINITY_ROW = ", pods with required anti-affinity"  # appended to a row's plugins
 
 
 def scheduler_config(scheduler_name: str = SCHEDULER_NAME, plugins: list[str] | None = None,
@@ -64,8 +65,10 @@ def _rss_mib() -> float:
 
 
 def run_size(nodes: int, existing: int, pods: int, *, plugins: list[str] | None = None,
-             percentage: int | None = None, seed: int = 1, log_to_devnull: bool = True) -> dict[str, Any]:
-    """Fill a scheduler with `nodes` nodes and `existing` bound pods, then time `pods` decisions."""
+             percentage: int | None = None, anti_affinity: bool = False, seed: int = 1,
+             log_to_devnull: bool = True) -> dict[str, Any]:
+    """Fill a scheduler with `nodes` nodes and `existing` bound pods, then time `pods` decisions (with
+    `anti_affinity`, of pods that each refuse a node holding another of them)."""
     if nodes < 1:
         raise ValueError(f"nodes must be at least 1, got {nodes}")
     from scheduler.config import parse_config
@@ -97,7 +100,8 @@ def run_size(nodes: int, existing: int, pods: int, *, plugins: list[str] | None 
     cache_bytes, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     for i in range(pods):
-        obj = cluster.pending_pod(f"pod-{i}", "bench", SCHEDULER_NAME, "inprocess")
+        obj = cluster.pending_pod(f"pod-{i}", "bench", SCHEDULER_NAME, "inprocess",
+                                  anti_affinity_group="spread-out" if anti_affinity else None)
         obj["metadata"]["uid"] = f"pod-uid-{i}"
         sched.handlers.pod_changed(obj)
     wall0, cpu0 = time.perf_counter(), time.process_time()
@@ -108,7 +112,7 @@ def run_size(nodes: int, existing: int, pods: int, *, plugins: list[str] | None 
     per_node = Counter(decided)
     return {
         "nodes": nodes, "existing_pods": existing, "pods": pods, "decisions": len(decided),
-        "plugins": "default" + "".join(f"+{p}" for p in plugins or ()),
+        "plugins": "default" + "".join(f"+{p}" for p in plugins or ()) + (ANTI_AFFINITY_ROW if anti_affinity else ""),
         "percentage_of_nodes_to_score": percentage,
         "wall_seconds": round(wall, 4), "cpu_seconds": round(cpu, 4),
         "decisions_per_second": round(len(decided) / wall, 1) if wall else None,
@@ -132,7 +136,8 @@ def spread(per_node: Counter[str], node_names: list[str]) -> dict[str, float]:
 
 
 def run_in_subprocess(nodes: int, existing: int, pods: int, *, plugins: list[str] | None = None,
-                      percentage: int | None = None, seed: int = 1, timeout: float = 900) -> dict[str, Any]:
+                      percentage: int | None = None, anti_affinity: bool = False, seed: int = 1,
+                      timeout: float = 900) -> dict[str, Any]:
     """run_size in a fresh interpreter (so peak RSS is this size's alone); returns its JSON result."""
     cmd = [sys.executable, "-m", "benchmarks.inprocess", "--nodes", str(nodes), "--existing", str(existing),
            "--pods", str(pods), "--seed", str(seed)]
@@ -140,6 +145,8 @@ def run_in_subprocess(nodes: int, existing: int, pods: int, *, plugins: list[str
         cmd += ["--plugins", ",".join(plugins)]
     if percentage is not None:
         cmd += ["--percentage", str(percentage)]
+    if anti_affinity:
+        cmd.append("--anti-affinity")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO)
     if proc.returncode != 0:
@@ -156,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pods", type=int, default=2000, help="pods to decide (default 2,000)")
     p.add_argument("--plugins", default="", help="extra multiPoint plugins, e.g. LeastLoaded")
     p.add_argument("--percentage", type=int, default=None, help="percentageOfNodesToScore (default: adaptive)")
+    p.add_argument("--anti-affinity", action="store_true",
+                   help="decide pods with required podAntiAffinity against each other on kubernetes.io/hostname")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--profile", metavar="FILE", help="write a cProfile of the timed decisions to FILE")
     args = p.parse_args(argv)
@@ -165,11 +174,11 @@ def main(argv: list[str] | None = None) -> int:
 
         profiler = cProfile.Profile()
         result = profiler.runcall(run_size, args.nodes, args.existing, args.pods, plugins=plugins,
-                                  percentage=args.percentage, seed=args.seed)
+                                  percentage=args.percentage, anti_affinity=args.anti_affinity, seed=args.seed)
         profiler.dump_stats(args.profile)
     else:
         result = run_size(args.nodes, args.existing, args.pods, plugins=plugins, percentage=args.percentage,
-                          seed=args.seed)
+                          anti_affinity=args.anti_affinity, seed=args.seed)
     print(json.dumps(result))
     return 0
 

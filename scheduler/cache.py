@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scheduler.model import NodeInfo, PodInfo
+from scheduler.model.pod_index import PodIndex
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +41,8 @@ class _PodState:
 class Snapshot:
     """Clones of the cache's NodeInfos for one scheduling cycle; never written by the cache during a cycle.
 
-    ``affinity_nodes`` are the nodes holding pods that state inter-pod affinity; ``namespace_labels`` maps
-    each namespace to its labels (a namespaceSelector reads them).
+    ``pod_index`` holds the pods indexed for inter-pod affinity (``scheduler.model.pod_index``),
+    ``namespace_labels`` each namespace's labels (a namespaceSelector reads them).
 
     ``nodes`` keeps a stable order (the order the cache received the nodes, applied when nodes are added or
     removed; a node removed and re-added between two snapshots keeps its place until then): the framework
@@ -54,11 +55,7 @@ class Snapshot:
         self.nodes: list[NodeInfo] = []
         self.index: dict[str, int] = {}
         self.namespace_labels: dict[str, dict[str, str]] = {}
-        self.affinity_by_name: dict[str, NodeInfo] = {}
-
-    @property
-    def affinity_nodes(self) -> list[NodeInfo]:
-        return list(self.affinity_by_name.values())
+        self.pod_index = PodIndex()
 
     def get(self, name: str) -> NodeInfo | None:
         return self.by_name.get(name)
@@ -214,22 +211,25 @@ class Cache:
             snap = self._snapshot
             if self._namespaces_changed:  # a new dict: the previous snapshot's stays as it was
                 snap.namespace_labels = dict(self._namespaces)
+                snap.pod_index.set_namespace_labels(snap.namespace_labels)
                 self._namespaces_changed = False
             if not self._dirty:
                 return snap
             membership_changed = False
+            # Every old clone out of the index before any new one goes in: a pod that moved between two
+            # changed nodes must end up indexed on its new node.
+            for name in self._dirty:
+                old = snap.by_name.get(name)
+                if old is not None:
+                    snap.pod_index.remove_node(old)
             for name in self._dirty:
                 info = self._nodes.get(name)
                 if info is None:
-                    snap.affinity_by_name.pop(name, None)
                     if snap.by_name.pop(name, None) is not None:
                         membership_changed = True
                     continue
                 clone = info.clone()
-                if clone.affinity_pods:
-                    snap.affinity_by_name[name] = clone
-                else:
-                    snap.affinity_by_name.pop(name, None)
+                snap.pod_index.add_node(clone)
                 snap.by_name[name] = clone
                 position = snap.index.get(name)
                 if position is None:

@@ -32,9 +32,6 @@ class NodeInfo:
     pod_count: int = 0
     used_ports: dict[tuple[str, int], dict[str, int]] = field(default_factory=dict)
     pods: dict[str, PodInfo] = field(default_factory=dict)
-    # The pods above that state inter-pod affinity or anti-affinity: InterPodAffinity reads only these
-    # when the incoming pod states none (kube-scheduler's PodsWithAffinity).
-    affinity_pods: dict[str, PodInfo] = field(default_factory=dict)
     generation: int = 0
     resource_version: str = ""
 
@@ -73,8 +70,6 @@ class NodeInfo:
         if pod.uid in self.pods:
             self.remove_pod(self.pods[pod.uid])
         self.pods[pod.uid] = pod
-        if pod.pod_affinity is not None:
-            self.affinity_pods[pod.uid] = pod
         self.pod_count += 1
         self.requested.add(pod.requests)
         self.non_zero_requested.milli_cpu += pod.non_zero_milli_cpu
@@ -89,7 +84,6 @@ class NodeInfo:
         known = self.pods.pop(pod.uid, None)
         if known is None:
             return False
-        self.affinity_pods.pop(pod.uid, None)
         self.pod_count -= 1
         self.requested.subtract(known.requests)
         self.non_zero_requested.milli_cpu -= known.non_zero_milli_cpu
@@ -122,7 +116,6 @@ class NodeInfo:
             pod_count=self.pod_count,
             used_ports={k: dict(v) for k, v in self.used_ports.items()},
             pods=dict(self.pods),
-            affinity_pods=dict(self.affinity_pods),
             generation=self.generation,
             resource_version=self.resource_version,
         )

@@ -54,12 +54,13 @@ class AffinityTerm:
     def matches(self, pod_namespace: str, pod_labels: Mapping[str, str],
                 namespace_labels: Mapping[str, str]) -> bool:
         """Does a pod (its namespace, labels and its namespace's labels) match this term?"""
-        if self.selector is None:
-            return False
-        if pod_namespace not in self.namespaces and (
-                self.namespace_selector is None or not self.namespace_selector.matches(namespace_labels)):
+        if self.selector is None or not self.selects_namespace(pod_namespace, namespace_labels):
             return False
         return self.selector.matches(pod_labels)
+
+    def selects_namespace(self, namespace: str, namespace_labels: Mapping[str, str]) -> bool:
+        return namespace in self.namespaces or (
+            self.namespace_selector is not None and self.namespace_selector.matches(namespace_labels))
 
 
 @dataclass(slots=True, frozen=True)

@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict
 
 from scheduler.cluster_event import ClusterEvent
 from scheduler.model import NodeInfo, PodInfo
+from scheduler.model.pod_index import PodIndex
 
 __all__ = [
     "MAX_NODE_SCORE",
@@ -108,18 +109,22 @@ class NoArgs(Args):
 
 class ClusterView:
     """What a scheduling cycle may read beyond the pod and one node: every node with the pods counted on
-    it, the nodes holding pods that state inter-pod affinity (``affinity_nodes``), and each namespace's
-    labels. A read-only view of one snapshot; built from a plain node list when nothing better is at
-    hand (tests, the placement explainer)."""
+    it, each namespace's labels, and the pods indexed for inter-pod affinity (``index``). A read-only view of one snapshot, whose cache keeps the index
+    current; built from a plain node list (tests, the placement explainer), it indexes on first use."""
 
-    __slots__ = ("affinity_nodes", "namespace_labels", "nodes")
+    __slots__ = ("_index", "namespace_labels", "nodes")
 
     def __init__(self, nodes: Sequence[NodeInfo], namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
-                 affinity_nodes: Sequence[NodeInfo] | None = None) -> None:
+                 index: PodIndex | None = None) -> None:
         self.nodes = nodes
         self.namespace_labels = namespace_labels if namespace_labels is not None else {}
-        self.affinity_nodes = (affinity_nodes if affinity_nodes is not None
-                               else [node for node in nodes if node.affinity_pods])
+        self._index = index
+
+    @property
+    def index(self) -> PodIndex:
+        if self._index is None:
+            self._index = PodIndex.of(self.nodes, self.namespace_labels)
+        return self._index
 
     def labels_of_namespace(self, namespace: str) -> Mapping[str, str]:
         return self.namespace_labels.get(namespace, _NO_LABELS)

@@ -20,14 +20,15 @@ Score: for every existing pod, the incoming pod's preferred terms that pod match
 domain; a node scores the sum over its domains, and scores are rescaled min..max to 0..100. With
 ``ignorePreferredTermsOfExistingPods`` only the incoming pod's preferred terms count.
 
-Cost: all counting happens once per cycle in pre_filter / pre_score; a pod that states no affinity reads
-only the nodes holding pods that do (``ClusterView.affinity_nodes``), and is skipped outright when none of
-them has a term against it.
+Cost: the filter's counts come from the snapshot's pod index (``scheduler.model.pod_index``), which reads
+only the pods a term may select and keeps its answers current from one decision to the next; a pod that
+states no affinity is skipped outright when no anti-affinity term selects it, and is scored by reading only
+the pods whose terms score others.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pydantic import Field
@@ -35,6 +36,7 @@ from pydantic import Field
 from scheduler.cluster_event import ClusterEvent
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.pod_affinity import AffinityTerm, WeightedAffinityTerm
+from scheduler.model.pod_index import TopologyCounts
 from scheduler.plugins.base import MAX_NODE_SCORE, Args, ClusterView, Code, Plugin, Status
 
 NAME = "InterPodAffinity"
@@ -45,87 +47,70 @@ _AFFINITY_REJECT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (AFFINITY_REASON,
 _ANTI_AFFINITY_REJECT = Status(Code.UNSCHEDULABLE, (ANTI_AFFINITY_REASON,), NAME)
 _EXISTING_REJECT = Status(Code.UNSCHEDULABLE, (EXISTING_ANTI_AFFINITY_REASON,), NAME)
 
-TopologyCounts = dict[tuple[str, str], int]  # (topology key, value) -> matching pods
-
 
 class InterPodAffinityArgs(Args):
     hardPodAffinityWeight: int = Field(1, ge=0, le=100)
     ignorePreferredTermsOfExistingPods: bool = False
 
 
+# Per topology key, the domains (label values) a node must not be in, with the verdict for being there: the
+# incoming pod's anti-affinity first, then existing pods' anti-affinity (the order kube-scheduler checks them).
+_Blocked = tuple[tuple[str, dict[str, Status]], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class _FilterState:
     affinity_terms: tuple[AffinityTerm, ...]
-    anti_affinity_terms: tuple[AffinityTerm, ...]
     affinity_counts: TopologyCounts  # domains holding a pod that matches all affinity terms
-    anti_affinity_counts: TopologyCounts  # domains holding a pod that matches an anti-affinity term
-    existing_anti_affinity: TopologyCounts  # domains holding a pod whose anti-affinity term matches us
     first_of_group: bool  # no pod matches the affinity terms anywhere, and the pod matches them itself
+    blocked: _Blocked
 
 
 def pre_filter(pod: PodInfo, args: Args, cluster: ClusterView) -> _FilterState | None:
-    existing = _existing_anti_affinity(pod, cluster)
+    index = cluster.index
+    existing = index.anti_affinity_against(pod.namespace, pod.labels)
     affinity = pod.pod_affinity
-    if affinity is None or not (affinity.required_affinity or affinity.required_anti_affinity):
-        if not existing:
-            return None
-        return _FilterState((), (), {}, {}, existing, False)
-    required, anti = affinity.required_affinity, affinity.required_anti_affinity
-    affinity_counts: TopologyCounts = {}
-    anti_counts: TopologyCounts = {}
-    for node, other in cluster.pods():
-        namespace_labels = cluster.labels_of_namespace(other.namespace)
-        if required and _matches_all(required, other, namespace_labels):
-            for term in required:
-                _count(affinity_counts, node, term.topology_key)
-        for term in anti:
-            if term.matches(other.namespace, other.labels, namespace_labels):
-                _count(anti_counts, node, term.topology_key)
+    required = affinity.required_affinity if affinity is not None else ()
+    anti = affinity.required_anti_affinity if affinity is not None else ()
+    if not (existing or required or anti):
+        return None
+    affinity_counts = index.matching_all(required) if required else {}
     first = (not affinity_counts and bool(required)
-             and _matches_all(required, pod, cluster.labels_of_namespace(pod.namespace)))
-    return _FilterState(required, anti, affinity_counts, anti_counts, existing, first)
+             and all(term.matches(pod.namespace, pod.labels, cluster.labels_of_namespace(pod.namespace))
+                     for term in required))
+    blocked = _blocked([(index.matching(term), _ANTI_AFFINITY_REJECT) for term in anti]
+                       + [(existing, _EXISTING_REJECT)])
+    return _FilterState(required, affinity_counts, first, blocked)
 
 
-def _existing_anti_affinity(pod: PodInfo, cluster: ClusterView) -> TopologyCounts:
-    """Domains holding a pod with a required anti-affinity term the incoming pod matches."""
-    counts: TopologyCounts = {}
-    namespace_labels = None
-    for node in cluster.affinity_nodes:
-        for other in node.affinity_pods.values():
-            for term in other.pod_affinity.required_anti_affinity:  # type: ignore[union-attr]
-                if namespace_labels is None:
-                    namespace_labels = cluster.labels_of_namespace(pod.namespace)
-                if term.matches(pod.namespace, pod.labels, namespace_labels):
-                    _count(counts, node, term.topology_key)
-    return counts
-
-
-def _matches_all(terms: Iterable[AffinityTerm], pod: PodInfo, namespace_labels: Mapping[str, str]) -> bool:
-    return all(term.matches(pod.namespace, pod.labels, namespace_labels) for term in terms)
-
-
-def _count(counts: TopologyCounts, node: NodeInfo, topology_key: str) -> None:
-    value = node.labels.get(topology_key)
-    if value is not None:
-        pair = (topology_key, value)
-        counts[pair] = counts.get(pair, 0) + 1
+def _blocked(sources: list[tuple[TopologyCounts, Status]]) -> _Blocked:
+    """The domains holding counted pods, grouped by topology key, each with the verdict of the first source
+    that counts it."""
+    by_key: dict[tuple[str, Status], dict[str, Status]] = {}
+    for counts, status in sources:
+        for key, value in counts:
+            by_key.setdefault((key, status), {}).setdefault(value, status)
+    return tuple((key, values) for (key, _), values in by_key.items())
 
 
 def filter_node(state: _FilterState, node: NodeInfo) -> Status | None:
     labels = node.labels
     if state.affinity_terms and not _satisfies_affinity(state, labels):
         return _AFFINITY_REJECT
-    if state.anti_affinity_counts:
-        for term in state.anti_affinity_terms:
-            value = labels.get(term.topology_key)
-            if value is not None and (term.topology_key, value) in state.anti_affinity_counts:
-                return _ANTI_AFFINITY_REJECT
-    existing = state.existing_anti_affinity
-    if existing:
-        for pair in labels.items():
-            if pair in existing:
-                return _EXISTING_REJECT
+    for key, values in state.blocked:
+        value = labels.get(key)
+        if value is not None and value in values:
+            return values[value]
     return None
+
+
+def filter_batch(state: _FilterState, nodes: list[NodeInfo]) -> list[Status | None] | None:
+    if state.affinity_terms or len(state.blocked) != 1:
+        return [filter_node(state, node) for node in nodes]
+    # The common case, one topology key to stay out of (e.g. one replica per hostname): one lookup per node.
+    key, values = state.blocked[0]
+    get = values.get
+    return [get(node.labels.get(key)) for node in nodes]  # type: ignore[arg-type]  # get(None) is None
 
 
 def _satisfies_affinity(state: _FilterState, labels: Mapping[str, str]) -> bool:
@@ -149,27 +134,32 @@ def pre_score(pod: PodInfo, args: InterPodAffinityArgs, cluster: ClusterView) ->
     own_terms = affinity is not None and affinity.has_preferred
     if args.ignorePreferredTermsOfExistingPods and not own_terms:
         return None
-    namespace_labels = cluster.labels_of_namespace(pod.namespace)
     scores: TopologyScores = {}
-    # Without preferred terms of its own, only pods that state affinity can score anything.
-    for node in (cluster.nodes if own_terms else cluster.affinity_nodes):
+    # Without preferred terms of its own, only pods whose terms score others can score anything.
+    for node, other in (cluster.pods() if own_terms else cluster.index.scoring_pods()):
         if not node.labels:
             continue
-        for other in (node.pods if own_terms else node.affinity_pods).values():
-            if own_terms:
-                other_namespace_labels = cluster.labels_of_namespace(other.namespace)
-                _add(scores, affinity.preferred_affinity, other, other_namespace_labels, node, 1)  # type: ignore[union-attr]
-                _add(scores, affinity.preferred_anti_affinity, other, other_namespace_labels, node, -1)  # type: ignore[union-attr]
-            theirs = other.pod_affinity
-            if theirs is None or args.ignorePreferredTermsOfExistingPods:
-                continue
-            if args.hardPodAffinityWeight > 0:
-                for term in theirs.required_affinity:
-                    if term.matches(pod.namespace, pod.labels, namespace_labels):
-                        _add_to_domain(scores, term.topology_key, node, args.hardPodAffinityWeight)
-            _add(scores, theirs.preferred_affinity, pod, namespace_labels, node, 1)
-            _add(scores, theirs.preferred_anti_affinity, pod, namespace_labels, node, -1)
+        if own_terms:
+            other_namespace_labels = cluster.labels_of_namespace(other.namespace)
+            _add(scores, affinity.preferred_affinity, other, other_namespace_labels, node, 1)  # type: ignore[union-attr]
+            _add(scores, affinity.preferred_anti_affinity, other, other_namespace_labels, node, -1)  # type: ignore[union-attr]
+        if other.pod_affinity is not None and not args.ignorePreferredTermsOfExistingPods:
+            _add_their_terms(scores, other, node, pod, cluster.labels_of_namespace(pod.namespace), args)
     return scores or None
+
+
+def _add_their_terms(scores: TopologyScores, other: PodInfo, node: NodeInfo, pod: PodInfo,
+                     namespace_labels: Mapping[str, str], args: InterPodAffinityArgs) -> None:
+    """An existing pod's terms the incoming pod matches: required affinity counts hardPodAffinityWeight,
+    preferred terms their weights."""
+    theirs = other.pod_affinity
+    assert theirs is not None
+    if args.hardPodAffinityWeight > 0:
+        for term in theirs.required_affinity:
+            if term.matches(pod.namespace, pod.labels, namespace_labels):
+                _add_to_domain(scores, term.topology_key, node, args.hardPodAffinityWeight)
+    _add(scores, theirs.preferred_affinity, pod, namespace_labels, node, 1)
+    _add(scores, theirs.preferred_anti_affinity, pod, namespace_labels, node, -1)
 
 
 def _add(scores: TopologyScores, terms: tuple[WeightedAffinityTerm, ...], pod: PodInfo,
@@ -217,4 +207,5 @@ REQUEUE_ON = (ClusterEvent.ASSIGNED_POD_ADDED | ClusterEvent.ASSIGNED_POD_LABELS
 
 PLUGIN = Plugin(NAME, args=InterPodAffinityArgs, pre_filter=pre_filter, filter_node=filter_node,
                 pre_score=pre_score, score_node=score_node, normalize=normalize, default_weight=2,
+                filter_batch=filter_batch,
                 requeue_on=REQUEUE_ON, reads_cluster=True)

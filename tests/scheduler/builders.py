@@ -19,6 +19,7 @@ def pod_obj(
     node_selector: dict[str, str] | None = None,
     affinity: dict[str, Any] | None = None,
     annotations: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None,
     node_name: str | None = None,
     overhead: dict[str, Any] | None = None,
     host_ports: list[int] | None = None,
@@ -47,6 +48,8 @@ def pod_obj(
     meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": uid or f"uid-{name}"}
     if annotations is not None:
         meta["annotations"] = annotations
+    if labels is not None:
+        meta["labels"] = labels
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": {"phase": "Pending"}}
 
 

@@ -11,9 +11,15 @@ import pytest
 
 from scheduler.framework import Profile
 from scheduler.model import NodeInfo, PodInfo
-from scheduler.plugins import REGISTRY
+from scheduler.plugins import REGISTRY, ClusterView
 from tests.scheduler.builders import node, pod
 
+ZONE = "topology.kubernetes.io/zone"
+POD_AFFINITIES = [None, None, *(
+    {kind: {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": key}]}}
+    for kind in ("podAntiAffinity", "podAffinity") for app in ("a", "b")
+    for key in ("kubernetes.io/hostname", ZONE))]
 BATCHED = sorted(name for name, p in REGISTRY.items() if p.filter_batch or p.score_batch)
 EFFECTS = ("NoSchedule", "NoExecute", "PreferNoSchedule")
 
@@ -23,7 +29,8 @@ def _random_node(rng: random.Random, i: int) -> NodeInfo:
                "effect": rng.choice(EFFECTS)} for _ in range(rng.choice([0, 0, 0, 1, 2]))]
     info = node(f"n{i}", cpu=rng.choice(["0", "1", "4", "64"]), memory=rng.choice(["0", "1Gi", "8Gi", "256Gi"]),
                 pods=rng.choice(["0", "2", "110"]), taints=taints, unschedulable=rng.random() < 0.2,
-                extra=rng.choice([{}, {"example.com/gpu": "2"}]))
+                extra=rng.choice([{}, {"example.com/gpu": "2"}]),
+                labels=rng.choice([{}, {ZONE: "z1"}, {ZONE: "z2"}]))
     for j in range(rng.choice([0, 1, 3])):
         info.add_pod(_random_pod(rng, f"on-{i}-{j}"))
     return info
@@ -35,7 +42,8 @@ def _random_pod(rng: random.Random, name: str) -> PodInfo:
     tolerations = rng.choice([None, [{"operator": "Exists"}], [{"key": "a", "operator": "Exists"}],
                               [{"key": "b", "value": "x", "effect": "PreferNoSchedule"}],
                               [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}]])
-    return pod(name, requests=requests, tolerations=tolerations)
+    return pod(name, requests=requests, tolerations=tolerations, affinity=rng.choice(POD_AFFINITIES),
+               labels=rng.choice([{}, {"app": "a"}, {"app": "b"}]))
 
 
 @pytest.mark.parametrize("seed", range(25))
@@ -52,9 +60,10 @@ def test_batch_forms_match_per_node_functions(name: str, seed: int) -> None:
 
 
 def _check_batches(plugin, p: PodInfo, nodes: list[NodeInfo]) -> None:
+    cluster = ClusterView(nodes)
     for args in _args_variants(plugin):
         if plugin.filter_batch is not None:
-            state = plugin.pre_filter(p, args)
+            state = plugin.prepare_filter(p, args, cluster)
             if state is not None:
                 expected = [plugin.filter_node(state, n) for n in nodes]
                 got = plugin.filter_batch(state, nodes)
@@ -64,7 +73,7 @@ def _check_batches(plugin, p: PodInfo, nodes: list[NodeInfo]) -> None:
                     assert [(v.code, v.reasons) if v else None for v in got] == \
                         [(v.code, v.reasons) if v else None for v in expected]
         if plugin.score_batch is not None:
-            state = plugin.pre_score(p, args)
+            state = plugin.prepare_score(p, args, cluster)
             if state is not None:
                 assert plugin.score_batch(state, nodes) == [plugin.score_node(state, n) for n in nodes]
 

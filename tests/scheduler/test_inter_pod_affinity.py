@@ -19,7 +19,7 @@ from scheduler.plugins.inter_pod_affinity import (
     PLUGIN,
     InterPodAffinityArgs,
 )
-from tests.scheduler.builders import node, pod, pod_obj
+from tests.scheduler.builders import node, pod
 
 HOST = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -34,9 +34,7 @@ def term(labels: dict[str, str] | None, topology: str = HOST, **extra: Any) -> d
 
 def labelled(name: str, labels: dict[str, str], affinity: dict[str, Any] | None = None,
              namespace: str = "default", node_name: str | None = None) -> PodInfo:
-    obj = pod_obj(name, namespace=namespace, affinity=affinity, node_name=node_name)
-    obj["metadata"]["labels"] = labels
-    return PodInfo.from_api(obj)
+    return pod(name, namespace=namespace, affinity=affinity, node_name=node_name, labels=labels)
 
 
 def required(kind: str, *terms: dict[str, Any]) -> dict[str, Any]:

@@ -134,3 +134,42 @@ def test_assume_twice_or_unknown_node_is_refused() -> None:
         cache.assume(pod("a"), "n1")
     with pytest.raises(KeyError):
         cache.assume(pod("b"), "gone")
+
+
+def test_snapshot_keeps_the_pod_index_and_its_kept_answers_current() -> None:
+    """The inter-pod affinity counts a snapshot's index answered once follow pods added, moved, relabelled
+    and removed, and namespaces relabelled, as an index built afresh from the same nodes answers."""
+    from scheduler.model.pod_affinity import AffinityTerm, LabelSelector, Requirement
+    from scheduler.model.pod_index import PodIndex
+
+    def grouped(name: str, node_name: str, group: str = "g") -> PodInfo:
+        obj = pod_obj(name, "10m", node_name)
+        obj["metadata"]["labels"] = {"group": group}
+        obj["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"group": group}}, "topologyKey": "zone",
+             "namespaceSelector": {"matchLabels": {"team": "x"}}}]}}
+        return PodInfo.from_api(obj)
+
+    term = AffinityTerm("zone", LabelSelector((Requirement("group", "In", frozenset({"g"})),)),
+                        frozenset(), LabelSelector((Requirement("team", "In", frozenset({"x"})),)))
+    cache = Cache()
+    for i in range(4):
+        cache.add_node({**node(f"n{i}"), "metadata": {"name": f"n{i}", "labels": {"zone": f"z{i % 2}"}}})
+    cache.set_namespace("default", {"team": "x"})
+    for i in range(40):  # enough pods for the answers to be kept between snapshots
+        cache.add_pod(grouped(f"p{i}", f"n{i % 4}"))
+
+    def answers(index: PodIndex) -> tuple:
+        return (index.matching(term), index.anti_affinity_against("default", {"group": "g"}))
+
+    assert answers(cache.snapshot().pod_index) == ({("zone", "z0"): 20, ("zone", "z1"): 20},) * 2
+    cache.add_pod(grouped("p0", "n1"))  # moved from n0 to n1
+    cache.add_pod(grouped("p1", "n1", group="other"))  # relabelled
+    cache.remove_pod("uid-p2")
+    cache.assume(grouped("new", None), "n0")
+    snap = cache.snapshot()
+    fresh = answers(PodIndex.of(snap.nodes, snap.namespace_labels))
+    # z0: 20 - p0 moved - p2 removed + new; z1: 20 + p0 - p1 relabelled
+    assert answers(snap.pod_index) == fresh == ({("zone", "z0"): 19, ("zone", "z1"): 20},) * 2
+    cache.set_namespace("default", {"team": "y"})
+    assert answers(cache.snapshot().pod_index) == ({}, {})
