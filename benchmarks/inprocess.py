@@ -112,7 +112,8 @@ def run_size(nodes: int, existing: int, pods: int, *, plugins: list[str] | None 
     per_node = Counter(decided)
     return {
         "nodes": nodes, "existing_pods": existing, "pods": pods, "decisions": len(decided),
-        "plugins": "default" + "".join(f"+{p}" for p in plugins or ()) + (ANTI_AFFINITY_ROW if anti_affinity else ""),
+        "plugins": ("default" + "".join(f"+{p}" for p in plugins or ())
+                    + (ANTI_AFFINITY_ROW if anti_affinity else "")),
         "percentage_of_nodes_to_score": percentage,
         "wall_seconds": round(wall, 4), "cpu_seconds": round(cpu, 4),
         "decisions_per_second": round(len(decided) / wall, 1) if wall else None,

@@ -13,11 +13,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.inprocess import ANTI_AFFINITY_ROW
+
 # Pods bound per second by kube-scheduler on a 2-core machine with a local kube-apiserver and fake nodes:
 # with unthrottled clients, and with its default client limits (qps 50).
 KUBE_SCHEDULER_UNTHROTTLED = 580
 KUBE_SCHEDULER_DEFAULT_LIMITS = 54
 TARGET_DECISIONS = {1000: 1000, 5000: 500}  # nodes -> decisions/s in-process
+TARGET_ANTI_AFFINITY = (5000, 200)  # nodes, decisions/s in-process of pods with required anti-affinity
 TARGET_BOUND = KUBE_SCHEDULER_UNTHROTTLED / 2
 LEAST_LOADED = "LeastLoaded"
 EVENTS_DROPPED = "event queue full"  # scheduler/events.py's (rate-limited) warning: not counted as "other"
@@ -40,6 +43,12 @@ def judge(in_process: list[dict], end_to_end: list[dict]) -> list[dict[str, Any]
         targets.append({"target": f"in-process decisions/s at {nodes:,} nodes", "wanted": f">= {wanted:,}",
                         "measured": measured,
                         "met": None if measured is None else measured >= wanted})
+    nodes, wanted = TARGET_ANTI_AFFINITY
+    rows = [r for r in in_process if r["nodes"] == nodes and r["plugins"].endswith(ANTI_AFFINITY_ROW)]
+    measured = rows[0]["decisions_per_second"] if rows else None
+    targets.append({"target": f"in-process decisions/s at {nodes:,} nodes{ANTI_AFFINITY_ROW}",
+                    "wanted": f">= {wanted:,}", "measured": measured,
+                    "met": None if measured is None else measured >= wanted})
     for row in end_to_end:
         least_loaded = row.get("plugins", "").endswith(LEAST_LOADED)
         if row.get("qps") == "unlimited" and not least_loaded:

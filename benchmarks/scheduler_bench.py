@@ -6,7 +6,9 @@
 
 Runs, in order:
 1. in-process, default plugin set, at each of --sizes nodes with --existing bound pods, --decisions pods
-   decided per size (each size in its own subprocess: separate peak RSS); then the LeastLoaded spread rows
+   decided per size (each size in its own subprocess: separate peak RSS); then, at the largest size, pods
+   that each carry required podAntiAffinity against the others on kubernetes.io/hostname (what InterPodAffinity
+   costs a Deployment spread one replica per node); then the LeastLoaded spread rows
    (by default at 1,000 nodes: adaptive percentageOfNodesToScore versus 100, which keeps pods per node
    within one; and what 100 costs at 5,000 nodes);
 2. end to end through the in-repo API test server (labelled: it measures our client path, not a real server),
@@ -54,11 +56,12 @@ class Options:
 
 
 def in_process_runs(options: Options) -> list[dict]:
-    """The keyword arguments of every in-process row: the default plugin set at each size, then the LeastLoaded
-    spread rows (adaptive sampling and percentageOfNodesToScore 100 at the second largest size, the cost of
-    100 at the largest)."""
+    """The keyword arguments of every in-process row: the default plugin set at each size, pods with required
+    anti-affinity at the largest, then the LeastLoaded spread rows (adaptive sampling and
+    percentageOfNodesToScore 100 at the second largest size, the cost of 100 at the largest)."""
     base = {"existing": options.existing, "pods": options.decisions}
     runs = [{"nodes": n, **base} for n in options.sizes]
+    runs.append({"nodes": max(options.sizes), **base, "anti_affinity": True})
     if options.spread_rows:
         sizes = sorted(set(options.sizes))
         middle, largest = sizes[-2] if len(sizes) > 1 else sizes[-1], sizes[-1]
@@ -76,7 +79,8 @@ def run(options: Options, echo: Callable[[str], None] = print) -> dict:
     for spec in in_process_runs(options):
         echo(f"in-process: {spec['nodes']:,} nodes, {spec['existing']:,} existing pods, "
              f"{spec['pods']:,} decisions, plugins {'+'.join(['default', *spec.get('plugins', [])])}"
-             + (f", percentageOfNodesToScore {spec['percentage']}" if spec.get("percentage") else ""))
+             + (f", percentageOfNodesToScore {spec['percentage']}" if spec.get("percentage") else "")
+             + (inprocess.ANTI_AFFINITY_ROW if spec.get("anti_affinity") else ""))
         try:
             in_process.append(_median_of(options.repeat, "decisions_per_second",
                                          functools.partial(inprocess.run_in_subprocess, **spec)))

@@ -67,16 +67,17 @@ def test_command_writes_tables_and_json(tmp_path: Path) -> None:
     assert "measures our client path, not a real server" in text
     data = json.loads(out.read_text())
     assert set(data) == {"machine", "in_process", "end_to_end", "targets", "errors"} and data["errors"] == []
-    # 2 sizes + LeastLoaded adaptive and 100% at 4 nodes + 100% at 8 nodes
+    # 2 sizes + anti-affinity pods at 8 + LeastLoaded adaptive and 100% at 4 nodes + 100% at 8 nodes
     assert [(r["nodes"], r["plugins"], r["percentage_of_nodes_to_score"]) for r in data["in_process"]] == [
-        (4, "default", None), (8, "default", None), (4, "default+LeastLoaded", None),
+        (4, "default", None), (8, "default", None), (8, "default, pods with required anti-affinity", None),
+        (4, "default+LeastLoaded", None),
         (4, "default+LeastLoaded", 100), (8, "default+LeastLoaded", 100)]
     assert [(r["plugins"], r["percentage_of_nodes_to_score"], r["bound"]) for r in data["end_to_end"]] == [
         ("default", None, 6), ("default+LeastLoaded", None, 6), ("default+LeastLoaded", 100, 6)]
     spread = [t for t in data["targets"] if t["target"].startswith("LeastLoaded pods per node")]
     assert [t["met"] for t in spread] == [True, True]  # 6 pods on 2 nodes: 3 each, sampled or not
     # sizes other than 1,000 / 5,000 are reported but not judged against those targets
-    assert [t["met"] for t in data["targets"] if t["target"].startswith("in-process")] == [None, None]
+    assert [t["met"] for t in data["targets"] if t["target"].startswith("in-process")] == [None, None, None]
 
 
 def test_targets_are_judged_on_the_wall_clock_rate() -> None:
