@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from scheduler.cluster_event import ClusterEvent, NodeProperties, node_change, pod_change
+from scheduler.cluster_event import ClusterEvent, NodeProperties, assigned_pod_change, node_change, pod_change
 from scheduler.framework import Profile
 from scheduler.model import PodInfo, PodSpecError
 from scheduler.plugins import REGISTRY
@@ -65,6 +65,16 @@ def test_pod_label_and_status_changes():
     assert pod_change(PodInfo.from_api(obj), PodInfo.from_api(relabelled)) == E.POD_LABELS_CHANGED
     obj["status"]["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]
     assert pod_change(pod("p"), PodInfo.from_api(obj)) == E.NONE
+
+
+def test_assigned_pod_events():
+    """What pod affinity waits for: a pod newly counted on a node, or one counted that is relabelled; the watch
+    confirming an assumed pod, or a status update, is no event."""
+    bound = pod("b", node_name="n1")
+    assert assigned_pod_change(None, bound) == E.ASSIGNED_POD_ADDED
+    assert assigned_pod_change(bound, pod("b", node_name="n1")) == E.NONE
+    assert assigned_pod_change(bound, pod("b", node_name="n1", labels={"app": "db"})) == \
+        E.ASSIGNED_POD_LABELS_CHANGED
 
 
 def test_unreadable_pod_changes_only_with_its_problem():
