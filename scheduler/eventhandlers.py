@@ -107,7 +107,6 @@ class EventHandlers:
     def node_deleted(self, obj: dict[str, Any]) -> None:
         self.cache.remove_node((obj.get("metadata") or {}).get("name", ""))
 
-
     # -- namespaces ------------------------------------------------------------------------------
     def namespace_changed(self, obj: dict[str, Any]) -> None:
         meta = obj.get("metadata") or {}

@@ -25,6 +25,7 @@ from labkit.scheduler_deploy.manifests import render_config
 from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_config
 from scheduler.framework import Profile, ScheduleResult
 from scheduler.model import LENIENT, NodeInfo, PodInfo, PodSpecError
+from scheduler.plugins import ClusterView
 from scheduler.plugins.least_loaded import LeastLoadedArgs
 from scheduler.plugins.network_aware import NetworkAwareArgs
 
@@ -171,16 +172,17 @@ def _network_notes(pod: PodInfo, profile: Profile) -> list[str]:
 def _verdicts(pod: PodInfo, nodes: list[NodeInfo], profile: Profile) -> list[NodeVerdict]:
     """Unlike a scheduling cycle, every filter runs on every node, so a node shows all its reasons."""
     verdicts = {n.name: NodeVerdict(n.name, True, pods=n.pod_count) for n in nodes}
+    cluster = ClusterView(nodes)  # what plugins that read the whole cluster (InterPodAffinity) see
     for plugin, args in profile.filters:
         for node in nodes:
-            status = plugin.filter(pod, node, args)
+            status = plugin.filter(pod, node, args, cluster)
             if not status.ok:
                 verdicts[node.name].fits = False
                 verdicts[node.name].reasons.extend(f"{plugin.name}: {r}" for r in status.reasons)
     feasible = [n for n in nodes if verdicts[n.name].fits]
     totals = [0] * len(feasible)
     for plugin, args, weight in profile.scores:
-        scores = plugin.score_nodes(pod, feasible, args) if feasible else []
+        scores = plugin.score_nodes(pod, feasible, args, cluster) if feasible else []
         for i, node in enumerate(feasible):
             verdicts[node.name].scores[plugin.name] = scores[i] * weight
             totals[i] += scores[i] * weight

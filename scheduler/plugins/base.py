@@ -109,8 +109,9 @@ class NoArgs(Args):
 
 class ClusterView:
     """What a scheduling cycle may read beyond the pod and one node: every node with the pods counted on
-    it, each namespace's labels, and the pods indexed for inter-pod affinity (``index``). A read-only view of one snapshot, whose cache keeps the index
-    current; built from a plain node list (tests, the placement explainer), it indexes on first use."""
+    it, each namespace's labels, and the pods indexed for inter-pod affinity (``index``). A read-only view
+    of one snapshot, whose cache keeps the index current; built from a plain node list (tests, the
+    placement explainer), it indexes on first use."""
 
     __slots__ = ("_index", "namespace_labels", "nodes")
 

@@ -83,3 +83,20 @@ def test_an_annotation_value_the_scheduler_does_not_act_on_is_noted():
     assert why.notes == [("NetworkAware ignores this pod: its annotation my-network-preference=ultra-fast is not "
                           "the scheduler's labelValue 'high-speed', so any node may take it")]
     assert {n.node for n in why.nodes if n.fits} == {"a", "b"}
+
+
+def test_inter_pod_affinity_is_judged_against_the_whole_cluster():
+    """A node is explained with the pods on every node in view: anti-affinity across a zone rules out the
+    empty node sharing the zone of the node holding the other replica."""
+    zone = "topology.kubernetes.io/zone"
+    nodes, pods = cluster()
+    nodes[1]["metadata"]["labels"][zone] = nodes[2]["metadata"]["labels"][zone] = "z1"
+    web = make_pod("web-0", "ns", node_name="a", cpu="10m", labels={"app": "web"})
+    web["metadata"]["uid"] = "web-0"
+    replica = make_pod("web-1", "ns", scheduler_name=SCHEDULER, labels={"app": "web"})
+    replica["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": zone}]}}
+    config = lab_config()
+    why = explain_pod(replica, snapshot(nodes, [*pods, web]), config.profile(SCHEDULER), config.source)
+    by_node = {n.node: n for n in why.nodes}
+    assert by_node["b"].reasons == ["InterPodAffinity: node(s) didn't match pod anti-affinity rules"]
