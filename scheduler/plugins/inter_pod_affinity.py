@@ -53,9 +53,10 @@ class InterPodAffinityArgs(Args):
     ignorePreferredTermsOfExistingPods: bool = False
 
 
-# Per topology key, the domains (label values) a node must not be in, with the verdict for being there: the
-# incoming pod's anti-affinity first, then existing pods' anti-affinity (the order kube-scheduler checks them).
-_Blocked = tuple[tuple[str, dict[str, Status]], ...]
+# The domains a node must not be in: (topology key, counts by domain, the verdict for a node in a counted
+# domain), the incoming pod's anti-affinity terms first, then existing pods' anti-affinity (the order
+# kube-scheduler checks them in).
+_Blocked = tuple[tuple[str, TopologyCounts, Status], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,39 +79,31 @@ def pre_filter(pod: PodInfo, args: Args, cluster: ClusterView) -> _FilterState |
     first = (not affinity_counts and bool(required)
              and all(term.matches(pod.namespace, pod.labels, cluster.labels_of_namespace(pod.namespace))
                      for term in required))
-    blocked = _blocked([(index.matching(term), _ANTI_AFFINITY_REJECT) for term in anti]
-                       + [(existing, _EXISTING_REJECT)])
-    return _FilterState(required, affinity_counts, first, blocked)
-
-
-def _blocked(sources: list[tuple[TopologyCounts, Status]]) -> _Blocked:
-    """The domains holding counted pods, grouped by topology key, each with the verdict of the first source
-    that counts it."""
-    by_key: dict[tuple[str, Status], dict[str, Status]] = {}
-    for counts, status in sources:
-        for key, value in counts:
-            by_key.setdefault((key, status), {}).setdefault(value, status)
-    return tuple((key, values) for (key, _), values in by_key.items())
+    blocked = [(term.topology_key, counts, _ANTI_AFFINITY_REJECT)
+               for term in anti if (counts := index.matching(term))]
+    blocked += [(key, existing, _EXISTING_REJECT) for key in {key for key, _ in existing}]
+    return _FilterState(required, affinity_counts, first, tuple(blocked))
 
 
 def filter_node(state: _FilterState, node: NodeInfo) -> Status | None:
     labels = node.labels
     if state.affinity_terms and not _satisfies_affinity(state, labels):
         return _AFFINITY_REJECT
-    for key, values in state.blocked:
-        value = labels.get(key)
-        if value is not None and value in values:
-            return values[value]
+    for key, counts, status in state.blocked:
+        if (key, labels.get(key)) in counts:
+            return status
     return None
 
 
 def filter_batch(state: _FilterState, nodes: list[NodeInfo]) -> list[Status | None] | None:
-    if state.affinity_terms or len(state.blocked) != 1:
+    if state.affinity_terms:
         return [filter_node(state, node) for node in nodes]
-    # The common case, one topology key to stay out of (e.g. one replica per hostname): one lookup per node.
-    key, values = state.blocked[0]
-    get = values.get
-    return [get(node.labels.get(key)) for node in nodes]  # type: ignore[arg-type]  # get(None) is None
+    # One pass per blocking source instead of a call per node; earlier sources win, so they go last.
+    verdicts: list[Status | None] = [None] * len(nodes)
+    for key, counts, status in reversed(state.blocked):
+        verdicts = [status if (key, node.labels.get(key)) in counts else verdict
+                    for node, verdict in zip(nodes, verdicts, strict=True)]
+    return verdicts
 
 
 def _satisfies_affinity(state: _FilterState, labels: Mapping[str, str]) -> bool:
