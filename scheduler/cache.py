@@ -216,12 +216,12 @@ class Cache:
             if not self._dirty:
                 return snap
             membership_changed = False
-            # Every old clone out of the index before any new one goes in: a pod that moved between two
-            # changed nodes must end up indexed on its new node.
-            for name in self._dirty:
-                old = snap.by_name.get(name)
+            # The pod index forgets what changed on every node before it learns what is new on any: a pod
+            # that moved between two changed nodes must end up indexed on its new node.
+            previous = {name: snap.by_name.get(name) for name in self._dirty}
+            for name, old in previous.items():
                 if old is not None:
-                    snap.pod_index.remove_node(old)
+                    snap.pod_index.forget(old, self._nodes.get(name))
             for name in self._dirty:
                 info = self._nodes.get(name)
                 if info is None:
@@ -229,7 +229,7 @@ class Cache:
                         membership_changed = True
                     continue
                 clone = info.clone()
-                snap.pod_index.add_node(clone)
+                snap.pod_index.learn(previous[name], clone)
                 snap.by_name[name] = clone
                 position = snap.index.get(name)
                 if position is None:

@@ -9,8 +9,12 @@ anchors of their terms, so a pod finds the terms that may select it through its 
 
 Counts: each question asked (the domains of the pods matching these terms; of the pods whose anti-affinity
 matches a pod with these labels) is answered once and then kept current as pods come and go: adding or
-removing a pod updates every kept answer by that one pod. A snapshot that re-clones changed nodes keeps the
-index current by removing every old clone, then adding every new one (``remove_node`` / ``add_node``).
+removing a pod updates every kept answer by that one pod.
+
+Upkeep: a snapshot that re-clones changed nodes tells the index in two phases, ``forget`` for every changed
+node, then ``learn`` for every changed node, so that a pod moved between two of them ends up on its new node.
+Only the pods that changed are touched (a node holding 100 pods gains one per decision), unless the node's
+labels changed, which re-indexes its pods. Entries carry the node's labels (the domains), not the node.
 Only answers that read at least ``WORTH_KEEPING`` pods are kept (a small one costs less to compute again
 than to keep current), for the ``KEPT_ANSWERS`` questions asked last; namespace labels changing drops them.
 """
@@ -23,7 +27,8 @@ from scheduler.model.node import NodeInfo
 from scheduler.model.pod import PodInfo
 from scheduler.model.pod_affinity import AffinityTerm, LabelSelector
 
-Entry = tuple[NodeInfo, PodInfo]
+Entry = tuple[Mapping[str, str], PodInfo]  # (labels of the pod's node, pod)
+CountPod = Callable[["TopologyCounts", Mapping[str, str], PodInfo, int], None]
 TopologyCounts = dict[tuple[str, str], int]  # (topology key, value) -> pods
 _Label = tuple[str, str]
 _NONE: Mapping[str, Entry] = {}
@@ -45,7 +50,7 @@ class _Answer:
 
     __slots__ = ("count_pod", "counts")
 
-    def __init__(self, count_pod: Callable[[TopologyCounts, NodeInfo, PodInfo, int], None]) -> None:
+    def __init__(self, count_pod: CountPod) -> None:
         self.counts: TopologyCounts = {}
         self.count_pod = count_pod
 
@@ -56,6 +61,7 @@ class PodIndex:
         self._by_label: dict[_Label, dict[str, Entry]] = {}
         self._anti_by_anchor: dict[_Label | None, dict[str, Entry]] = {}
         self._scoring: dict[str, Entry] = {}
+        self._node_labels: dict[str, Mapping[str, str]] = {}  # node name -> the labels its entries carry
         self._answers: dict[tuple, _Answer] = {}  # in the order last asked
         self.namespace_labels: Mapping[str, Mapping[str, str]] = namespace_labels or {}
 
@@ -64,7 +70,7 @@ class PodIndex:
            namespace_labels: Mapping[str, Mapping[str, str]] | None = None) -> PodIndex:
         index = cls(namespace_labels)
         for node in nodes:
-            index.add_node(node)
+            index.learn(None, node)
         return index
 
     def set_namespace_labels(self, namespace_labels: Mapping[str, Mapping[str, str]]) -> None:
@@ -75,31 +81,52 @@ class PodIndex:
         return self.namespace_labels.get(namespace, _NO_LABELS)
 
     # -- upkeep ----------------------------------------------------------------------------------
-    def add_node(self, node: NodeInfo) -> None:
-        for uid, pod in node.pods.items():
-            entry = (node, pod)
-            self._pods[uid] = entry
-            for label in pod.labels.items():
-                self._by_label.setdefault(label, {})[uid] = entry
-            if pod.pod_affinity is not None:
-                for key in _anti_affinity_anchors(pod):
-                    self._anti_by_anchor.setdefault(key, {})[uid] = entry
-                if _scores_others(pod):
-                    self._scoring[uid] = entry
-            for answer in self._answers.values():
-                answer.count_pod(answer.counts, node, pod, 1)
+    def forget(self, old: NodeInfo, new: NodeInfo | None) -> None:
+        """Phase one of a changed node: take out the pods of ``old`` (as indexed) that ``new`` (None: the
+        node is gone) does not hold as they were; all of them if the node is gone or relabelled."""
+        labels = self._node_labels[old.name]
+        same = new is not None and new.labels == labels
+        kept = new.pods if same else {}  # type: ignore[union-attr]
+        for uid, pod in old.pods.items():
+            if kept.get(uid) is not pod:
+                self._remove(uid, labels, pod)
+        if not same:
+            del self._node_labels[old.name]
 
-    def remove_node(self, node: NodeInfo) -> None:
-        for uid, pod in node.pods.items():
-            del self._pods[uid]
-            for label in pod.labels.items():
-                _discard(self._by_label, label, uid)
-            if pod.pod_affinity is not None:
-                for key in _anti_affinity_anchors(pod):
-                    _discard(self._anti_by_anchor, key, uid)
-                self._scoring.pop(uid, None)
-            for answer in self._answers.values():
-                answer.count_pod(answer.counts, node, pod, -1)
+    def learn(self, old: NodeInfo | None, new: NodeInfo) -> None:
+        """Phase two of a changed node: index the pods of ``new`` that ``old`` (its previous version, None
+        for a new node) did not hold as they are."""
+        labels = self._node_labels.get(new.name)
+        indexed = old.pods if old is not None and labels is not None else {}
+        if labels is None:  # new here, or relabelled (forget took every pod out)
+            labels = self._node_labels[new.name] = new.labels
+        for uid, pod in new.pods.items():
+            if indexed.get(uid) is not pod:
+                self._add(uid, labels, pod)
+
+    def _add(self, uid: str, labels: Mapping[str, str], pod: PodInfo) -> None:
+        entry = (labels, pod)
+        self._pods[uid] = entry
+        for label in pod.labels.items():
+            self._by_label.setdefault(label, {})[uid] = entry
+        if pod.pod_affinity is not None:
+            for key in _anti_affinity_anchors(pod):
+                self._anti_by_anchor.setdefault(key, {})[uid] = entry
+            if _scores_others(pod):
+                self._scoring[uid] = entry
+        for answer in self._answers.values():
+            answer.count_pod(answer.counts, labels, pod, 1)
+
+    def _remove(self, uid: str, labels: Mapping[str, str], pod: PodInfo) -> None:
+        del self._pods[uid]
+        for label in pod.labels.items():
+            _discard(self._by_label, label, uid)
+        if pod.pod_affinity is not None:
+            for key in _anti_affinity_anchors(pod):
+                _discard(self._anti_by_anchor, key, uid)
+            self._scoring.pop(uid, None)
+        for answer in self._answers.values():
+            answer.count_pod(answer.counts, labels, pod, -1)
 
     # -- lookups ---------------------------------------------------------------------------------
     def selectable_by(self, selector: LabelSelector) -> Collection[Entry]:
@@ -115,35 +142,35 @@ class PodIndex:
     def matching_all(self, terms: tuple[AffinityTerm, ...]) -> TopologyCounts:
         """For each term's domains, the pods that match every one of ``terms`` (kube-scheduler's
         affinityCounts). Do not modify the result."""
-        def count_pod(counts: TopologyCounts, node: NodeInfo, pod: PodInfo, sign: int) -> None:
+        def count_pod(counts: TopologyCounts, node_labels: Mapping[str, str], pod: PodInfo, sign: int) -> None:
             namespace_labels = self.labels_of_namespace(pod.namespace)
             for term in terms:
                 if not term.matches(pod.namespace, pod.labels, namespace_labels):
                     return
             for term in terms:
-                _add(counts, node, term.topology_key, sign)
+                _count(counts, node_labels, term.topology_key, sign)
 
         return self._answer(("all", terms), count_pod, terms[0].selector)
 
     def matching(self, term: AffinityTerm) -> TopologyCounts:
         """The pods ``term`` matches, by its domains. Do not modify the result."""
-        def count_pod(counts: TopologyCounts, node: NodeInfo, pod: PodInfo, sign: int) -> None:
+        def count_pod(counts: TopologyCounts, node_labels: Mapping[str, str], pod: PodInfo, sign: int) -> None:
             if term.matches(pod.namespace, pod.labels, self.labels_of_namespace(pod.namespace)):
-                _add(counts, node, term.topology_key, sign)
+                _count(counts, node_labels, term.topology_key, sign)
 
         return self._answer(("one", term), count_pod, term.selector)
 
     def anti_affinity_against(self, namespace: str, labels: Mapping[str, str]) -> TopologyCounts:
         """The domains of pods with a required anti-affinity term matching a pod of ``namespace`` with
         ``labels``, a term counted once per domain it names (kube-scheduler's existingAntiAffinityCounts)."""
-        def count_pod(counts: TopologyCounts, node: NodeInfo, pod: PodInfo, sign: int) -> None:
+        def count_pod(counts: TopologyCounts, node_labels: Mapping[str, str], pod: PodInfo, sign: int) -> None:
             affinity = pod.pod_affinity
             if affinity is None or not affinity.required_anti_affinity:
                 return
             namespace_labels = self.labels_of_namespace(namespace)
             for term in affinity.required_anti_affinity:
                 if term.matches(namespace, labels, namespace_labels):
-                    _add(counts, node, term.topology_key, sign)
+                    _count(counts, node_labels, term.topology_key, sign)
 
         if not self._anti_by_anchor:
             return {}
@@ -152,7 +179,7 @@ class PodIndex:
             candidates.update(self._anti_by_anchor.get(anchor_key, _NONE))
         return self._answer(("against", namespace, frozenset(labels.items())), count_pod, candidates.values())
 
-    def _answer(self, key: tuple, count_pod: Callable[[TopologyCounts, NodeInfo, PodInfo, int], None],
+    def _answer(self, key: tuple, count_pod: CountPod,
                 candidates: Collection[Entry] | LabelSelector | None) -> TopologyCounts:
         """The kept answer to ``key``, or one computed from ``candidates`` (a selector: the pods it may
         select; None: no pod)."""
@@ -161,8 +188,8 @@ class PodIndex:
             if isinstance(candidates, LabelSelector):
                 candidates = self.selectable_by(candidates)
             answer = _Answer(count_pod)
-            for node, pod in candidates or ():
-                count_pod(answer.counts, node, pod, 1)
+            for node_labels, pod in candidates or ():
+                count_pod(answer.counts, node_labels, pod, 1)
             if len(candidates or ()) < WORTH_KEEPING:
                 return answer.counts
         self._answers[key] = answer  # (re-)inserted: the last asked goes last
@@ -171,8 +198,8 @@ class PodIndex:
         return answer.counts
 
 
-def _add(counts: TopologyCounts, node: NodeInfo, topology_key: str, sign: int) -> None:
-    value = node.labels.get(topology_key)
+def _count(counts: TopologyCounts, node_labels: Mapping[str, str], topology_key: str, sign: int) -> None:
+    value = node_labels.get(topology_key)
     if value is None:
         return
     pair = (topology_key, value)

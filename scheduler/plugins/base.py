@@ -130,11 +130,12 @@ class ClusterView:
     def labels_of_namespace(self, namespace: str) -> Mapping[str, str]:
         return self.namespace_labels.get(namespace, _NO_LABELS)
 
-    def pods(self) -> Iterator[tuple[NodeInfo, PodInfo]]:
-        """Every counted pod with its node."""
+    def pods(self) -> Iterator[tuple[Mapping[str, str], PodInfo]]:
+        """Every counted pod with its node's labels."""
         for node in self.nodes:
+            labels = node.labels
             for pod in node.pods.values():
-                yield node, pod
+                yield labels, pod
 
 
 _NO_LABELS: Mapping[str, str] = {}

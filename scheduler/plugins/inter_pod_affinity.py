@@ -129,19 +129,19 @@ def pre_score(pod: PodInfo, args: InterPodAffinityArgs, cluster: ClusterView) ->
         return None
     scores: TopologyScores = {}
     # Without preferred terms of its own, only pods whose terms score others can score anything.
-    for node, other in (cluster.pods() if own_terms else cluster.index.scoring_pods()):
-        if not node.labels:
+    for node_labels, other in (cluster.pods() if own_terms else cluster.index.scoring_pods()):
+        if not node_labels:
             continue
         if own_terms:
             other_namespace_labels = cluster.labels_of_namespace(other.namespace)
-            _add(scores, affinity.preferred_affinity, other, other_namespace_labels, node, 1)  # type: ignore[union-attr]
-            _add(scores, affinity.preferred_anti_affinity, other, other_namespace_labels, node, -1)  # type: ignore[union-attr]
+            _add(scores, affinity.preferred_affinity, other, other_namespace_labels, node_labels, 1)  # type: ignore[union-attr]
+            _add(scores, affinity.preferred_anti_affinity, other, other_namespace_labels, node_labels, -1)  # type: ignore[union-attr]
         if other.pod_affinity is not None and not args.ignorePreferredTermsOfExistingPods:
-            _add_their_terms(scores, other, node, pod, cluster.labels_of_namespace(pod.namespace), args)
+            _add_their_terms(scores, other, node_labels, pod, cluster.labels_of_namespace(pod.namespace), args)
     return scores or None
 
 
-def _add_their_terms(scores: TopologyScores, other: PodInfo, node: NodeInfo, pod: PodInfo,
+def _add_their_terms(scores: TopologyScores, other: PodInfo, node_labels: Mapping[str, str], pod: PodInfo,
                      namespace_labels: Mapping[str, str], args: InterPodAffinityArgs) -> None:
     """An existing pod's terms the incoming pod matches: required affinity counts hardPodAffinityWeight,
     preferred terms their weights."""
@@ -150,22 +150,24 @@ def _add_their_terms(scores: TopologyScores, other: PodInfo, node: NodeInfo, pod
     if args.hardPodAffinityWeight > 0:
         for term in theirs.required_affinity:
             if term.matches(pod.namespace, pod.labels, namespace_labels):
-                _add_to_domain(scores, term.topology_key, node, args.hardPodAffinityWeight)
-    _add(scores, theirs.preferred_affinity, pod, namespace_labels, node, 1)
-    _add(scores, theirs.preferred_anti_affinity, pod, namespace_labels, node, -1)
+                _add_to_domain(scores, term.topology_key, node_labels, args.hardPodAffinityWeight)
+    _add(scores, theirs.preferred_affinity, pod, namespace_labels, node_labels, 1)
+    _add(scores, theirs.preferred_anti_affinity, pod, namespace_labels, node_labels, -1)
 
 
 def _add(scores: TopologyScores, terms: tuple[WeightedAffinityTerm, ...], pod: PodInfo,
-         namespace_labels: Mapping[str, str], node: NodeInfo, sign: int) -> None:
-    """Each weighted term ``pod`` matches adds sign * weight to ``node``'s domain of the term."""
+         namespace_labels: Mapping[str, str], node_labels: Mapping[str, str], sign: int) -> None:
+    """Each weighted term ``pod`` matches adds sign * weight to the domain (of the node labelled
+    ``node_labels``) of the term."""
     for weighted in terms:
         term = weighted.term
         if term.matches(pod.namespace, pod.labels, namespace_labels):
-            _add_to_domain(scores, term.topology_key, node, sign * weighted.weight)
+            _add_to_domain(scores, term.topology_key, node_labels, sign * weighted.weight)
 
 
-def _add_to_domain(scores: TopologyScores, topology_key: str, node: NodeInfo, amount: int) -> None:
-    value = node.labels.get(topology_key)
+def _add_to_domain(scores: TopologyScores, topology_key: str, node_labels: Mapping[str, str],
+                   amount: int) -> None:
+    value = node_labels.get(topology_key)
     if value is not None:
         by_value = scores.setdefault(topology_key, {})
         by_value[value] = by_value.get(value, 0) + amount

@@ -171,5 +171,11 @@ def test_snapshot_keeps_the_pod_index_and_its_kept_answers_current() -> None:
     fresh = answers(PodIndex.of(snap.nodes, snap.namespace_labels))
     # z0: 20 - p0 moved - p2 removed + new; z1: 20 + p0 - p1 relabelled
     assert answers(snap.pod_index) == fresh == ({("zone", "z0"): 19, ("zone", "z1"): 20},) * 2
+    cache.add_node({**node("n3"), "metadata": {"name": "n3", "labels": {"zone": "z0"}}})  # relabelled
+    cache.remove_node("n2")  # its pods count nowhere until it is back
+    snap = cache.snapshot()
+    fresh = answers(PodIndex.of(snap.nodes, snap.namespace_labels))
+    # z0: n0 (10) + n3 (10, now in z0); z1: n1 (10)
+    assert answers(snap.pod_index) == fresh == ({("zone", "z0"): 20, ("zone", "z1"): 10},) * 2
     cache.set_namespace("default", {"team": "y"})
     assert answers(cache.snapshot().pod_index) == ({}, {})
