@@ -144,10 +144,37 @@ def test_vagrantfile_defines_one_machine_per_node(tmp_path):
     assert list(view) == ["k8s-control-plane", "k8s-worker-01", "k8s-worker-02"]
     worker = view["k8s-worker-02"]
     assert worker["vm.hostname"] == "k8s-worker-02"
-    assert worker["vm.network"] == [["private_network", {"ip": "192.168.56.12"}]]
+    assert worker["vm.network"] == [["private_network", {"ip": "192.168.56.12", "netmask": "255.255.255.0"}]]
     assert (worker["vm.provider.cpus"], worker["vm.provider.memory"]) == (1, 1536)
     assert worker["vm.provider.linked_clone"] is True
     assert view["k8s-control-plane"]["vm.provider.memory"] == 4096
+
+
+def wide_lab() -> dict:
+    """A /22 host-only range with nodes in three different /24s of it."""
+    data = yaml.safe_load(DEFAULT_LAB_FILE.read_text())
+    data["network"]["host_only_cidr"] = "192.168.56.0/22"
+    data["nodes"][1]["ip"] = "192.168.57.11"
+    data["nodes"].append({"name": "k8s-worker-02", "role": "worker", "ip": "192.168.59.12", "cpus": 1,
+                          "memory_mb": 1536})
+    return data
+
+
+def test_vagrantfile_gives_each_host_only_adapter_the_labs_netmask(tmp_path):
+    """Vagrant assumes 255.255.255.0 when a private network has only `ip:`: nodes of a /22 in different
+    /24s would then have no route to each other."""
+    view = vagrantfile_view(wide_lab(), tmp_path)
+    assert [machine["vm.network"] for machine in view.values()] == [
+        [["private_network", {"ip": ip, "netmask": "255.255.252.0"}]]
+        for ip in ("192.168.56.10", "192.168.57.11", "192.168.59.12")]
+
+
+def test_vagrant_validates_a_lab_wider_than_a_24(tmp_path):
+    _vagrant_or_skip()
+    lab = tmp_path / "wide.yaml"
+    lab.write_text(yaml.safe_dump(wide_lab()))
+    proc = _validate(lab, tmp_path)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_vagrantfile_lxc_provider_uses_the_lab_bridge(tmp_path):
