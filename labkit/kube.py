@@ -16,7 +16,8 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.config.config_exception import ConfigException
 
-from scheduler.client import ApiError, Client
+from labkit.console import warn
+from scheduler.client import ApiError, Client, unverified_tls_notice
 
 Obj = dict[str, Any]
 REQUEST_TIMEOUT = 15  # seconds for one call; waits are loops of short calls, never one long one
@@ -64,6 +65,8 @@ class Kube:
                                         client_configuration=configuration)
         except ConfigException as err:
             raise KubeconfigError(f"{kubeconfig}: {err}; check --context against `kubectl config get-contexts`") from None
+        if notice := unverified_tls_notice(configuration, str(kubeconfig)):
+            warn(notice)
         # qps 0: no client-side rate limit (a run makes a few calls a second).
         return cls(Client(configuration, qps=0), f"{configuration.host} (kubeconfig {kubeconfig})")
 
