@@ -7,10 +7,21 @@ import subprocess
 
 import pytest
 import yaml
+from packaging.version import Version
 
 from labdef.lab import DEFAULT_LAB_FILE, load_lab
 from labkit.paths import PROJECT_ROOT
-from labkit.vagrant import ToolMissing, VagrantLab, parse_ssh_config, require_tools
+from labkit.vagrant import (
+    ToolMissing,
+    ToolsMismatch,
+    VagrantLab,
+    check_virtualbox_pair,
+    parse_ssh_config,
+    require_tools,
+    vagrant_version,
+    virtualbox_version,
+)
+from tests.lab import fake_tools as fakes
 from tests.unavailable import skip_or_fail
 
 # What `vagrant ssh-config` prints for a two-machine VirtualBox lab (Vagrant 2.3).
@@ -71,6 +82,51 @@ def test_missing_virtualbox_says_what_to_install(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ToolMissing, match="no `VBoxManage`.*install VirtualBox"):
         require_tools("virtualbox")
+
+
+@pytest.mark.parametrize(("output", "version"), [
+    (fakes.VAGRANT_DEBIAN, "2.3.4"), ("Vagrant 2.4.10.dev", "2.4.10.dev0"), ("vagrant: command failed", None)])
+def test_vagrant_version_from_its_real_output(output, version):
+    assert str(vagrant_version(output)) == str(version)
+
+
+@pytest.mark.parametrize(("output", "version"), [
+    (fakes.VBOX_7_1, "7.1.4"), (fakes.VBOX_7_0_UBUNTU, "7.0.16"), (fakes.VBOX_7_1_NO_DRIVER, "7.1.4"),
+    ("", None)])
+def test_virtualbox_version_from_its_real_output(output, version):
+    assert str(virtualbox_version(output)) == str(version)
+
+
+@pytest.mark.parametrize(("vagrant", "virtualbox", "needed"), [
+    ("2.3.4", "7.1.4", "2.4.2"), ("2.4.1", "7.1.0", "2.4.2"), ("2.4.8", "7.2.6", "2.4.9"),
+    ("2.4.3", "7.3.0", "2.4.9")])
+def test_pairs_vagrant_cannot_drive_are_refused(vagrant, virtualbox, needed):
+    with pytest.raises(ToolsMismatch) as err:
+        check_virtualbox_pair(Version(vagrant), Version(virtualbox))
+    message = str(err.value)
+    assert f"Vagrant {vagrant} cannot drive VirtualBox {virtualbox}" in message
+    assert f"needs Vagrant {needed} or later" in message
+    assert "https://developer.hashicorp.com/vagrant/install" in message
+
+
+@pytest.mark.parametrize(("vagrant", "virtualbox"), [
+    ("2.3.4", "7.0.16"), ("2.3.4", "6.1.50"), ("2.4.2", "7.1.4"), ("2.4.9", "7.2.6"), ("2.4.10.dev", "7.2.0")])
+def test_pairs_vagrant_drives_pass(vagrant, virtualbox):
+    assert check_virtualbox_pair(Version(vagrant), Version(virtualbox)) == ""
+
+
+def test_a_virtualbox_newer_than_known_is_a_warning():
+    warning = check_virtualbox_pair(Version("2.4.9"), Version("7.3.0"))
+    assert "VirtualBox 7.3.0 is newer than the pairs kubelab knows" in warning
+
+
+def test_up_refuses_debians_vagrant_with_virtualbox_7_1_before_creating_anything(monkeypatch, tmp_path):
+    bin_dir = tmp_path / "bin"
+    fakes.fake_vagrant_and_virtualbox(bin_dir, fakes.VAGRANT_DEBIAN, fakes.VBOX_7_1)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    with pytest.raises(ToolsMismatch, match=r"Vagrant 2\.3\.4 cannot drive VirtualBox 7\.1\.4: .* 2\.4\.2 or later"):
+        VagrantLab(load_lab(DEFAULT_LAB_FILE), DEFAULT_LAB_FILE, root=tmp_path).up()
+    assert fakes.calls(bin_dir) == ["vagrant --version", "VBoxManage --version"]  # no status, no up
 
 
 def test_each_lab_keeps_its_own_vagrant_state():
