@@ -43,10 +43,10 @@ def pair_check(monkeypatch, tmp_path, vagrant: str, virtualbox: str) -> doctor.C
 
 
 @pytest.mark.parametrize(("vagrant", "virtualbox", "refusal"), [
-    (fakes.VAGRANT_DEBIAN, fakes.VBOX_7_1, "Vagrant 2.3.4 cannot drive VirtualBox 7.1.4: VirtualBox 7.1 needs "
-                                           "Vagrant 2.4.2 or later"),
-    (fakes.VAGRANT_2_4_8, fakes.VBOX_7_2_UBUNTU, "Vagrant 2.4.8 cannot drive VirtualBox 7.2.6: VirtualBox 7.2 "
-                                                 "needs Vagrant 2.4.9 or later")])
+    (fakes.VAGRANT_DEBIAN, fakes.VBOX_7_1,
+     "Vagrant 2.3.4 cannot drive VirtualBox 7.1.4: VirtualBox 7.1 needs Vagrant 2.4.2 or later"),
+    (fakes.VAGRANT_2_4_8, fakes.VBOX_7_2_UBUNTU,
+     "Vagrant 2.4.8 cannot drive VirtualBox 7.2.6: VirtualBox 7.2 needs Vagrant 2.4.9 or later")])
 def test_a_vagrant_too_old_for_virtualbox_fails_naming_both_and_the_fix(monkeypatch, tmp_path, vagrant, virtualbox,
                                                                         refusal):
     check = pair_check(monkeypatch, tmp_path, vagrant, virtualbox)
