@@ -139,18 +139,22 @@ def check_virtualbox_pair(vagrant: Version, virtualbox: Version) -> str:
     """
     minor = (virtualbox.major, virtualbox.minor)
     newest = max(VAGRANT_FOR_VIRTUALBOX)
-    needed = VAGRANT_FOR_VIRTUALBOX.get(minor) or (VAGRANT_FOR_VIRTUALBOX[newest] if minor > newest else None)
-    if needed and vagrant < needed:
-        want = f"{needed} or later" + ("" if minor <= newest else f" (the first to know {newest[0]}.{newest[1]}), likely newer")
+    if minor in VAGRANT_FOR_VIRTUALBOX:
+        needed, likely = VAGRANT_FOR_VIRTUALBOX[minor], ""
+    elif minor > newest:
+        needed, likely = VAGRANT_FOR_VIRTUALBOX[newest], f" (the first to know {newest[0]}.{newest[1]}), likely newer"
+    else:
+        return ""  # older than the table: every Vagrant in use drives it
+    if vagrant < needed:
         raise ToolsMismatch(
             f"Vagrant {vagrant} cannot drive VirtualBox {virtualbox}: VirtualBox {minor[0]}.{minor[1]} needs "
-            f"Vagrant {want}. Install Vagrant from HashiCorp's own packages "
+            f"Vagrant {needed} or later{likely}. Install Vagrant from HashiCorp's own packages "
             "(https://developer.hashicorp.com/vagrant/install; Debian's and Ubuntu's vagrant 2.3 stops at "
             "VirtualBox 7.0), or a VirtualBox this Vagrant knows, then run ./lab doctor")
-    if minor > newest:
+    if likely:
         return (f"VirtualBox {virtualbox} is newer than the pairs kubelab knows (VirtualBox "
-                f"{newest[0]}.{newest[1]} needs Vagrant {VAGRANT_FOR_VIRTUALBOX[newest]}+); if Vagrant {vagrant} "
-                "says it does not support this VirtualBox, upgrade Vagrant (https://developer.hashicorp.com/vagrant/install)")
+                f"{newest[0]}.{newest[1]} needs Vagrant {needed}+); if Vagrant {vagrant} says it does not support "
+                "this VirtualBox, upgrade Vagrant (https://developer.hashicorp.com/vagrant/install)")
     return ""
 
 
