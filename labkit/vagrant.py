@@ -35,10 +35,10 @@ VAGRANT_INSTALL_HINT = (
     "then run ./lab doctor"
 )
 # VirtualBox minor -> the first Vagrant release with a driver for it (Vagrant's CHANGELOG.md: "provider/virtualbox:
-# Add support for VirtualBox 7.2" in 2.4.9, 7.1 in 2.4.2, 7.0 in 2.3.2, 6.1 in 2.2.7, 6.0 in 2.2.2). Vagrant
+# Add support for VirtualBox 7.2" in 2.4.9, 7.1 in 2.4.2, 7.0 in 2.3.2, 6.1 in 2.2.7, 6.0 in 2.2.1). Vagrant
 # refuses a VirtualBox it has no driver for; older ones are known to every Vagrant in use.
 VAGRANT_FOR_VIRTUALBOX = {
-    (6, 0): Version("2.2.2"),
+    (6, 0): Version("2.2.1"),
     (6, 1): Version("2.2.7"),
     (7, 0): Version("2.3.2"),
     (7, 1): Version("2.4.2"),
