@@ -14,8 +14,9 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
+from labdef.errors import UserError
 from labdef.lab import Lab
-from labkit.vagrant import PROVIDER_TOOLS, VAGRANT_INSTALL_HINT
+from labkit.vagrant import PROVIDER_TOOLS, VAGRANT_INSTALL_HINT, require_virtualbox_pair, tool_output
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 
@@ -28,12 +29,8 @@ class Check:
 
 
 def _version_of(command: list[str]) -> str | None:
-    try:
-        out = subprocess.run(command, check=False, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    text = (out.stdout or out.stderr).strip()
-    return text.splitlines()[0] if out.returncode == 0 and text else None
+    output = tool_output(command)
+    return output.splitlines()[0] if output else None
 
 
 def check_python_deps() -> Iterator[Check]:
@@ -67,6 +64,8 @@ def check_vagrant(lab: Lab) -> Iterator[Check]:
     version = _version_of([tool, "--version"]) if shutil.which(tool) else None
     yield (Check(provider, OK, f"{tool} {version}") if version
            else Check(provider, FAIL, f"`{tool}` not found: {hint}"))
+    if provider == "virtualbox" and version:
+        yield _virtualbox_pair()
     if provider == "lxc":
         # Debian's vagrant-lxc package shows up as a system plugin: "vagrant-lxc (1.4.3, system)".
         listed = subprocess.run(["vagrant", "plugin", "list"], check=False, capture_output=True,
@@ -76,12 +75,24 @@ def check_vagrant(lab: Lab) -> Iterator[Check]:
                else Check("vagrant-lxc", FAIL, "plugin not installed: " + hint))
 
 
-def _host_memory_mb() -> int:
-    with open("/proc/meminfo") as meminfo:
-        for line in meminfo:
+def _virtualbox_pair() -> Check:
+    try:
+        warning = require_virtualbox_pair()
+    except UserError as err:
+        return Check("vagrant + virtualbox", FAIL, str(err))
+    return (Check("vagrant + virtualbox", WARN, warning) if warning
+            else Check("vagrant + virtualbox", OK, "this Vagrant drives this VirtualBox"))
+
+
+def _host_memory_mb(meminfo: Path = Path("/proc/meminfo")) -> int:
+    """Linux: MemTotal in /proc/meminfo (kB). macOS has no /proc: `sysctl -n hw.memsize` (bytes). 0: unknown."""
+    if meminfo.exists():
+        for line in meminfo.read_text().splitlines():
             if line.startswith("MemTotal:"):
                 return int(re.findall(r"\d+", line)[0]) // 1024
-    return 0
+        return 0
+    memsize = tool_output(["sysctl", "-n", "hw.memsize"])
+    return int(memsize) // (1024 * 1024) if memsize.isdigit() else 0
 
 
 def check_host_size(lab: Lab) -> Iterator[Check]:
@@ -101,12 +112,17 @@ def check_host_size(lab: Lab) -> Iterator[Check]:
         yield Check("host memory", OK, f"{memory} MB for {need} MB of nodes")
 
 
-def check_network(lab: Lab, sys_class_net: Path = Path("/sys/class/net")) -> Iterator[Check]:
+def check_network(lab: Lab, sys_class_net: Path = Path("/sys/class/net"),
+                  platform: str = sys.platform) -> Iterator[Check]:
     """VirtualBox creates its host-only adapter itself (the range was validated with the definition);
     the lxc provider needs the bridge named in the definition to exist already."""
     cidr = lab.network.host_only_cidr
     if lab.provider.name != "lxc":
         yield Check("host-only network", OK, f"{cidr}: VirtualBox allows it and creates the adapter")
+        return
+    if platform != "linux":
+        yield Check("lxc bridge", FAIL, f"the lxc provider needs a Linux host (this is {platform}): set "
+                                        "provider.name: virtualbox in the lab definition")
         return
     bridge = lab.provider.lxc_bridge
     if (sys_class_net / str(bridge)).exists():

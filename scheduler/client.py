@@ -17,6 +17,7 @@ import logging
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -98,6 +99,27 @@ class TokenBucket:
         return wait
 
 
+_UNVERIFIED_SERVERS: set[str] = set()
+
+
+def unverified_tls_notice(configuration: k8s_client.Configuration, kubeconfig: str) -> str:
+    """One sentence instead of urllib3's InsecureRequestWarning on every request.
+
+    A kubeconfig with `insecure-skip-tls-verify` makes urllib3 warn on each request (dozens of lines around
+    test-placement's table). This silences that warning for the process and returns our own notice, once per
+    server ("" for a verified or plain-HTTP server, or one already noted).
+    """
+    host = configuration.host
+    if configuration.verify_ssl or not host.startswith("https://"):
+        return ""
+    warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
+    if host in _UNVERIFIED_SERVERS:
+        return ""
+    _UNVERIFIED_SERVERS.add(host)
+    return (f"the kubeconfig {kubeconfig} skips TLS verification for {host}: "
+            "the API server's identity is not checked")
+
+
 def load_configuration(kubeconfig: str | None) -> k8s_client.Configuration:
     """Credentials from `kubeconfig`, else from the pod's service account (in-cluster)."""
     cfg = k8s_client.Configuration()
@@ -111,6 +133,8 @@ def load_configuration(kubeconfig: str | None) -> k8s_client.Configuration:
             k8s_config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
         except Exception as exc:  # the loader raises several unrelated types
             raise CredentialsError(f"cannot load kubeconfig {kubeconfig!r}: {exc}") from exc
+        if notice := unverified_tls_notice(cfg, kubeconfig):
+            log.warning(notice)
         return cfg
     if not os.environ.get("KUBERNETES_SERVICE_HOST"):
         raise CredentialsError(

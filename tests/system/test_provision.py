@@ -37,22 +37,11 @@ from labdef.lab import Lab, parse_lab
 from labkit.inventory import pyinfra_inventory
 from labkit.provision import ProvisionReport, run
 from labkit.pyinfra_run import NodeFailures
-from tests.deploys.http_servers import RunningServer, serve_apt_relay, serve_directory
-from tests.deploys.standin_repo import StandinRepo, build_standin_repo
+from tests.deploys.standin_repo import StandinRepo
 from tests.system.conftest import TIMINGS, RunningLab
+from tests.system.provisioning import TEST_SWAP_LINE, local_sources, on, prepare_machines
 
 pytestmark = pytest.mark.system
-
-RELAY_CONF = "/etc/apt/apt.conf.d/00kubelab-systest-relay"
-TEST_SWAP_LINE = "/swapfile none swap sw 0 0"
-OPERATOR_STANDIN = """\
-# STAND-IN for Calico's tigera-operator.yaml, served by kubelab's system tests: the deploy downloads and
-# applies it like the real manifest; the stand-in kubectl only records that. This is not Calico.
-apiVersion: v1
-kind: Namespace
-metadata:
-  name: tigera-operator
-"""
 
 
 @dataclass
@@ -64,66 +53,26 @@ class Runs:
     seconds: list[float] = field(default_factory=list)
 
 
-def lab_with_local_sources(lab: Lab, base_url: str) -> Lab:
-    data = lab.model_dump(mode="json")
-    data["kubernetes"]["package_source"] = base_url + "/k8s/v{minor}/"
-    data["cni"]["operator_manifest_url"] = base_url + "/calico/{version}/tigera-operator.yaml"
-    return parse_lab(data, "system test lab")
-
-
-def prepare_machines(lxc_lab: RunningLab, relay: RunningServer) -> None:
-    host_ip = str(lxc_lab.host_address.ip)
-    relay_conf = (f'Acquire::http::Proxy "http://{host_ip}:{relay.port}/";\\n'
-                  f'Acquire::http::Proxy::{host_ip} "DIRECT";\\nAcquire::http::Pipeline-Depth "0";\\n')
-    state = lxc_lab.pyinfra_state()
-    for host in state.inventory:
-        for command in (f"printf '{relay_conf}' > {RELAY_CONF}",
-                        f"grep -q '{TEST_SWAP_LINE}' /etc/fstab || echo '{TEST_SWAP_LINE}' >> /etc/fstab"):
-            ok, output = host.run_shell_command(command, _sudo=True)
-            assert ok, f"{host.name}: test setup `{command}` failed: {output.stderr}"
-
-
 @pytest.fixture(scope="module")
 def runs(lxc_lab: RunningLab, tmp_path_factory) -> Runs:
-    host_ip = str(lxc_lab.host_address.ip)
-    served = tmp_path_factory.mktemp("served")
-    k8s = lxc_lab.lab.kubernetes
-    repo = build_standin_repo(served / "k8s" / f"v{k8s.minor}", k8s.version, k8s.package_revision)
-    operator = served / "calico" / lxc_lab.lab.cni.calico_version / "tigera-operator.yaml"
-    operator.parent.mkdir(parents=True)
-    operator.write_text(OPERATOR_STANDIN)
-    files = serve_directory(served, host_ip)
-    relay = serve_apt_relay(host_ip)
-    try:
-        lab = lab_with_local_sources(lxc_lab.lab, f"http://{host_ip}:{files.port}")
-        prepare_machines(lxc_lab, relay)
-        result = Runs(lab, repo)
+    with local_sources(lxc_lab, tmp_path_factory.mktemp("served")) as sources:
+        prepare_machines(lxc_lab, sources.relay)
+        result = Runs(sources.lab, sources.repo)
         for attempt in ("first", "second"):
             lines: list[str] = []
             started = time.monotonic()
-            report = run(lab, pyinfra_inventory(lxc_lab.groups()), wait_ready=False, echo=lines.append)
+            report = run(sources.lab, pyinfra_inventory(lxc_lab.groups()), wait_ready=False, echo=lines.append)
             result.seconds.append(time.monotonic() - started)
             TIMINGS[f"provision, {attempt} run"] = result.seconds[-1]
             result.reports.append(report)
             result.outputs.append(lines)
         yield result
-    finally:
-        files.stop()
-        relay.stop()
 
 
 @pytest.fixture(scope="module")
 def ssh(runs: Runs, lxc_lab: RunningLab):
     """One pyinfra connection to each machine for the checks (after both runs)."""
     return lxc_lab.pyinfra_state()
-
-
-def on(state, node: str, command: str) -> str:
-    """Run a read-only command on a node as root and return its stdout (fails the test on error)."""
-    host = state.inventory.get_host(node)
-    ok, output = host.run_shell_command(command, _sudo=True)
-    assert ok, f"{node}: `{command}` failed: {output.stderr}"
-    return output.stdout
 
 
 def test_node_prep_is_real_on_both_machines(runs: Runs, ssh):
