@@ -35,15 +35,15 @@ def test_fresh_cluster_plan_runs_every_step_in_order():
         "Install prerequisites and containerd", "Kernel modules at boot", "Kernel module br_netfilter",
         "Bridge and forwarding sysctls at boot", "sysctl net.bridge.bridge-nf-call-iptables",
         "sysctl net.bridge.bridge-nf-call-ip6tables", "sysctl net.ipv4.ip_forward", "Swap off now",
-        "Swap off after reboot", "containerd config: SystemdCgroup and CRI", "containerd running and enabled",
-        "Kubernetes 1.34 repository key", "Kubernetes 1.34 repository",
-        "Install kubelet, kubeadm, kubectl 1.34.2-1.1", "Hold kubelet, kubeadm, kubectl", "kubelet node IP",
+        "Swap off after reboot", "containerd config: SystemdCgroup, CRI, sandbox image", "crictl endpoint",
+        "containerd running and enabled", "Kubernetes 1.36 repository key", "Kubernetes 1.36 repository",
+        "Install kubelet, kubeadm, kubectl 1.36.4-1.1", "Hold kubelet, kubeadm, kubectl", "kubelet node IP",
         "kubelet enabled", "kubeadm config (v1beta4)", "kubeadm init", "kubeconfig for vagrant",
-        "Tigera operator v3.30.3 manifest", "Apply the Tigera operator", "Apply the Calico Installation",
+        "Tigera operator v3.32.1 manifest", "Apply the Tigera operator", "Apply the Calico Installation",
         "Mint a join token",
     ]
     worker_steps = [step(n) for n in changes(planned)[W1]]
-    assert worker_steps == cp_steps[:17] + ["kubeadm join"]
+    assert worker_steps == cp_steps[:18] + ["kubeadm join"]
 
 
 def test_hosts_stay_in_step_so_init_and_token_come_before_any_join():
@@ -61,19 +61,22 @@ def test_commands_for_the_key_steps():
     planned = plan(lab, cluster_facts(lab))
     cp = planned[CP]
     install = commands_of(cp, "Install prerequisites and containerd")
-    assert install[0] == "apt-get update" and install[1].endswith("install containerd")  # curl etc. present
-    kube = commands_of(cp, "Install kubelet, kubeadm, kubectl 1.34.2-1.1")
-    assert kube[1].endswith("install --allow-change-held-packages kubelet=1.34.2-1.1 kubeadm=1.34.2-1.1 "
-                            "kubectl=1.34.2-1.1")
-    assert commands_of(cp, "Hold kubelet, kubeadm, kubectl") == ["apt-mark hold kubelet kubeadm kubectl"]
+    assert "out=$(apt-get update 2>&1)" in install[0]
+    assert install[1].endswith("install -o DPkg::Lock::Timeout=600 containerd")  # curl etc. present
+    kube = commands_of(cp, "Install kubelet, kubeadm, kubectl 1.36.4-1.1")
+    assert kube[1].endswith("install -o DPkg::Lock::Timeout=600 --allow-change-held-packages kubelet=1.36.4-1.1 "
+                            "kubeadm=1.36.4-1.1 kubectl=1.36.4-1.1")
+    (hold,) = commands_of(cp, "Hold kubelet, kubeadm, kubectl")
+    assert "out=$(apt-mark hold kubelet kubeadm kubectl 2>&1)" in hold
     assert commands_of(cp, "kubeadm init") == [f"kubeadm init --config {f.KUBEADM_INIT_CONFIG}"]
     assert commands_of(cp, "Kernel module br_netfilter") == ["modprobe br_netfilter"]
     assert commands_of(cp, "Kernel module overlay") == []  # already loaded on the box
     assert commands_of(cp, "Swap off now") == ["swapoff -a"]
-    key = commands_of(cp, "Kubernetes 1.34 repository key")
-    assert "curl -sSLf https://pkgs.k8s.io/core:/stable:/v1.34/deb/Release.key" in key[0]
+    key = commands_of(cp, "Kubernetes 1.36 repository key")
+    assert "curl -sSLf https://pkgs.k8s.io/core:/stable:/v1.36/deb/Release.key" in key[0]
     assert key[1].endswith(f" {f.KEYRING}")
-    assert commands_of(cp, "containerd config: SystemdCgroup and CRI")[-1] == "systemctl restart containerd"
+    assert commands_of(cp, "containerd config: SystemdCgroup, CRI, sandbox image")[-1] == \
+        "systemctl restart containerd"
     assert commands_of(cp, "Apply the Tigera operator") == [
         f"kubectl --kubeconfig {f.ADMIN_CONF} apply --server-side --force-conflicts -f {f.TIGERA_OPERATOR}"]
     assert commands_of(cp, "Mint a join token") == [("call", "mint_join_token")]
@@ -113,10 +116,10 @@ def test_a_worker_added_to_the_lab_joins_on_the_next_run():
 
 
 def test_pinned_containerd_version_is_installed_exactly():
-    lab = make_lab(containerd={"version": "1.7.28-0ubuntu1~24.04.1"})
+    lab = make_lab(containerd={"version": "2.2.1-0ubuntu1~24.04.1"})
     planned = plan(lab, cluster_facts(lab))
     assert commands_of(planned[W1], "Install prerequisites and containerd")[1].endswith(
-        "install 'containerd=1.7.28-0ubuntu1~24.04.1'")  # quoted for the shell because of the ~
+        "install -o DPkg::Lock::Timeout=600 'containerd=2.2.1-0ubuntu1~24.04.1'")  # quoted for the shell: ~
     done = plan(lab, cluster_facts(lab, finished={CP, W1}))  # the recorded finished node has that version
     assert changes(done) == {CP: [], W1: []}
 
@@ -152,6 +155,6 @@ def test_prepare_only_stops_before_kubeadm_init():
     full = changes(plan(lab, cluster_facts(lab)))
     prepared = changes(plan(lab, cluster_facts(lab), prepare_only=True))
     cp_steps = [step(n) for n in prepared[CP]]
-    assert cp_steps == [step(n) for n in full[CP]][:17]
+    assert cp_steps == [step(n) for n in full[CP]][:18]
     assert cp_steps[-1] == "kubelet enabled"
     assert [step(n) for n in prepared[W1]] == cp_steps

@@ -210,8 +210,9 @@ def test_a_failing_step_names_node_step_and_output(runs: Runs, lxc_lab: RunningL
     with pytest.raises(ProvisionError) as err:
         run(broken, pyinfra_inventory(lxc_lab.groups()), wait_ready=False, echo=lambda line: None)
     message = str(err.value)
+    missing = broken.kubernetes.package_version
     for node in broken.nodes:
-        assert f"{node.name}: Kubernetes cluster | Node prep | Install kubelet, kubeadm, kubectl 1.34.2-9.9 failed" \
+        assert f"{node.name}: Kubernetes cluster | Node prep | Install kubelet, kubeadm, kubectl {missing} failed" \
             in message
-    assert "command: " in message and "install --allow-change-held-packages kubelet=1.34.2-9.9" in message
-    assert "Version '1.34.2-9.9' for 'kubelet' was not found" in message
+    assert "command: " in message and f"--allow-change-held-packages kubelet={missing}" in message
+    assert f"Version '{missing}' for 'kubelet' was not found" in message
