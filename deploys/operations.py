@@ -36,16 +36,17 @@ def _error(message: str) -> OperationError:
     return OperationError(f"{node_label(host)}: {message}")
 
 
-def _waiting_for_apt_locks(command: str) -> str:
+def waiting_for_apt_locks(command: str, attempts: int = APT_LOCK_TIMEOUT_S // APT_LOCK_RETRY_S,
+                           pause_s: int = APT_LOCK_RETRY_S) -> str:
     """`command`, run again while another apt or dpkg holds a lock it needs. apt's DPkg::Lock::Timeout only
     covers dpkg's locks taken through apt (apt-pkg/deb/debsystem.cc); `apt-get update` takes
-    /var/lib/apt/lists/lock and apt-mark runs dpkg itself, and both fail at once when it is held."""
-    attempts = APT_LOCK_TIMEOUT_S // APT_LOCK_RETRY_S
+    /var/lib/apt/lists/lock and apt-mark runs dpkg itself, and both fail at once when it is held. LC_ALL=C:
+    the messages are translated."""
     return (
-        f"attempt=1; until out=$({command} 2>&1); do status=$?; printf '%s\\n' \"$out\"; "
+        f"attempt=1; until out=$(LC_ALL=C {command} 2>&1); do status=$?; printf '%s\\n' \"$out\"; "
         "printf '%s\\n' \"$out\" | grep -Eq 'Could not get lock|locked by another process' "
         f"&& [ $attempt -lt {attempts} ] || exit $status; "
-        f"attempt=$((attempt + 1)); sleep {APT_LOCK_RETRY_S}; done; printf '%s\\n' \"$out\""
+        f"attempt=$((attempt + 1)); sleep {pause_s}; done; printf '%s\\n' \"$out\""
     )
 
 
@@ -59,7 +60,7 @@ def debs_installed(packages: list[str], extra_install_args: str | None = None):
     install = list(apt.packages._inner(packages=packages, extra_install_args=install_args))
     if not install:  # apt.packages has said which packages are installed
         return
-    yield _waiting_for_apt_locks("apt-get update")
+    yield waiting_for_apt_locks("apt-get update")
     yield from install
 
 
@@ -70,7 +71,7 @@ def debs_held(packages: list[str]):
     if not to_hold:
         host.noop(f"already held: {', '.join(packages)}")
         return
-    yield _waiting_for_apt_locks(f"apt-mark hold {' '.join(to_hold)}")
+    yield waiting_for_apt_locks(f"apt-mark hold {' '.join(to_hold)}")
 
 
 @operation()

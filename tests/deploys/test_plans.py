@@ -3,10 +3,14 @@ idempotent second run: a node whose facts say "done" gets no commands at all."""
 
 from __future__ import annotations
 
+import tomllib
+
 import pytest
+import yaml
 from pyinfra.api import OperationError
 
 from deploys import files as f
+from deploys.operations import waiting_for_apt_locks
 from tests.deploys.labs import make_lab
 from tests.deploys.planning import changes, plan
 from tests.deploys.recorded_facts import cluster_facts, fresh_node
@@ -61,13 +65,13 @@ def test_commands_for_the_key_steps():
     planned = plan(lab, cluster_facts(lab))
     cp = planned[CP]
     install = commands_of(cp, "Install prerequisites and containerd")
-    assert "out=$(apt-get update 2>&1)" in install[0]
+    assert install[0] == waiting_for_apt_locks("apt-get update")
     assert install[1].endswith("install -o DPkg::Lock::Timeout=600 containerd")  # curl etc. present
     kube = commands_of(cp, "Install kubelet, kubeadm, kubectl 1.36.4-1.1")
     assert kube[1].endswith("install -o DPkg::Lock::Timeout=600 --allow-change-held-packages kubelet=1.36.4-1.1 "
                             "kubeadm=1.36.4-1.1 kubectl=1.36.4-1.1")
     (hold,) = commands_of(cp, "Hold kubelet, kubeadm, kubectl")
-    assert "out=$(apt-mark hold kubelet kubeadm kubectl 2>&1)" in hold
+    assert hold == waiting_for_apt_locks("apt-mark hold kubelet kubeadm kubectl")
     assert commands_of(cp, "kubeadm init") == [f"kubeadm init --config {f.KUBEADM_INIT_CONFIG}"]
     assert commands_of(cp, "Kernel module br_netfilter") == ["modprobe br_netfilter"]
     assert commands_of(cp, "Kernel module overlay") == []  # already loaded on the box
@@ -158,3 +162,48 @@ def test_prepare_only_stops_before_kubeadm_init():
     assert cp_steps == [step(n) for n in full[CP]][:18]
     assert cp_steps[-1] == "kubelet enabled"
     assert [step(n) for n in prepared[W1]] == cp_steps
+
+
+def test_installed_containerd_below_the_floor_is_refused_naming_both_versions_and_the_fix():
+    """Ubuntu 24.04's release pocket has containerd 1.7.12; Kubernetes 1.36 needs 2.2.0+ (RELEASES.md)."""
+    lab = make_lab()
+    facts = cluster_facts(lab)
+    facts[W1]["ContainerdVersion"] = "1.7.12"
+    with pytest.raises(OperationError) as err:
+        plan(lab, facts)
+    assert str(err.value).startswith(
+        "k8s-worker-01: containerd 1.7.12 is installed, below what Kubernetes 1.36 needs (2.3.0+ or 2.2.0+, "
+        "containerd's RELEASES.md). Fix: set containerd.version in the lab definition")
+    assert "noble-updates" in str(err.value)
+
+
+def test_allow_below_floor_lets_an_old_containerd_through():
+    lab = make_lab(containerd={"allow_below_floor": True})
+    facts = cluster_facts(lab)
+    facts[W1]["ContainerdVersion"] = "1.6.20~ds1"
+    assert "kubeadm join" in [step(n) for n in changes(plan(lab, facts))[W1]]
+
+
+def test_containerd_gets_the_pause_image_the_pinned_kubeadm_expects():
+    lab = make_lab()
+    config = tomllib.loads(uploads(plan(lab, cluster_facts(lab))[W1])[f.CONTAINERD_CONFIG])
+    assert config["plugins"]["io.containerd.cri.v1.images"]["pinned_images"] == {
+        "sandbox": "registry.k8s.io/pause:3.10.2"}
+
+
+def test_crictl_talks_to_containerd():
+    lab = make_lab()
+    crictl = yaml.safe_load(uploads(plan(lab, cluster_facts(lab))[W1])[f.CRICTL_CONFIG])
+    assert crictl == {"runtime-endpoint": "unix:///run/containerd/containerd.sock",
+                      "image-endpoint": "unix:///run/containerd/containerd.sock", "timeout": 10}
+
+
+def test_kube_directory_belongs_to_the_login_user():
+    lab = make_lab()
+    assert commands_of(plan(lab, cluster_facts(lab))[CP], "kubeconfig for vagrant") == [
+        "install -d -m 700 -o vagrant -g $(id -gn vagrant) /home/vagrant/.kube",
+        f"install -m 600 -o vagrant -g $(id -gn vagrant) {f.ADMIN_CONF} /home/vagrant/.kube/config"]
+    facts = cluster_facts(lab, finished={CP, W1})  # a node an older kubelab left with a root-owned ~/.kube
+    facts[CP]["Directory"] = {**facts[CP]["Directory"], "/home/vagrant/.kube": {"user": "root", "mode": 755}}
+    assert commands_of(plan(lab, facts)[CP], "kubeconfig for vagrant") == [
+        "install -d -m 700 -o vagrant -g $(id -gn vagrant) /home/vagrant/.kube"]
