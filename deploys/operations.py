@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from io import StringIO
 
-from pyinfra import host, logger
+from pyinfra import host
 from pyinfra.api import OperationError, operation
 from pyinfra.facts.files import Directory, FileContents, Sha1File
 from pyinfra.facts.files import File as FileFact
@@ -95,8 +95,7 @@ def containerd_meets_floor(kubernetes_minor: int, allow_below_floor: bool = Fals
                "pocket or repository that has one (Ubuntu 24.04: noble-updates)")
     if not allow_below_floor:
         raise _error(message)
-    logger.warning(f"{node_label(host)}: {message}; going on because containerd.allow_below_floor is true")
-    host.noop(f"containerd {installed} accepted below the floor (containerd.allow_below_floor)")
+    host.noop(f"warning: {message}; going on because containerd.allow_below_floor is true")
     yield from ()  # a check: it never changes the node
 
 
