@@ -389,10 +389,10 @@ PROBLEM, WARNING = "problem", "warning"
 def _kubernetes_findings(lab: Lab) -> Iterator[tuple[str, str]]:
     version, minor = lab.kubernetes.version, lab.kubernetes.minor_number
     if minor not in versions.KUBERNETES:
-        newest = max(versions.KUBERNETES)
+        oldest, newest = min(versions.KUBERNETES), max(versions.KUBERNETES)
         age = "newer" if minor > newest else "older"
-        yield WARNING, (f"kubernetes.version: {version} is {age} than this project knows (1.{min(versions.KUBERNETES)} "
-                        f"to 1.{newest}): its containerd floor and pause image are not checked, and containerd "
+        yield WARNING, (f"kubernetes.version: {version} is {age} than this project knows (1.{oldest} to "
+                        f"1.{newest}): its containerd floor and pause image are not checked, and containerd "
                         "keeps its own sandbox image")
     if minor < min(versions.SUPPORTED_KUBERNETES_MINORS):
         supported = ", ".join(f"1.{m}" for m in versions.SUPPORTED_KUBERNETES_MINORS)

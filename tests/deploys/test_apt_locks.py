@@ -31,8 +31,9 @@ def apt_get(tmp_path):
         state = tmp_path / "runs"
         env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}", "STATE": str(state),
                "LOCKED_RUNS": str(locked_runs), "OTHER_ERROR": other_error}
-        done = subprocess.run(["/bin/sh", "-c", operations.waiting_for_apt_locks("apt-get update", attempts=3, pause_s=0)],
-                              env=env, capture_output=True, text=True, timeout=30)
+        script = operations.waiting_for_apt_locks("apt-get update", attempts=3, pause_s=0)
+        done = subprocess.run(["/bin/sh", "-c", script], check=False, env=env, capture_output=True, text=True,
+                              timeout=30)
         return done.returncode, done.stdout, int(state.read_text())
 
     return run
@@ -46,7 +47,7 @@ def test_update_waits_while_another_apt_holds_the_lists_lock(apt_get):
 
 
 def test_waiting_is_bounded(apt_get):
-    status, output, runs = apt_get(locked_runs=10)
+    status, _, runs = apt_get(locked_runs=10)
     assert (status, runs) == (100, 3)
 
 

@@ -107,5 +107,6 @@ def test_doctor_reports_the_checked_pairings_and_the_warnings(monkeypatch):
     assert checks["calico"].detail == "v3.32.1 supports Kubernetes 1.34 to 1.36, 1.36.4 included"
     assert checks["containerd"].detail.startswith("Kubernetes 1.36.4 needs 2.3.0+ or 2.2.0+")
     assert checks["kubeadm"].detail == "config v1beta4, sandbox image registry.k8s.io/pause:3.10.2"
-    (warned,) = [c for c in doctor.check_versions(lab_with(cni={"calico_version": "v3.33.0"})) if c.verdict == doctor.WARN]
+    unknown_calico = lab_with(cni={"calico_version": "v3.33.0"})
+    (warned,) = [c for c in doctor.check_versions(unknown_calico) if c.verdict == doctor.WARN]
     assert warned.name == "versions (cni.calico_version)" and "Calico 3.33" in warned.detail
