@@ -16,9 +16,9 @@ from invoke import Exit, task
 from rich.table import Table
 
 from labdef.errors import UserError
-from labdef.lab import DEFAULT_LAB_FILE, Lab, load_lab, with_changes
+from labdef.lab import DEFAULT_LAB_FILE, Lab, load_lab, version_warnings, with_changes
 from labkit import cluster, doctor, lifecycle
-from labkit.console import console, fail, step
+from labkit.console import console, fail, step, warn
 from labkit.kube import KubeconfigError, KubeError
 from labkit.paths import LabPaths
 from labkit.placement import options as placement_options
@@ -63,6 +63,8 @@ UP_HELP = LAB_HELP | {
 def up(c, lab=None, provision=True, inventory=None, package_source=None, timeout=900, prepare_only=False):
     """Bring the lab up: machines, then provisioning to a Ready cluster. Safe to run again."""
     definition, path = _load(lab)
+    for warning in version_warnings(definition):
+        warn(warning)
     with _user_errors():
         if package_source:
             definition = with_changes(definition, {"kubernetes.package_source": package_source},

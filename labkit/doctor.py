@@ -14,8 +14,9 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
+from labdef import versions
 from labdef.errors import UserError
-from labdef.lab import Lab
+from labdef.lab import Lab, version_warnings
 from labkit.vagrant import PROVIDER_TOOLS, VAGRANT_INSTALL_HINT, require_virtualbox_pair, tool_output
 
 OK, WARN, FAIL = "ok", "warn", "fail"
@@ -133,5 +134,21 @@ def check_network(lab: Lab, sys_class_net: Path = Path("/sys/class/net"),
                                         f"ip link set {bridge} up)")
 
 
+def check_versions(lab: Lab) -> Iterator[Check]:
+    """The pairings the lab definition checked (a refused one never gets here), then its warnings."""
+    k8s, minor = lab.kubernetes.version, lab.kubernetes.minor_number
+    low, high = versions.CALICO.get(versions.calico_minor(lab.cni.calico_version), (None, None))
+    if low is not None and low <= minor <= high:
+        yield Check("calico", OK, f"{lab.cni.calico_version} supports Kubernetes 1.{low} to 1.{high}, {k8s} included")
+    if minor in versions.KUBERNETES:
+        pin = lab.containerd.version or "the distribution's current package (checked on each node)"
+        yield Check("containerd", OK, f"Kubernetes {k8s} needs {versions.containerd_floors(minor)}: {pin}")
+        yield Check("kubeadm", OK, f"config {versions.kubeadm_api(minor)}, sandbox image {versions.pause_image(minor)}")
+    for warning in version_warnings(lab):
+        field, _, detail = warning.partition(": ")
+        yield Check(f"versions ({field})", WARN, detail)
+
+
 def run_checks(lab: Lab) -> list[Check]:
-    return [*check_python_deps(), *check_vagrant(lab), *check_host_size(lab), *check_network(lab)]
+    return [*check_python_deps(), *check_vagrant(lab), *check_host_size(lab), *check_network(lab),
+            *check_versions(lab)]

@@ -3,12 +3,15 @@
 Real: pyinfra over SSH into two Debian machines (lxc system containers, see tests/system/conftest.py);
 containerd, curl and their dependencies installed by apt from Debian's own packages (the machines have no
 route out, so their apt reaches Debian's mirror through a relay on the host that forwards only to the
-mirrors the host's apt uses); containerd's config regenerated with SystemdCgroup and CRI; kernel module
+mirrors the host's apt uses); containerd's config regenerated with SystemdCgroup, CRI and kubeadm's sandbox
+image, and crictl pointed at it; Debian's containerd 1.6.20 is below Kubernetes 1.36's floor, which the
+suite's lab accepts explicitly (containerd.allow_below_floor: the run warns instead of stopping); kernel module
 and sysctl files, net.* sysctls applied inside each machine; the overlay and br_netfilter modules found
 built into the kernel (these machines cannot load modules, and the deploy says so); a swap entry commented
 out in fstab; the Kubernetes apt repository with its keyring under /etc/apt/keyrings and signed-by,
 fetched and verified by the machines' apt over HTTP; packages pinned and held; the kubelet's node IP;
-the kubeconfig exported to the host; a second run that changes nothing.
+the admin kubeconfig in a ~/.kube the login user owns; the kubeconfig exported to the host; a second run that
+changes nothing.
 
 STAND-IN: the kubeadm, kubelet and kubectl packages are tiny scripts (tests/deploys/standin/) served as a
 signed apt repository from the host's bridge address, because these machines can neither download
@@ -32,7 +35,7 @@ import pytest
 import yaml
 
 from deploys import files as f
-from deploys.containerd_config import runc_options
+from deploys.containerd_config import runc_options, sandbox_image
 from labdef.lab import Lab, parse_lab
 from labkit.inventory import pyinfra_inventory
 from labkit.provision import ProvisionReport, run
@@ -83,6 +86,8 @@ def test_node_prep_is_real_on_both_machines(runs: Runs, ssh):
         config = tomllib.loads(on(ssh, node.name, f"cat {f.CONTAINERD_CONFIG}"))
         assert runc_options(config)["SystemdCgroup"] is True
         assert "cri" not in config.get("disabled_plugins", [])
+        assert sandbox_image(config) == f.sandbox_image(lab)  # Debian's 1.6.20 ships pause:3.6
+        assert on(ssh, node.name, f"cat {f.CRICTL_CONFIG}") == f.crictl_config().rstrip("\n")
         assert on(ssh, node.name, "systemctl is-active containerd").strip() == "active"
         plugins = [line.split() for line in on(ssh, node.name, "ctr plugins ls").splitlines()]
         assert ["io.containerd.grpc.v1", "cri", "ok"] in [[p[0], p[1], p[-1]] for p in plugins if len(p) > 2]
@@ -105,6 +110,9 @@ def test_node_prep_is_real_on_both_machines(runs: Runs, ssh):
 
     init_line = next(line for line in runs.outputs[0] if "| kubeadm init:" in line)
     assert init_line.endswith(f": {lab.control_plane.name} changed")  # workers skip it, and say nothing
+    (floor_line,) = [line for line in runs.outputs[0] if "| containerd meets Kubernetes 1.36:" in line]
+    assert floor_line.count("warning: containerd 1.6.20~ds1 is installed, below what Kubernetes 1.36 needs") == 2
+    assert "going on because containerd.allow_below_floor is true" in floor_line
     module_lines = [line for line in runs.outputs[0] if "| Kernel module " in line]
     assert module_lines and all("built into the kernel" in line for line in module_lines), module_lines
 
@@ -125,6 +133,8 @@ def test_init_once_token_reaches_the_worker_join_once(runs: Runs, ssh):
     init = {d["kind"]: d for d in yaml.safe_load_all(on(ssh, cp, f"cat {f.KUBEADM_INIT_CONFIG}"))}
     assert init["InitConfiguration"]["localAPIEndpoint"]["advertiseAddress"] == str(lab.control_plane.ip)
     assert on(ssh, cp, f"sha256sum < {f.ADMIN_CONF}") == on(ssh, cp, "sha256sum < ~vagrant/.kube/config")
+    assert on(ssh, cp, "stat -c '%U %a' ~vagrant/.kube ~vagrant/.kube/config").split() == ["vagrant", "700",
+                                                                                          "vagrant", "600"]
 
     kubectl = on(ssh, cp, "cat /var/lib/kubectl-standin/invocations").splitlines()
     assert kubectl[0] == f"--kubeconfig {f.ADMIN_CONF} get -f {f.TIGERA_OPERATOR} -o name"
@@ -160,8 +170,9 @@ def test_a_failing_step_names_node_step_and_output(runs: Runs, lxc_lab: RunningL
     with pytest.raises(NodeFailures) as err:
         run(broken, pyinfra_inventory(lxc_lab.groups()), wait_ready=False, echo=lambda line: None)
     message = str(err.value)
+    missing = broken.kubernetes.package_version
     for node in broken.nodes:
-        assert f"{node.name}: Kubernetes cluster | Node prep | Install kubelet, kubeadm, kubectl 1.34.2-9.9 failed" \
+        assert f"{node.name}: Kubernetes cluster | Node prep | Install kubelet, kubeadm, kubectl {missing} failed" \
             in message
-    assert "command: " in message and "install --allow-change-held-packages kubelet=1.34.2-9.9" in message
-    assert "Version '1.34.2-9.9' for 'kubelet' was not found" in message
+    assert "command: " in message and f"--allow-change-held-packages kubelet={missing}" in message
+    assert f"Version '{missing}' for 'kubelet' was not found" in message
