@@ -187,19 +187,21 @@ class Containerd(_Strict):
 class Cni(_Strict):
     calico_version: str = "v3.30.3"
     ip_autodetection: Literal["cidr", "kubernetes-internal-ip", "can-reach"] = "cidr"
-    # The Tigera operator manifest; {version} becomes calico_version. Point it at a mirror when offline.
-    operator_manifest_url: str = (
-        "https://raw.githubusercontent.com/projectcalico/calico/{version}/manifests/tigera-operator.yaml"
-    )
+    # The release's manifests folder (operator-crds.yaml, tigera-operator.yaml); {version} becomes
+    # calico_version. Point it at a mirror holding the same files when offline.
+    manifests_url: str = "https://raw.githubusercontent.com/projectcalico/calico/{version}/manifests"
 
-    @field_validator("operator_manifest_url")
+    @field_validator("manifests_url")
     @classmethod
-    def _operator_manifest_url(cls, value: str) -> str:
-        return _check_repository_url(value, "the operator manifest URL")
+    def _manifests_url(cls, value: str) -> str:
+        _check_repository_url(value, "the Calico manifests URL")
+        if "{version}" not in value:
+            raise ValueError(f"{value!r} must contain {{version}} (it becomes calico_version)")
+        return value
 
-    @property
-    def operator_url(self) -> str:
-        return self.operator_manifest_url.format(version=self.calico_version)
+    def manifest_url(self, name: str) -> str:
+        """The URL of one of the release's manifests, e.g. operator-crds.yaml."""
+        return f"{self.manifests_url.format(version=self.calico_version).rstrip('/')}/{name}"
 
     @field_validator("calico_version")
     @classmethod
