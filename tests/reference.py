@@ -4,6 +4,7 @@ folder a test skips with the reason, and fails under CI=true."""
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import yaml
@@ -23,8 +24,9 @@ def calico_manifests(version: str) -> Path:
     return folder
 
 
+@cache  # 3 MB of YAML per release: parse it once per session
 def calico_crds(version: str) -> dict[str, dict]:
-    """CRD name -> the CustomResourceDefinition, from the release's operator-crds.yaml."""
+    """CRD name -> the CustomResourceDefinition, from the release's operator-crds.yaml (do not modify)."""
     text = (calico_manifests(version) / "operator-crds.yaml").read_text()
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return {d["metadata"]["name"]: d for d in yaml.load_all(text, Loader=loader) if d}
