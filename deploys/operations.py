@@ -9,7 +9,6 @@ from io import StringIO
 
 from pyinfra import host
 from pyinfra.api import OperationError, operation
-from pyinfra.facts.files import File as FileFact
 from pyinfra.facts.files import FileContents, Sha1File, Sha256File
 from pyinfra.facts.server import Home
 from pyinfra.operations import apt, files
@@ -123,8 +122,8 @@ def containerd_configured(path: str = CONTAINERD_CONFIG):
 # What `kubeadm reset` leaves behind, as its own output says: CNI configuration and iptables rules.
 RESET_LEFTOVERS = (
     "rm -rf /etc/cni/net.d",
-    "if command -v iptables >/dev/null; then "
-    "iptables -F && iptables -t nat -F && iptables -t mangle -F && iptables -X; fi",
+    ("if command -v iptables >/dev/null; then "
+    "iptables -F && iptables -t nat -F && iptables -t mangle -F && iptables -X; fi"),
 )
 
 

@@ -9,9 +9,9 @@ import pytest
 from pyinfra.api import OperationError
 
 from deploys import files as f
+from deploys.facts import InitState
 from tests.deploys.labs import make_lab
 from tests.deploys.planning import changes, plan
-from deploys.facts import InitState
 from tests.deploys.recorded_facts import cluster_facts, fresh_node, release_digest
 
 CP, W1 = "k8s-control-plane", "k8s-worker-01"
@@ -226,8 +226,8 @@ def test_a_partial_init_is_reset_with_what_reset_leaves_then_run_again():
     facts[CP]["KubeadmInitState"] = InitState("partial")
     assert commands_of(plan(lab, facts)[CP], "kubeadm init") == [
         "kubeadm reset -f", "rm -rf /etc/cni/net.d",
-        "if command -v iptables >/dev/null; then "
-        "iptables -F && iptables -t nat -F && iptables -t mangle -F && iptables -X; fi",
+        ("if command -v iptables >/dev/null; then "
+        "iptables -F && iptables -t nat -F && iptables -t mangle -F && iptables -X; fi"),
         f"touch {f.KUBEADM_INIT_STARTED}", f"kubeadm init --config {f.KUBEADM_INIT_CONFIG}",
         f"touch {f.KUBEADM_INIT_FINISHED}"]
 

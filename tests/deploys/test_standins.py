@@ -123,10 +123,10 @@ def test_an_upgrade_brings_the_new_releases_crds(cluster: Node):
     missing = cluster.kubectl("get", "-f", str(new), "-o", "name")
     assert missing.returncode == 1
     assert missing.stderr.strip().splitlines() == [
-        'Error from server (NotFound): customresourcedefinitions.apiextensions.k8s.io "istios.operator.tigera.io" '
-        "not found",
-        'Error from server (NotFound): customresourcedefinitions.apiextensions.k8s.io '
-        '"clusternetworkpolicies.policy.networking.k8s.io" not found']
+        ('Error from server (NotFound): customresourcedefinitions.apiextensions.k8s.io "istios.operator.tigera.io" '
+        "not found"),
+        ('Error from server (NotFound): customresourcedefinitions.apiextensions.k8s.io '
+        '"clusternetworkpolicies.policy.networking.k8s.io" not found')]
     assert cluster.kubectl("apply", "--server-side", "-f", str(new)).returncode == 0
     assert cluster.kubectl("get", "-f", str(new), "-o", "name").returncode == 0
 
@@ -157,10 +157,10 @@ def test_a_failed_init_leaves_admin_conf_and_needs_a_reset(node: Node):
     assert again.returncode == 1
     assert again.stderr.splitlines()[:3] == [
         "error execution phase preflight: [preflight] Some fatal errors occurred:",
-        "\t[ERROR FileAvailable--etc-kubernetes-manifests-kube-apiserver.yaml]: "
-        "/etc/kubernetes/manifests/kube-apiserver.yaml already exists",
-        "\t[ERROR FileAvailable--etc-kubernetes-manifests-kube-controller-manager.yaml]: "
-        "/etc/kubernetes/manifests/kube-controller-manager.yaml already exists"]
+        ("\t[ERROR FileAvailable--etc-kubernetes-manifests-kube-apiserver.yaml]: "
+        "/etc/kubernetes/manifests/kube-apiserver.yaml already exists"),
+        ("\t[ERROR FileAvailable--etc-kubernetes-manifests-kube-controller-manager.yaml]: "
+        "/etc/kubernetes/manifests/kube-controller-manager.yaml already exists")]
     assert "\t[ERROR DirAvailable--var-lib-etcd]: /var/lib/etcd is not empty" in again.stderr.splitlines()
 
     reset = node.kubeadm("reset", "-f")
