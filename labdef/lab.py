@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from labdef.errors import UserError
 from scheduler.quantity import QuantityError, parse_quantity
@@ -191,12 +199,22 @@ class Cni(_Strict):
     # calico_version. Point it at a mirror holding the same files when offline.
     manifests_url: str = "https://raw.githubusercontent.com/projectcalico/calico/{version}/manifests"
 
+    @model_validator(mode="before")
+    @classmethod
+    def _replaced_keys(cls, data: object) -> object:
+        if isinstance(data, dict) and "operator_manifest_url" in data:
+            raise ValueError("operator_manifest_url is replaced by manifests_url, the release's manifests folder "
+                             "(operator-crds.yaml and tigera-operator.yaml), e.g. "
+                             "https://raw.githubusercontent.com/projectcalico/calico/{version}/manifests "
+                             f"(got operator_manifest_url: {data['operator_manifest_url']!r})")
+        return data
+
     @field_validator("manifests_url")
     @classmethod
     def _manifests_url(cls, value: str) -> str:
         _check_repository_url(value, "the Calico manifests URL")
         if "{version}" not in value:
-            raise ValueError(f"{value!r} must contain {{version}} (it becomes calico_version)")
+            raise ValueError("must contain {version}, which becomes calico_version")
         return value
 
     def manifest_url(self, name: str) -> str:

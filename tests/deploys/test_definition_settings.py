@@ -17,6 +17,7 @@ from tests.deploys.labs import make_lab
     ("containerd", {"package": "Containerd IO"}, "containerd.package"),
     ("cni", {"manifests_url": "raw.githubusercontent.com/x/manifests"}, "cni.manifests_url"),
     ("cni", {"manifests_url": "https://mirror.example/calico/manifests"}, "cni.manifests_url"),
+    ("cni", {"operator_manifest_url": "https://mirror.example/calico/v3.30.3/tigera-operator.yaml"}, "cni"),
 ])
 def test_bad_values_are_refused_naming_the_field(section, values, field):
     with pytest.raises(LabError) as err:
