@@ -16,11 +16,12 @@ from invoke import Exit, task
 from rich.table import Table
 
 from labdef.errors import UserError
-from labdef.lab import DEFAULT_LAB_FILE, Lab, load_lab, with_changes
+from labdef.lab import DEFAULT_LAB_FILE, Lab, load_lab, version_warnings, with_changes
 from labkit import cluster, doctor, lifecycle
-from labkit.console import console, fail, step
+from labkit.console import console, fail, step, warn
 from labkit.kube import KubeconfigError, KubeError
 from labkit.paths import LabPaths
+from labkit.placement import options as placement_options
 from labkit.vagrant import VagrantLab
 
 LAB_HELP = {"lab": "lab definition file (default: lab.yaml, or $KUBELAB_FILE)"}
@@ -62,6 +63,8 @@ UP_HELP = LAB_HELP | {
 def up(c, lab=None, provision=True, inventory=None, package_source=None, timeout=900, prepare_only=False):
     """Bring the lab up: machines, then provisioning to a Ready cluster. Safe to run again."""
     definition, path = _load(lab)
+    for warning in version_warnings(definition):
+        warn(warning)
     with _user_errors():
         if package_source:
             definition = with_changes(definition, {"kubernetes.package_source": package_source},
@@ -86,14 +89,13 @@ def up(c, lab=None, provision=True, inventory=None, package_source=None, timeout
 })
 def deploy_scheduler(c, lab=None, kubeconfig=None, render_only=None, inventory=None, timeout=300):
     """Build the scheduler image, side-load it into every node, apply its config and manifests, wait."""
-    from labkit import scheduler_deploy
+    from labkit.scheduler_deploy.verb import run_verb  # pulls in pyinfra (slow): only this verb needs it
 
-    definition, _ = _load(lab)
+    definition, path = _load(lab)
     step("deploy-scheduler")
     with _user_errors():
-        scheduler_deploy.run_verb(definition, Path(kubeconfig) if kubeconfig else None,
-                                  Path(render_only) if render_only else None, inventory, float(timeout),
-                                  echo=console.print)
+        run_verb(definition, path, Path(kubeconfig) if kubeconfig else None,
+                 Path(render_only) if render_only else None, inventory, float(timeout), echo=console.print)
 
 
 @task(help=LAB_HELP)
@@ -171,24 +173,14 @@ def doctor_(c, lab=None):
         raise Exit("doctor found problems: fix the lines marked fail", code=1)
 
 
-@task(help=LAB_HELP | {
-    "kubeconfig": "cluster to test (default: the lab's exported kubeconfig)",
-    "context": "kubeconfig context (default: its current one)",
-    "json": "print the report as JSON",
-    "keep": "leave the namespace, pods and node labels for inspection",
-    "wait_running": "also wait for bound pods to be Running",
-    "include_restart": "also scale the scheduler to 0 and back (a pod must wait, then be bound)",
-    "timeout": "seconds to wait for each binding or event (default: 60)",
-    "scheduler_config": "config of a scheduler running outside the cluster (for the explanations)",
-})
+@task(help=LAB_HELP | placement_options.HELP)
 def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=False, wait_running=False,
                    include_restart=False, timeout=60, scheduler_config=None):
     """Prove where the scheduler puts pods: run the placement scenarios, print verdicts, exit 1 on a miss."""
-    from labkit.placement.cli import default_kubeconfig, execute
-    from labkit.placement.runner import Options
+    from labkit.placement.cli import default_kubeconfig, execute  # the scheduler's framework: only this verb
 
     definition, _ = _load(lab)
-    options = Options(
+    options = placement_options.PlacementOptions(
         kubeconfig=Path(kubeconfig) if kubeconfig else default_kubeconfig(definition), context=context,
         keep=keep, wait_running=wait_running, include_restart=include_restart, timeout=float(timeout),
         scheduler_config=Path(scheduler_config) if scheduler_config else None)

@@ -2,7 +2,7 @@
 
 The way upstream scheduler_perf measures kube-scheduler, minus its in-process apiserver: create fake nodes
 (status allocatable and a Ready condition, no kubelet) and a backlog of pending pods, start the real
-scheduler (the `scheduler.app.Scheduler` object `python -m scheduler` builds, with its own client, QPS
+scheduler (the `scheduler.scheduler.Scheduler` object `python -m scheduler` builds, with its own client, QPS
 limiter, informers, binder pool and event writer), and time it until every pod is bound. The result is then
 read back from the API server (not from the scheduler's cache): how many pods are bound, and to which node.
 Everything created is deleted afterwards (pods with gracePeriodSeconds=0: no kubelet will ever confirm a
@@ -54,11 +54,11 @@ class EndToEndOptions:
 def _api(kubeconfig: Path, threads: int) -> Any:
     from kubernetes import client
 
-    from scheduler.client import ConfigError, load_configuration
+    from scheduler.client import CredentialsError, load_configuration
 
     try:
         cfg = load_configuration(str(kubeconfig))
-    except ConfigError as exc:
+    except CredentialsError as exc:
         raise BenchmarkError(f"{exc} (fix --kubeconfig)") from exc
     cfg.connection_pool_maxsize = threads + 2
     return client.CoreV1Api(client.ApiClient(cfg))
@@ -167,10 +167,10 @@ def _wait_untainted(api: Any, run_id: str, count: int, timeout: float, echo: Cal
 
 
 def _schedule_and_measure(options: EndToEndOptions, echo: Callable[[str], None]) -> dict[str, Any]:
-    from scheduler.app import RuntimeSettings, Scheduler
     from scheduler.client import Client, load_configuration
     from scheduler.config import parse_config
     from scheduler.framework import build_profiles
+    from scheduler.scheduler import RuntimeSettings, Scheduler
 
     cfg = parse_config(scheduler_config(plugins=options.plugins, percentage=options.percentage))
     client = Client(load_configuration(str(options.kubeconfig)), qps=options.qps, burst=options.burst,

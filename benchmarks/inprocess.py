@@ -3,8 +3,8 @@
 What one decision costs here is what it costs in `python -m scheduler` minus the HTTP calls: queue pop,
 incremental cache snapshot, Profile.schedule (filter, score, pick), assume into the cache, metrics, and the
 INFO log line (written to /dev/null). Nodes and the existing bound pods go in through the same watch
-handlers the informers call, into the same `scheduler.app.Scheduler` object the CLI builds; the binder is
-replaced by a recorder (a named stand-in: binding is what the end-to-end benchmark measures).
+handlers the informers call, into the same `scheduler.scheduler.Scheduler` object the CLI builds; the
+binder is replaced by a recorder (a named stand-in: binding is what the end-to-end benchmark measures).
 
 Each size runs in its own subprocess (`python -m benchmarks.inprocess --nodes N ...`, one JSON line out) so
 that peak RSS figures do not mix between sizes. Memory is reported two ways:
@@ -68,9 +68,9 @@ def run_size(nodes: int, existing: int, pods: int, *, plugins: list[str] | None 
     """Fill a scheduler with `nodes` nodes and `existing` bound pods, then time `pods` decisions."""
     if nodes < 1:
         raise ValueError(f"nodes must be at least 1, got {nodes}")
-    from scheduler.app import RuntimeSettings, Scheduler
     from scheduler.config import parse_config
     from scheduler.framework import build_profiles
+    from scheduler.scheduler import RuntimeSettings, Scheduler
 
     if log_to_devnull:  # the CLI logs one INFO line per decision: pay for it as it does
         handler = logging.StreamHandler(open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the process
@@ -85,13 +85,13 @@ def run_size(nodes: int, existing: int, pods: int, *, plugins: list[str] | None 
     tracemalloc.start()
     sched = Scheduler(_NoClient(), profiles, RuntimeSettings(serve=(), seed=seed))  # type: ignore[arg-type]
     decided: list[str] = []
-    sched.binder.submit = lambda pod, node: decided.append(node)  # type: ignore[method-assign]
+    sched.cycle.binder.submit = lambda pod, node: decided.append(node)  # type: ignore[method-assign]
     names = [f"node-{i}" for i in range(nodes)]
     t_fill = time.perf_counter()
     for name in names:
-        sched.handle_node(cluster.node(name, "inprocess"))
+        sched.handlers.node_changed(cluster.node(name, "inprocess"))
     for obj in cluster.existing_pods(existing, names, rng):
-        sched.handle_pod(obj)
+        sched.handlers.pod_changed(obj)
     sched.cache.snapshot()  # the loop's first snapshot clones every node: part of the cache's footprint
     fill_seconds = time.perf_counter() - t_fill
     cache_bytes, _ = tracemalloc.get_traced_memory()
@@ -99,10 +99,10 @@ def run_size(nodes: int, existing: int, pods: int, *, plugins: list[str] | None 
     for i in range(pods):
         obj = cluster.pending_pod(f"pod-{i}", "bench", SCHEDULER_NAME, "inprocess")
         obj["metadata"]["uid"] = f"pod-uid-{i}"
-        sched.handle_pod(obj)
+        sched.handlers.pod_changed(obj)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     while (qp := sched.queue.pop(timeout=0)) is not None:
-        sched.schedule_one(qp)
+        sched.cycle.schedule_one(qp)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     sched.recorder.close()
     per_node = Counter(decided)

@@ -127,3 +127,19 @@ class KubeadmInitState(FactBase[InitState]):
 
     def process(self, output: list[str]) -> InitState:
         return InitState(output[0].strip(), " ".join(line.strip() for line in output[1:]))
+
+
+class ContainerdVersion(FactBase[str | None]):
+    """The installed containerd's release (2.2.1), from `containerd --version`, None before it is installed.
+    The third field is the release in every packaging: Debian's "containerd github.com/containerd/containerd
+    1.6.20~ds1 ...", containerd.io's "containerd containerd.io 1.7.28 ...", 2.x's "... v2.2.1 ..."."""
+
+    def requires_command(self) -> str:
+        return "containerd"
+
+    def command(self) -> str:
+        return "containerd --version"
+
+    def process(self, output: list[str]) -> str | None:
+        fields = output[-1].split() if output else []
+        return fields[2].removeprefix("v") if len(fields) >= 3 else None

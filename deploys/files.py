@@ -5,6 +5,7 @@ Pure functions of (lab, node): the fast tests parse exactly what goes onto the m
 
 from __future__ import annotations
 
+from labdef import versions
 from labdef.lab import Lab, Node
 from labdef.render import render
 
@@ -14,6 +15,8 @@ MODULES_FILE = "/etc/modules-load.d/kubernetes.conf"
 SYSCTL_FILE = "/etc/sysctl.d/99-kubernetes.conf"
 KUBELET_DEFAULTS = "/etc/default/kubelet"
 CONTAINERD_CONFIG = "/etc/containerd/config.toml"
+CONTAINERD_SOCKET = "unix:///run/containerd/containerd.sock"
+CRICTL_CONFIG = "/etc/crictl.yaml"
 KUBELAB_DIR = "/etc/kubelab"  # our rendered inputs; kubeadm wants /etc/kubernetes to itself
 KUBEADM_INIT_CONFIG = f"{KUBELAB_DIR}/kubeadm-init.yaml"
 KUBEADM_JOIN_CONFIG = f"{KUBELAB_DIR}/kubeadm-join.yaml"
@@ -38,11 +41,10 @@ SYSCTLS = {
 }
 KUBE_PACKAGES = ("kubelet", "kubeadm", "kubectl")
 PREREQUISITES = ("ca-certificates", "curl")
-FIRST_V1BETA4_MINOR = 31  # kubeadm.k8s.io/v1beta4 arrived in Kubernetes 1.31
 
 
 def kubeadm_api_version(lab: Lab) -> str:
-    return "v1beta4" if lab.kubernetes.minor_number >= FIRST_V1BETA4_MINOR else "v1beta3"
+    return versions.kubeadm_api(lab.kubernetes.minor_number)
 
 
 def api_endpoint(lab: Lab) -> str:
@@ -123,6 +125,15 @@ def modules_load() -> str:
 
 def sysctl_conf() -> str:
     return render("node/sysctl.conf.j2", sysctls=SYSCTLS)
+
+
+def crictl_config() -> str:
+    return render("node/crictl.yaml.j2", endpoint=CONTAINERD_SOCKET)
+
+
+def sandbox_image(lab: Lab) -> str | None:
+    """The pause image the pinned kubeadm expects; None for a minor labdef.versions does not know."""
+    return versions.pause_image(lab.kubernetes.minor_number)
 
 
 def kubelet_defaults(node: Node) -> str:

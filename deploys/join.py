@@ -2,7 +2,8 @@
 
 pyinfra fixes operation arguments when the deploy code runs, long before the control plane exists, so the
 token travels through a `JoinHandoff` that one `python.call` callback fills on the control plane and a
-later one reads on each worker (Known trap 6). Both only run when some worker has no kubelet.conf yet.
+later one reads on each worker. Minting it at join time also matters because kubeadm's tokens expire
+(24 h by default). Both only run when some worker has no kubelet.conf yet.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pyinfra.facts.files import File as FileFact
 from pyinfra.operations import python
 
 from deploys import files as node_files
-from deploys.lab_host import node_label, node_of, sudo
+from deploys.lab_host import CommandFailed, node_label, node_of, run_command, sudo
 from labdef.lab import Lab
 
 TOKEN_TTL = "1h"  # only needs to outlive this run
@@ -59,29 +60,22 @@ def parse_join_command(output: str) -> JoinCredentials:
     return JoinCredentials(match["endpoint"], match["token"], match["hash"])
 
 
-def _run(target: Host, command: str, step: str) -> str:
-    ok, output = target.run_shell_command(command, _sudo=sudo(target))
-    if not ok:
-        raise JoinError(f"{step} failed: `{command}`\n{output.stdout}\n{output.stderr}".rstrip())
-    return output.stdout
-
-
 def mint_join_token(state: State, host: Host, handoff: JoinHandoff) -> None:
     try:
-        output = _run(host, f"kubeadm token create --ttl {TOKEN_TTL} --print-join-command",
+        output = run_command(host, f"kubeadm token create --ttl {TOKEN_TTL} --print-join-command",
                       "minting a join token")
         handoff.credentials = parse_join_command(output)
-    except JoinError as err:
+    except (CommandFailed, JoinError) as err:
         handoff.record(node_label(host), err)
-        raise
+        raise JoinError(str(err)) from None
 
 
 def join_node(state: State, host: Host, lab: Lab, handoff: JoinHandoff) -> None:
     try:
         _join(host, lab, handoff)
-    except JoinError as err:
+    except (CommandFailed, JoinError) as err:
         handoff.record(node_label(host), err)
-        raise
+        raise JoinError(str(err)) from None
 
 
 def _join(host: Host, lab: Lab, handoff: JoinHandoff) -> None:
@@ -93,11 +87,11 @@ def _join(host: Host, lab: Lab, handoff: JoinHandoff) -> None:
     creds = handoff.credentials
     config = node_files.kubeadm_join_config(lab, node, creds.token, creds.ca_cert_hash)
     path = node_files.KUBEADM_JOIN_CONFIG
-    _run(host, f"install -d -m 700 {node_files.KUBELAB_DIR}", "creating the config directory")
+    run_command(host, f"install -d -m 700 {node_files.KUBELAB_DIR}", "creating the config directory")
     if not host.put_file(StringIO(config), path, _sudo=sudo(host)):
         raise JoinError(f"could not upload the join configuration to {path}")
     try:
-        _run(host, f"chmod 600 {path} && kubeadm join --config {shlex.quote(path)}", "kubeadm join")
+        run_command(host, f"chmod 600 {path} && kubeadm join --config {shlex.quote(path)}", "kubeadm join")
     finally:
         host.run_shell_command(f"rm -f {path}", _sudo=sudo(host))  # it holds a live token
     handoff.joined.append(node.name)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import yaml
 
 
-class KubeconfigError(ValueError):
-    pass
+class AdminConfError(ValueError):
+    """What the control plane holds at /etc/kubernetes/admin.conf is not a kubeconfig."""
 
 
 def lab_kubeconfig(admin_conf: str, lab_name: str) -> str:
@@ -16,7 +16,7 @@ def lab_kubeconfig(admin_conf: str, lab_name: str) -> str:
         cluster = config["clusters"][0]
         user = config["users"][0]
     except (yaml.YAMLError, KeyError, IndexError, TypeError) as err:
-        raise KubeconfigError(f"admin.conf from the control plane is not a kubeconfig: {err}") from None
+        raise AdminConfError(f"admin.conf from the control plane is not a kubeconfig: {err}") from None
     user_name = f"{lab_name}-admin"
     result = {
         "apiVersion": "v1",

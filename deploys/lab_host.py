@@ -1,4 +1,4 @@
-"""Which lab node the current pyinfra host is, read from its inventory data."""
+"""Which lab node the current pyinfra host is, read from its inventory data, and running a command on it."""
 
 from __future__ import annotations
 
@@ -33,3 +33,15 @@ def login_user(target: Host) -> str:
 def sudo(target: Host) -> bool:
     """Whether commands run through sudo (inventory `_sudo`); callbacks pass it on explicitly."""
     return bool(target.data.get("_sudo", False))
+
+
+class CommandFailed(RuntimeError):
+    """A shell command on a node exited non-zero; the message holds the command and its output."""
+
+
+def run_command(target: Host, command: str, what: str) -> str:
+    """Run `command` on the node (with sudo when the inventory says so) and return its stdout."""
+    ok, output = target.run_shell_command(command, _sudo=sudo(target))
+    if not ok:
+        raise CommandFailed(f"{what} failed: `{command}`\n{output.stdout}\n{output.stderr}".rstrip())
+    return output.stdout

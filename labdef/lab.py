@@ -28,6 +28,7 @@ from pydantic import (
     model_validator,
 )
 
+from labdef import versions
 from labdef.errors import UserError
 from scheduler.quantity import QuantityError, parse_quantity
 
@@ -108,14 +109,14 @@ def _check_repository_url(value: str, what: str) -> str:
 
 
 class Kubernetes(_Strict):
-    version: str = "1.34.2"
+    version: str = "1.36.4"
     # A flat apt repository (pkgs.k8s.io's layout: Release, Packages and Release.key at its root);
-    # {minor} becomes e.g. 1.34. For air-gapped labs point it at a mirror or a directory on the nodes
+    # {minor} becomes e.g. 1.36. For air-gapped labs point it at a mirror or a directory on the nodes
     # (file:///srv/kube-debs/) laid out the same way.
     package_source: str = "https://pkgs.k8s.io/core:/stable:/v{minor}/deb/"
     # The repository's signing key (ASCII-armoured); unset means Release.key beside the packages.
     package_key_url: str | None = None
-    # Debian revision of the kubelet/kubeadm/kubectl packages: pkgs.k8s.io publishes 1.34.2-1.1.
+    # Debian revision of the kubelet/kubeadm/kubectl packages: pkgs.k8s.io publishes 1.36.4-1.1.
     package_revision: str = "1.1"
 
     @field_validator("package_source")
@@ -143,14 +144,14 @@ class Kubernetes(_Strict):
     def _version(cls, value: str) -> str:
         match = K8S_VERSION.match(value)
         if not match:
-            raise ValueError(f"{value!r} is not a Kubernetes version like 1.34.2 (quote it in YAML)")
+            raise ValueError(f"{value!r} is not a Kubernetes version like 1.36.4 (quote it in YAML)")
         if int(match.group(1)) < OLDEST_MINOR:
             raise ValueError(f"{value} is older than 1.{OLDEST_MINOR}, which pkgs.k8s.io no longer serves")
         return value
 
     @property
     def minor(self) -> str:
-        """'1.34' for version 1.34.2: the package repository is per minor version."""
+        """'1.36' for version 1.36.4: the package repository is per minor version."""
         return self.version.rsplit(".", 1)[0]
 
     @property
@@ -163,7 +164,7 @@ class Kubernetes(_Strict):
 
     @property
     def package_version(self) -> str:
-        """The exact Debian version to install and hold, e.g. 1.34.2-1.1."""
+        """The exact Debian version to install and hold, e.g. 1.36.4-1.1."""
         return f"{self.version}-{self.package_revision}"
 
     @property
@@ -176,6 +177,10 @@ class Containerd(_Strict):
     # Exact Debian version to install (apt's `containerd=VERSION`); unset installs the distribution's
     # current one, which the run prints so it can be pinned here.
     version: str | None = None
+    # A containerd below the floor of the Kubernetes minor (containerd's RELEASES.md) is refused, pinned here
+    # or found on a node. true turns that refusal into a warning, like kubeadm's --ignore-preflight-errors:
+    # for machines that cannot get a newer containerd and never run pods (the system suite's lxc machines).
+    allow_below_floor: bool = False
 
     @field_validator("package")
     @classmethod
@@ -193,7 +198,7 @@ class Containerd(_Strict):
 
 
 class Cni(_Strict):
-    calico_version: str = "v3.30.3"
+    calico_version: str = "v3.32.1"
     ip_autodetection: Literal["cidr", "kubernetes-internal-ip", "can-reach"] = "cidr"
     # The release's manifests folder (operator-crds.yaml, tigera-operator.yaml); {version} becomes
     # calico_version. Point it at a mirror holding the same files when offline.
@@ -225,7 +230,7 @@ class Cni(_Strict):
     @classmethod
     def _calico_version(cls, value: str) -> str:
         if not re.match(r"^v3\.\d+\.\d+$", value):
-            raise ValueError(f"{value!r} is not a Calico release tag like v3.30.3")
+            raise ValueError(f"{value!r} is not a Calico release tag like v3.32.1")
         return value
 
 
@@ -398,11 +403,81 @@ def _check_scheduler(lab: Lab) -> Iterator[str]:
                "schedule the same pods; set scheduler.leader_elect: true or replicas: 1")
 
 
+PROBLEM, WARNING = "problem", "warning"
+
+
+def _kubernetes_findings(lab: Lab) -> Iterator[tuple[str, str]]:
+    version, minor = lab.kubernetes.version, lab.kubernetes.minor_number
+    if minor not in versions.KUBERNETES:
+        oldest, newest = min(versions.KUBERNETES), max(versions.KUBERNETES)
+        age = "newer" if minor > newest else "older"
+        yield WARNING, (f"kubernetes.version: {version} is {age} than this project knows (1.{oldest} to "
+                        f"1.{newest}): its containerd floor and pause image are not checked, and containerd "
+                        "keeps its own sandbox image")
+    if minor < min(versions.SUPPORTED_KUBERNETES_MINORS):
+        supported = ", ".join(f"1.{m}" for m in versions.SUPPORTED_KUBERNETES_MINORS)
+        yield WARNING, (f"kubernetes.version: upstream no longer patches 1.{minor} (supported: {supported}); "
+                        "pick a supported minor")
+
+
+def _calico_findings(lab: Lab) -> Iterator[tuple[str, str]]:
+    tag, version, minor = lab.cni.calico_version, lab.kubernetes.version, lab.kubernetes.minor_number
+    calico = versions.calico_minor(tag)
+    if calico not in versions.CALICO:
+        yield WARNING, (f"cni.calico_version: this project does not know Calico 3.{calico}'s requirements; "
+                        f"whether it supports Kubernetes 1.{minor} is not checked")
+        return
+    low, high = versions.CALICO[calico]
+    if low <= minor <= high:
+        return
+    covering = [c for c, (lo, hi) in versions.CALICO.items() if lo <= minor <= hi]
+    fix = (f"use Calico v3.{max(covering)}.x, which supports 1.{minor}" if covering
+           else "use a Calico release whose requirements list it")
+    message = (f"cni.calico_version: Calico {tag} supports Kubernetes 1.{low} to 1.{high} (its requirements "
+               f"page), not kubernetes.version {version}; {fix}, or a Kubernetes version in that range")
+    # A Kubernetes minor this project does not know yet is not refused: Calico may simply not list it yet.
+    yield (WARNING if minor not in versions.KUBERNETES else PROBLEM), message
+
+
+def _containerd_findings(lab: Lab) -> Iterator[tuple[str, str]]:
+    pin, minor = lab.containerd.version, lab.kubernetes.minor_number
+    if pin is None or minor not in versions.KUBERNETES:
+        return
+    verdict = versions.containerd_verdict(minor, pin)
+    floors = versions.containerd_floors(minor)
+    if verdict == "below":
+        message = (f"containerd.version: {pin} is containerd {'.'.join(map(str, versions.release(pin)))}, below "
+                   f"what Kubernetes {lab.kubernetes.version} needs ({floors}, containerd's RELEASES.md); pin a "
+                   "version that meets it, or unset containerd.version to install the distribution's current one")
+        if lab.containerd.allow_below_floor:
+            yield WARNING, f"{message} (going on: containerd.allow_below_floor is true)"
+        else:
+            yield PROBLEM, message
+    elif verdict == "newer":
+        yield WARNING, (f"containerd.version: {pin} is newer than the containerd lines RELEASES.md lists for "
+                        f"Kubernetes 1.{minor} ({floors}); not checked")
+    elif verdict == "unknown":
+        yield WARNING, f"containerd.version: {pin!r} names no containerd release (like 2.2.1-...); not checked"
+
+
+def _version_findings(lab: Lab) -> Iterator[tuple[str, str]]:
+    """What the upstream projects say about this lab's versions together (labdef.versions)."""
+    yield from _kubernetes_findings(lab)
+    yield from _calico_findings(lab)
+    yield from _containerd_findings(lab)
+
+
+def version_warnings(lab: Lab) -> list[str]:
+    """Versions the project cannot vouch for but does not refuse: `up` and `doctor` print them."""
+    return [message for kind, message in _version_findings(lab) if kind == WARNING]
+
+
 def validate(lab: Lab, allowed_ranges: list[ipaddress.IPv4Network] | None = None) -> list[str]:
     """Cross-field rules pydantic's per-field checks cannot express."""
     ranges = allowed_ranges if allowed_ranges is not None else _allowed_host_only_ranges()
+    versions_refused = [message for kind, message in _version_findings(lab) if kind == PROBLEM]
     return [*_check_nodes(lab), *_check_network(lab, ranges), *_check_provider(lab), *_check_placement(lab),
-            *_check_scheduler(lab)]
+            *_check_scheduler(lab), *versions_refused]
 
 
 def _field_path(loc: tuple) -> str:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.console import Console
 from rich.markup import escape
 
+Echo = Callable[[str], None]  # where a step's progress lines go (a console, a list in tests)
 console = Console(highlight=False)
 errors = Console(stderr=True, highlight=False)
 
@@ -21,3 +24,7 @@ def tool_line(line: str) -> None:
 
 def fail(message: str) -> None:
     errors.print(f"[bold red]error:[/] {escape(message)}")
+
+
+def warn(message: str) -> None:
+    errors.print(f"[bold yellow]warning:[/] {escape(message)}", soft_wrap=True)

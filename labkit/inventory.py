@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pyinfra.api import Inventory
+
 from labdef.errors import UserError
 from labdef.lab import Lab, Node
 from labkit.paths import LabPaths
@@ -73,8 +75,6 @@ def recorded_groups(lab: Lab) -> Groups:
     return lab_groups(lab, load_ssh_details(paths), paths.known_hosts)
 
 
-def pyinfra_inventory(groups: Groups):
-    from pyinfra.api import Inventory
-
+def pyinfra_inventory(groups: Groups) -> Inventory:
     names = [name for hosts in groups.values() for name, _ in hosts]
     return Inventory((names, {}), **{group: (hosts, {}) for group, hosts in groups.items()})

@@ -16,14 +16,16 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.config.config_exception import ConfigException
 
-from scheduler.client import ApiError, Client
+from labdef.errors import UserError
+from labkit.console import warn
+from scheduler.client import ApiError, Client, pod_path, unverified_tls_notice
 
 Obj = dict[str, Any]
 REQUEST_TIMEOUT = 15  # seconds for one call; waits are loops of short calls, never one long one
 MERGE_PATCH = "application/merge-patch+json"
 
 
-class KubeError(RuntimeError):
+class KubeError(UserError):
     """A call failed; `status` is the HTTP status (0 when the server could not be reached)."""
 
     def __init__(self, message: str, status: int = 0, reason: str = "") -> None:
@@ -36,13 +38,8 @@ class KubeError(RuntimeError):
         return self.status == 404
 
 
-class KubeconfigError(ValueError):
+class KubeconfigError(UserError):
     """The kubeconfig cannot be used (missing file, unknown context)."""
-
-
-def pod_path(namespace: str, name: str = "") -> str:
-    base = f"/api/v1/namespaces/{quote(namespace)}/pods"
-    return f"{base}/{quote(name)}" if name else base
 
 
 class Kube:
@@ -64,6 +61,8 @@ class Kube:
                                         client_configuration=configuration)
         except ConfigException as err:
             raise KubeconfigError(f"{kubeconfig}: {err}; check --context against `kubectl config get-contexts`") from None
+        if notice := unverified_tls_notice(configuration, str(kubeconfig)):
+            warn(notice)
         # qps 0: no client-side rate limit (a run makes a few calls a second).
         return cls(Client(configuration, qps=0), f"{configuration.host} (kubeconfig {kubeconfig})")
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 from labdef.lab import Lab
 from labkit.console import step, tool_line
-from labkit.inventory import pyinfra_inventory, recorded_groups
 from labkit.paths import LabPaths
 from labkit.vagrant import VagrantLab, require_tools
 
@@ -42,16 +40,12 @@ def provision(lab: Lab, lab_file: Path, inventory: str | None, timeout: float,
     With `prepare_only`, stop after node prep (containerd, kernel settings, Kubernetes packages): the state
     worth a snapshot, since everything after it (init, Calico, join) is quick and cluster-specific.
     """
-    from labkit import provision as provisioning  # pyinfra is slow to import: only when provisioning
+    # pyinfra is slow to import: only when provisioning
+    from labkit import provision as provisioning
+    from labkit.pyinfra_run import lab_hosts
 
-    if inventory is None:
-        target = pyinfra_inventory(recorded_groups(lab))
-        where = "the lab's machines"
-    else:
-        # Inventory files read the lab definition named by KUBELAB_FILE: make it this one.
-        os.environ["KUBELAB_FILE"] = str(lab_file)
-        target, where = inventory, inventory
+    where = inventory or "the lab's machines"
     what = "node prep only" if prepare_only else "kubeadm init, Calico, join"
     step(f"provisioning {where}: containerd, Kubernetes {lab.kubernetes.version} packages, {what}")
-    report = provisioning.run(lab, target, timeout=timeout, prepare_only=prepare_only, echo=tool_line)
+    report = provisioning.run(lab, lab_hosts(lab, lab_file, inventory), timeout=timeout, prepare_only=prepare_only, echo=tool_line)
     return report.kubeconfig

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scheduler.client import ApiError, Client, describe_forbidden, pod_path
+from scheduler.model import PodInfo
 
 log = logging.getLogger(__name__)
 
@@ -37,14 +38,14 @@ class BindOutcome(enum.Enum):
 
 @dataclass(slots=True)
 class BindResult:
-    pod: Any
+    pod: PodInfo
     node: str
     outcome: BindOutcome
     seconds: float
     error: ApiError | None = None
 
 
-def binding_body(pod: Any, node: str) -> dict[str, Any]:
+def binding_body(pod: PodInfo, node: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Binding",
@@ -53,7 +54,7 @@ def binding_body(pod: Any, node: str) -> dict[str, Any]:
     }
 
 
-def bind(client: Client, pod: Any, node: str) -> BindResult:
+def bind(client: Client, pod: PodInfo, node: str) -> BindResult:
     """One binding call, classified. Never raises for API answers."""
     start = time.perf_counter()
     try:
@@ -78,10 +79,10 @@ class Binder:
         self._on_done = on_done
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="binder")
 
-    def submit(self, pod: Any, node: str) -> None:
+    def submit(self, pod: PodInfo, node: str) -> None:
         self._pool.submit(self._run, pod, node)
 
-    def _run(self, pod: Any, node: str) -> None:
+    def _run(self, pod: PodInfo, node: str) -> None:
         try:
             result = bind(self.client, pod, node)
         except Exception as exc:  # unexpected: report as an error so the pod is retried, not lost

@@ -16,11 +16,10 @@ import threading
 from types import FrameType
 
 from scheduler import __version__
-from scheduler.app import LeaderSettings, RuntimeSettings, Scheduler
-from scheduler.client import Client, ConfigError, load_configuration
-from scheduler.config import ConfigError as SchedulerConfigError
-from scheduler.config import KubeSchedulerConfiguration, load_config, parse_bind_address
+from scheduler.client import Client, CredentialsError, load_configuration
+from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_bind_address
 from scheduler.framework import build_profiles
+from scheduler.scheduler import LeaderSettings, RuntimeSettings, Scheduler
 
 log = logging.getLogger("scheduler")
 
@@ -81,7 +80,7 @@ def settings_from(cfg: KubeSchedulerConfiguration, leader_elect: bool | None) ->
 
 
 def build(args: argparse.Namespace) -> Scheduler:
-    """Config + credentials -> a Scheduler, not started. Raises ConfigError / SchedulerConfigError."""
+    """Config + credentials -> a Scheduler, not started. Raises ConfigError / CredentialsError."""
     cfg = load_config(args.config)
     profiles = build_profiles(cfg)
     kubeconfig = args.kubeconfig or cfg.clientConnection.kubeconfig or None
@@ -113,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("urllib3").setLevel(logging.WARNING)
     try:
         sched = build(args)
-    except (ConfigError, SchedulerConfigError) as err:
+    except (ConfigError, CredentialsError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except OSError as err:  # the only socket opened while building: the health/metrics listener

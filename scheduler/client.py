@@ -17,6 +17,7 @@ import logging
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +36,7 @@ USER_AGENT = "kubelab-scheduler"
 _RETRIES = urllib3.Retry(total=2, connect=2, read=1, redirect=0, status=0, other=0, raise_on_status=False)
 
 
-class ConfigError(Exception):
+class CredentialsError(Exception):
     """Credentials could not be loaded; the message says which file/option to fix."""
 
 
@@ -98,29 +99,52 @@ class TokenBucket:
         return wait
 
 
+_UNVERIFIED_SERVERS: set[str] = set()
+
+
+def unverified_tls_notice(configuration: k8s_client.Configuration, kubeconfig: str) -> str:
+    """One sentence instead of urllib3's InsecureRequestWarning on every request.
+
+    A kubeconfig with `insecure-skip-tls-verify` makes urllib3 warn on each request (dozens of lines around
+    test-placement's table). This silences that warning for the process and returns our own notice, once per
+    server ("" for a verified or plain-HTTP server, or one already noted).
+    """
+    host = configuration.host
+    if configuration.verify_ssl or not host.startswith("https://"):
+        return ""
+    warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
+    if host in _UNVERIFIED_SERVERS:
+        return ""
+    _UNVERIFIED_SERVERS.add(host)
+    return (f"the kubeconfig {kubeconfig} skips TLS verification for {host}: "
+            "the API server's identity is not checked")
+
+
 def load_configuration(kubeconfig: str | None) -> k8s_client.Configuration:
     """Credentials from `kubeconfig`, else from the pod's service account (in-cluster)."""
     cfg = k8s_client.Configuration()
     if kubeconfig:
         if not os.path.exists(kubeconfig):
-            raise ConfigError(
+            raise CredentialsError(
                 f"kubeconfig file {kubeconfig!r} does not exist: fix --kubeconfig or "
                 "clientConnection.kubeconfig"
             )
         try:
             k8s_config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
         except Exception as exc:  # the loader raises several unrelated types
-            raise ConfigError(f"cannot load kubeconfig {kubeconfig!r}: {exc}") from exc
+            raise CredentialsError(f"cannot load kubeconfig {kubeconfig!r}: {exc}") from exc
+        if notice := unverified_tls_notice(cfg, kubeconfig):
+            log.warning(notice)
         return cfg
     if not os.environ.get("KUBERNETES_SERVICE_HOST"):
-        raise ConfigError(
+        raise CredentialsError(
             "no kubeconfig given and not running in a cluster (KUBERNETES_SERVICE_HOST unset): "
             "pass --kubeconfig FILE or set clientConnection.kubeconfig in the config"
         )
     try:
         k8s_config.load_incluster_config(client_configuration=cfg)
     except k8s_config.ConfigException as exc:
-        raise ConfigError(f"in-cluster credentials unusable: {exc}") from exc
+        raise CredentialsError(f"in-cluster credentials unusable: {exc}") from exc
     return cfg
 
 
@@ -296,8 +320,12 @@ def _error_from(status: int, raw: bytes, verb: str, path: str) -> ApiError:
     return ApiError(status, "", text, verb=verb, path=path)
 
 
-def pod_path(namespace: str, name: str, sub: str = "") -> str:
-    path = f"/api/v1/namespaces/{quote(namespace, safe='')}/pods/{quote(name, safe='')}"
+def pod_path(namespace: str, name: str = "", sub: str = "") -> str:
+    """A pod's API path (a subresource's with `sub`); without a name, the namespace's pod collection."""
+    path = f"/api/v1/namespaces/{quote(namespace, safe='')}/pods"
+    if not name:
+        return path
+    path = f"{path}/{quote(name, safe='')}"
     return f"{path}/{sub}" if sub else path
 
 

@@ -23,8 +23,8 @@ Differences from kube-scheduler, on purpose:
 Plugin sets follow kube-scheduler's merge rules: the defaults (``scheduler.plugins.DEFAULT_*``) are the
 multiPoint set; a user's multiPoint entries are appended, or replace a default of the same name in place
 (e.g. to change its weight); ``disabled: [{name: "*"}]`` drops the defaults at that point. A plugin named
-under ``filter``/``score`` overrides its multiPoint entry there. The seed config (multiPoint enabling
-NetworkAware) therefore runs the defaults plus NetworkAware.
+under ``filter``/``score`` overrides its multiPoint entry there. A config that only enables
+NetworkAware under multiPoint therefore runs the defaults plus NetworkAware.
 """
 
 from __future__ import annotations

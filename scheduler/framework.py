@@ -11,6 +11,8 @@ Public API (stable; changes are listed here first):
         failures {node: Status}, feasible_nodes, scores {plugin: [weighted score per feasible node]},
         totals, num_all_nodes, evaluated_nodes; node_scores(name), top(n), explain(n).
     fit_error_message(num_all_nodes, failures) -> str;  num_feasible_nodes_to_find(percentage, n) -> int
+    Profile.requeue_triggers(result.rejected_by) -> ClusterEvent: what may make a pod no node fits
+        schedulable (the union of what its rejecting plugins declare)
 
 How a decision is made (kube-scheduler's scheduling cycle, without preemption):
 1. PreFilter: each filter plugin prepares its per-pod state once; plugins with nothing to check for this
@@ -40,9 +42,10 @@ import heapq
 import operator
 import random
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from scheduler.cluster_event import ClusterEvent
 from scheduler.config import KubeSchedulerConfiguration, ProfileConfig, ResolvedProfile
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.plugins import Args, Plugin, Status
@@ -102,6 +105,11 @@ class ScheduleResult:
     def scheduled(self) -> bool:
         return self.node_name is not None
 
+    @property
+    def rejected_by(self) -> frozenset[str]:
+        """The filter plugins that rejected a node."""
+        return frozenset(status.plugin for status in self.failures.values())
+
     def node_scores(self, node_name: str) -> dict[str, int]:
         """Weighted score of each plugin for one feasible node ({} if it was not scored)."""
         if not self.totals:
@@ -156,6 +164,7 @@ class Profile:
         self.filters = tuple(filters)
         self.scores = tuple(scores)
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self._requeue_on = {plugin.name: plugin.requeue_on for plugin, _ in self.filters}
         self._next_start = 0
 
     @classmethod
@@ -172,6 +181,14 @@ class Profile:
         filters = ", ".join(p.name for p, _ in self.filters)
         scores = ", ".join(f"{p.name}x{w}" for p, _, w in self.scores)
         return f"Profile({self.scheduler_name!r}, filters=[{filters}], scores=[{scores}])"
+
+    def requeue_triggers(self, rejected_by: Iterable[str]) -> ClusterEvent:
+        """The cluster events that may make a pod these filter plugins rejected schedulable: the union of
+        what each declares. A pod no plugin rejected (there were no nodes) waits for any event."""
+        triggers = ClusterEvent.NONE
+        for name in rejected_by:
+            triggers |= self._requeue_on.get(name, ClusterEvent.ANY)
+        return triggers or ClusterEvent.ANY
 
     def schedule(self, pod: PodInfo, nodes: Sequence[NodeInfo], rng: random.Random) -> ScheduleResult:
         """Choose a node for the pod among ``nodes`` (a consistent snapshot, not modified)."""

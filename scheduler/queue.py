@@ -2,10 +2,12 @@
 
 - active: ordered by priority (high first), then by the time the pod entered the queue (FIFO).
 - backoff: pods that failed recently wait 1 s, doubling per attempt up to 10 s, then go to active.
-- unschedulable: pods no node could take. They move back on a cluster event that may help (node added or
-  updated, a pod deleted) and in any case after `unschedulable_timeout` (kube-scheduler's
-  podMaxInUnschedulablePodsDuration; 5 min there, 60 s here so a lab sees the retry): to backoff if
-  their backoff has not expired yet, else to active.
+- unschedulable: pods no node could take. Each waits for the cluster events that may help it
+  (``scheduler.cluster_event``), as the scheduling cycle hands them over with the failure: what the
+  plugins that rejected it declare, or, when its spec could not be read, a change of the pod itself.
+  Such an event (an update of the pod included), or `unschedulable_timeout` (kube-scheduler's
+  podMaxInUnschedulablePodsDuration; 5 min there, 60 s here so a lab sees the retry), moves it on: to
+  backoff if its backoff has not expired yet, else to active.
 - One entry per pod key (namespace/name): adding a pod already queued replaces its object.
 - A pod being scheduled ("in flight") is not queued twice; if a cluster event happened while it was in
   flight and it then fails, it goes to backoff rather than unschedulable, so the event is not missed
@@ -20,14 +22,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+
+from scheduler.cluster_event import ClusterEvent, pod_change
+from scheduler.model import PodInfo
 
 ACTIVE, BACKOFF, UNSCHEDULABLE, IN_FLIGHT = "active", "backoff", "unschedulable", "in_flight"
 
 
 @dataclass(slots=True)
 class QueuedPod:
-    pod: Any  # scheduler.model.PodInfo: needs .key and .priority
+    pod: PodInfo
     attempts: int = 0
     added_at: float = 0.0  # when it last entered the queue (FIFO order)
     initial_attempt_at: float = 0.0
@@ -36,24 +40,8 @@ class QueuedPod:
     where: str = ACTIVE
     deleted: bool = False
     seq: int = field(default=0)
-    successor: Any = None  # a re-created pod (same key, new uid) that arrived while this one was in flight
-
-
-def scheduling_signature(pod: Any) -> tuple:
-    """What of a pod a plugin may read; a change in it may make an unschedulable pod fit."""
-    return tuple(
-        getattr(pod, name, None)
-        for name in (
-            "labels",
-            "annotations",
-            "requests",
-            "node_selector",
-            "required_node_affinity",
-            "tolerations",
-            "host_ports",
-            "priority",
-        )
-    )
+    successor: PodInfo | None = None  # a re-created pod (same key, new uid) that arrived while in flight
+    requeue_on: ClusterEvent = ClusterEvent.ANY  # while unschedulable: the events that may help it
 
 
 class SchedulingQueue:
@@ -143,9 +131,9 @@ class SchedulingQueue:
             self._requeue(qp, now)
 
     # -- producers -------------------------------------------------------------------------------
-    def add(self, pod: Any) -> None:
+    def add(self, pod: PodInfo) -> None:
         """A pending pod was added or changed (informer). New pods go to active; known ones get the new
-        object, and an unschedulable one is retried since its spec may now fit."""
+        object, and an unschedulable one is retried if the change is one that may help it."""
         with self._cond:
             now = self._clock()
             qp = self._entries.get(pod.key)
@@ -159,8 +147,8 @@ class SchedulingQueue:
                 return
             old, qp.pod = qp.pod, pod
             qp.deleted = False
-            # Status-only updates (our own PodScheduled condition) must not retry the pod at once.
-            if qp.where == UNSCHEDULABLE and scheduling_signature(old) != scheduling_signature(pod):
+            # Status-only updates (our own PodScheduled condition) change nothing and do not retry the pod.
+            if qp.where == UNSCHEDULABLE and pod_change(old, pod) & qp.requeue_on:
                 self._requeue(qp, now)
 
     def delete(self, key: str) -> None:
@@ -174,12 +162,12 @@ class SchedulingQueue:
                 del self._entries[key]  # stale heap items are skipped by seq/where checks
                 self._unschedulable.pop(key, None)
 
-    def move_all(self) -> None:
-        """A cluster event that may make unschedulable pods fit (node add/update, pod delete)."""
+    def move_for(self, event: ClusterEvent) -> None:
+        """A node added or changed, or a bound pod gone: retry the unschedulable pods it may help."""
         with self._cond:
             now = self._clock()
             self._move_request_cycle = self._cycle
-            for qp in list(self._unschedulable.values()):
+            for qp in [qp for qp in self._unschedulable.values() if qp.requeue_on & event]:
                 self._requeue(qp, now)
 
     # -- consumer --------------------------------------------------------------------------------
@@ -226,9 +214,11 @@ class SchedulingQueue:
             self._entries[fresh.pod.key] = fresh
             self._push_active(fresh)
 
-    def failed(self, qp: QueuedPod, *, unschedulable: bool) -> None:
-        """The attempt failed. `unschedulable`: no node fits (wait for an event); otherwise an error
-        (bind failure, API error) retried after backoff."""
+    def failed(
+        self, qp: QueuedPod, *, unschedulable: bool, requeue_on: ClusterEvent = ClusterEvent.ANY
+    ) -> None:
+        """The attempt failed. `unschedulable`: no node fits (wait for one of the `requeue_on` events);
+        otherwise an error (bind failure, API error) retried after backoff."""
         with self._cond:
             key = qp.pod.key
             cur = self._entries.get(key)
@@ -245,6 +235,7 @@ class SchedulingQueue:
             cur.added_at = now
             if unschedulable and self._move_request_cycle < cur.cycle:
                 cur.where = UNSCHEDULABLE
+                cur.requeue_on = requeue_on
                 self._unschedulable.pop(key, None)
                 self._unschedulable[key] = cur
             else:

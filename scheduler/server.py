@@ -50,7 +50,7 @@ def _make_handler(
     healthy: Callable[[], tuple[bool, str]],
     ready: Callable[[], tuple[bool, str]],
 ) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+    class HealthRequestHandler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             path = self.path.split("?", 1)[0]
             if path == "/metrics":
@@ -76,4 +76,4 @@ def _make_handler(
         def log_message(self, format: str, *args: object) -> None:
             log.debug("health server: " + format, *args)
 
-    return Handler
+    return HealthRequestHandler

@@ -16,15 +16,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from labdef.lab import DEFAULT_LAB_FILE, Lab, LabError, load_lab
-from labkit.kube import KubeconfigError
+from labdef.errors import UserError
+from labdef.lab import DEFAULT_LAB_FILE, Lab, load_lab
 from labkit.paths import LabPaths
-from labkit.placement.explain import ExplainError
+from labkit.placement.options import HELP, PlacementOptions
 from labkit.placement.report import print_report, to_json
-from labkit.placement.runner import EXIT_ERROR, Options, PlacementError, run
-from labkit.placement.scenarios import ScenarioError
+from labkit.placement.runner import EXIT_ERROR, run
 
-USER_ERRORS = (LabError, KubeconfigError, PlacementError, ScenarioError, ExplainError)
 EXIT_INTERRUPTED = 130
 WIDE = 180
 
@@ -38,7 +36,7 @@ def default_kubeconfig(lab: Lab) -> Path:
     return LabPaths.for_lab(lab.name).kubeconfig
 
 
-def execute(lab: Lab, options: Options, *, json_output: bool = False, out: Console | None = None,
+def execute(lab: Lab, options: PlacementOptions, *, json_output: bool = False, out: Console | None = None,
             err: Console | None = None) -> int:
     """Run, print the report (table or JSON) and return the exit status."""
     out = out or Console(highlight=False, width=_width())
@@ -49,7 +47,7 @@ def execute(lab: Lab, options: Options, *, json_output: bool = False, out: Conso
 
     try:
         report = run(lab, options, echo)
-    except USER_ERRORS as problem:
+    except UserError as problem:
         err.print(f"[bold red]error:[/] {escape(str(problem))}")
         return EXIT_ERROR
     except KeyboardInterrupt:
@@ -65,22 +63,23 @@ def execute(lab: Lab, options: Options, *, json_output: bool = False, out: Conso
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m labkit.placement", description=__doc__.split("\n")[0])
     p.add_argument("--lab", type=Path, default=None, help="lab definition (default: lab.yaml)")
-    p.add_argument("--kubeconfig", type=Path, help="default: the lab's exported kubeconfig")
-    p.add_argument("--context", help="kubeconfig context (default: its current context)")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--keep", action="store_true", help="leave the namespace, pods and labels for inspection")
-    p.add_argument("--wait-running", action="store_true", help="also wait for bound pods to be Running")
-    p.add_argument("--include-restart", action="store_true", help="also scale the scheduler to 0 and back")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for a binding or event")
-    p.add_argument("--probe-seconds", type=float, default=15.0, help="how long to wait for a sign of the scheduler")
-    p.add_argument("--scheduler-config", type=Path, help="the config of a scheduler running outside the cluster")
+    p.add_argument("--kubeconfig", type=Path, help=HELP["kubeconfig"])
+    p.add_argument("--context", help=HELP["context"])
+    p.add_argument("--json", action="store_true", help=HELP["json"])
+    p.add_argument("--keep", action="store_true", help=HELP["keep"])
+    p.add_argument("--wait-running", action="store_true", help=HELP["wait-running"])
+    p.add_argument("--include-restart", action="store_true", help=HELP["include-restart"])
+    p.add_argument("--timeout", type=float, default=PlacementOptions.timeout, help=HELP["timeout"])
+    p.add_argument("--probe-seconds", type=float, default=PlacementOptions.probe_seconds,
+                   help=f"how long to wait for a sign of the scheduler (default: {PlacementOptions.probe_seconds:.0f})")
+    p.add_argument("--scheduler-config", type=Path, help=HELP["scheduler-config"])
     p.add_argument("--scenarios", type=Path, default=None, help="scenarios file (default: the bundled one)")
     p.add_argument("--only", action="append", help="run only this scenario id (repeatable)")
     return p
 
 
-def options_from(args: argparse.Namespace, lab: Lab) -> Options:
-    options = Options(
+def options_from(args: argparse.Namespace, lab: Lab) -> PlacementOptions:
+    options = PlacementOptions(
         kubeconfig=args.kubeconfig or default_kubeconfig(lab), context=args.context, keep=args.keep,
         wait_running=args.wait_running, include_restart=args.include_restart, timeout=args.timeout,
         probe_seconds=args.probe_seconds, scheduler_config=args.scheduler_config, only=args.only)
@@ -93,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         lab = load_lab(args.lab or DEFAULT_LAB_FILE)
-    except LabError as problem:
+    except UserError as problem:
         Console(stderr=True).print(f"[bold red]error:[/] {problem}", highlight=False)
         return EXIT_ERROR
     return execute(lab, options_from(args, lab), json_output=args.json)

@@ -18,18 +18,20 @@ from typing import Any
 
 import yaml
 
+from labdef.errors import UserError
 from labdef.lab import Lab
 from labkit.kube import Kube, pod_path
+from labkit.scheduler_deploy.manifests import render_config
 from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_config
 from scheduler.framework import Profile, ScheduleResult
-from scheduler.model import NodeInfo, PodInfo, PodSpecError
+from scheduler.model import LENIENT, NodeInfo, PodInfo, PodSpecError
 from scheduler.plugins.least_loaded import LeastLoadedArgs
 from scheduler.plugins.network_aware import NetworkAwareArgs
 
 CONFIG_KEY = "config.yaml"
 
 
-class ExplainError(ValueError):
+class ExplainError(UserError):
     """The scheduler's configuration cannot be found or used; the message says where it looked."""
 
 
@@ -80,8 +82,6 @@ def load_scheduler_config(kube: Kube, lab: Lab, config_file: Path | None = None)
             return SchedulerConfig(load_config(config_file), f"file {config_file}")
         except ConfigError as err:
             raise ExplainError(str(err)) from None
-    from labkit.scheduler_deploy import render_config  # the one renderer deploy-scheduler uses
-
     return SchedulerConfig(_parse(render_config(lab), "rendered from the lab definition"),
                            "rendered from the lab definition")
 
@@ -102,7 +102,7 @@ def snapshot(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], skip_uid: 
     for obj in pods:
         node = (obj.get("spec") or {}).get("nodeName")
         if node in infos and (obj.get("metadata") or {}).get("uid") != skip_uid:
-            infos[node].add_pod(PodInfo.from_api(obj, lenient=True))
+            infos[node].add_pod(PodInfo.from_api(obj, LENIENT))
     return list(infos.values())
 
 

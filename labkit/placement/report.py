@@ -9,9 +9,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from labkit.placement.checks import ScenarioResult
 from labkit.placement.explain import Explanation
 from labkit.placement.judge import MISS, PASS
-from labkit.placement.runner import RunReport, ScenarioResult
+from labkit.placement.runner import RunReport
 
 COLOURS = {PASS: "green", MISS: "red"}
 

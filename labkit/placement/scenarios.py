@@ -14,6 +14,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from labdef.errors import UserError
 from labdef.lab import pydantic_problems  # the lab definition's messages: one style for both files
 
 SCENARIOS_FILE = Path(__file__).resolve().parent / "scenarios.yaml"
@@ -21,7 +22,7 @@ SCENARIOS_FILE = Path(__file__).resolve().parent / "scenarios.yaml"
 Placement = Literal["labelled-node", "least-loaded-spread", "unschedulable", "ignored", "bound-after-restart"]
 
 
-class ScenarioError(ValueError):
+class ScenarioError(UserError):
     """The scenarios file is unusable; the message names the file and each bad field."""
 
 

@@ -15,6 +15,10 @@ on success, allocates nothing. ``Plugin.filter(pod, node, args)``, ``Plugin.scor
 and ``Plugin.score_nodes(pod, nodes, args)`` (normalised) wrap both halves for tests and for the
 placement explainer.
 
+Requeue triggers: ``requeue_on`` names the cluster events (``scheduler.cluster_event``) that can undo the
+plugin's rejection, such as a new node or a changed taint for TaintToleration; the scheduling queue retries a
+pod no node fits only on an event one of its rejecting plugins declares.
+
 Batch forms (optional, for speed): ``filter_batch(state, nodes)`` returns the verdicts aligned with
 ``nodes``, or ``None`` when every node passes; ``score_batch(state, nodes)`` returns the raw scores. They
 must give exactly what ``filter_node`` / ``score_node`` give node by node (tests/scheduler checks this);
@@ -32,6 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from scheduler.cluster_event import ClusterEvent
 from scheduler.model import NodeInfo, PodInfo
 
 __all__ = [
@@ -106,7 +111,10 @@ ScoreBatchFn = Callable[[Any, "list[NodeInfo]"], list[int]]
 
 @dataclass(frozen=True, slots=True)
 class Plugin:
-    """One plugin: its name, args model, and the function pairs it implements (None = not implemented)."""
+    """One plugin: its name, args model, the function pairs it implements (None = not implemented), and for
+    a filter the cluster events that can make a pod it rejected schedulable (kube-scheduler's
+    EventsToRegister). A filter that declares none is retried on every event, as kube-scheduler treats a
+    plugin without EnqueueExtensions."""
 
     name: str
     args: type[Args] = NoArgs
@@ -118,6 +126,7 @@ class Plugin:
     default_weight: int = 1
     filter_batch: FilterBatchFn | None = None
     score_batch: ScoreBatchFn | None = None
+    requeue_on: ClusterEvent = ClusterEvent.ANY
 
     @property
     def filters(self) -> bool:

@@ -2,7 +2,7 @@
 (bin-packing). Score only.
 
 Load is, by ``mode``:
-- ``podCount`` (default): pods counted on the node (bound and assumed), the workshop seed's policy;
+- ``podCount`` (default): pods counted on the node (bound and assumed);
 - ``requestedResources``: the mean of the cpu and memory fractions of allocatable that pods request,
   the incoming pod included (containers without requests count 100m / 200Mi, as in kube-scheduler).
 
@@ -56,4 +56,3 @@ def normalize(scores: list[int], args: LeastLoadedArgs) -> None:
 
 PLUGIN = Plugin(NAME, args=LeastLoadedArgs, pre_score=pre_score, score_node=score_node,
                 normalize=normalize, default_weight=1, score_batch=score_batch)
-score = PLUGIN.score

@@ -4,9 +4,9 @@ prefer them when the filter is disabled.
 A pod opts in with the annotation ``my-network-preference: high-speed``; only nodes labelled
 ``network-topology=high-speed`` pass the filter and they score 100 (others 0). The annotation key, label
 key and label value are pluginConfig args (annotationKey, labelKey, labelValue). Pods without the
-annotation, or with another well-formed value, are unaffected (every node passes and scores 0), as in
-the seed plugin. A value that could never be a label value (empty, spaces, over 63 characters) is a
-mistake in the pod, reported as a PodSpecError naming the annotation rather than silently ignored.
+annotation, or with another well-formed value, are unaffected (every node passes and scores 0). A value
+that could never be a label value (empty, spaces, over 63 characters) is a mistake in the pod, reported
+as a PodSpecError naming the annotation rather than silently ignored.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import re
 
 from pydantic import Field
 
+from scheduler.cluster_event import ClusterEvent
 from scheduler.model import NodeInfo, PodInfo, PodSpecError
 from scheduler.plugins.base import MAX_NODE_SCORE, Args, Code, Plugin, Status
 
@@ -60,7 +61,9 @@ def score_node(state: tuple[str, str, Status], node: NodeInfo) -> int:
     return MAX_NODE_SCORE if node.labels.get(state[0]) == state[1] else 0
 
 
+# A node labelled or added, or the pod's annotation changed.
+REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.NODE_LABELS_CHANGED
+              | ClusterEvent.POD_ANNOTATIONS_CHANGED)
+
 PLUGIN = Plugin(NAME, args=NetworkAwareArgs, pre_filter=pre_filter, filter_node=filter_node,
-                pre_score=pre_score, score_node=score_node, default_weight=1)
-filter = PLUGIN.filter
-score = PLUGIN.score
+                pre_score=pre_score, score_node=score_node, default_weight=1, requeue_on=REQUEUE_ON)

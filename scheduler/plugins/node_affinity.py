@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from scheduler.cluster_event import ClusterEvent
 from scheduler.model import NodeInfo, NodeSelector, PodInfo, PreferredTerm
 from scheduler.plugins.base import Args, Code, Plugin, Status, default_normalize
 
@@ -52,7 +53,9 @@ def normalize(scores: list[int], args: Args) -> None:
     default_normalize(scores)
 
 
+# A node labelled or added, or the pod's node selector or required affinity changed.
+REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.NODE_LABELS_CHANGED
+              | ClusterEvent.POD_NODE_AFFINITY_CHANGED)
+
 PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, pre_score=pre_score,
-                score_node=score_node, normalize=normalize, default_weight=2)
-filter = PLUGIN.filter
-score = PLUGIN.score
+                score_node=score_node, normalize=normalize, default_weight=2, requeue_on=REQUEUE_ON)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from scheduler.cluster_event import ClusterEvent
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.plugins.base import Args, Code, Plugin, Status
 
@@ -18,5 +19,7 @@ def filter_node(wanted: str, node: NodeInfo) -> Status | None:
     return None if node.name == wanted else _REJECT
 
 
-PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node)
-filter = PLUGIN.filter
+# Only a node of that name appearing can help.
+REQUEUE_ON = ClusterEvent.NODE_ADDED
+
+PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, requeue_on=REQUEUE_ON)

@@ -6,6 +6,7 @@ wildcard 0.0.0.0 or both addresses are equal.
 
 from __future__ import annotations
 
+from scheduler.cluster_event import ClusterEvent
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.plugins.base import Args, Code, Plugin, Status
 
@@ -32,5 +33,8 @@ def filter_node(wanted: tuple[tuple[tuple[str, int], str], ...], node: NodeInfo)
     return None
 
 
-PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node)
-filter = PLUGIN.filter
+# The pod holding the port gone, a node added, or the pod asking for other ports.
+REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.ASSIGNED_POD_DELETED
+              | ClusterEvent.POD_HOST_PORTS_CHANGED)
+
+PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, requeue_on=REQUEUE_ON)

@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from scheduler.cluster_event import ClusterEvent
 from scheduler.model import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo, Resources
 from scheduler.plugins.base import MAX_NODE_SCORE, Args, Code, Plugin, Status
 
@@ -204,8 +205,10 @@ def _amounts(s: _Scoring, node: NodeInfo, name: str) -> tuple[int, int]:
     return used.scalar.get(name, 0) + s.requests.scalar.get(name, 0), alloc.scalar.get(name, 0)
 
 
+# Room freed (a pod gone, more allocatable), a node added, or the pod asking for less.
+REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.NODE_ALLOCATABLE_CHANGED
+              | ClusterEvent.ASSIGNED_POD_DELETED | ClusterEvent.POD_REQUESTS_CHANGED)
+
 PLUGIN = Plugin(NAME, args=NodeResourcesFitArgs, pre_filter=pre_filter, filter_node=filter_node,
                 pre_score=pre_score, score_node=score_node, default_weight=1, filter_batch=filter_batch,
-                score_batch=score_batch)
-filter = PLUGIN.filter
-score = PLUGIN.score
+                score_batch=score_batch, requeue_on=REQUEUE_ON)

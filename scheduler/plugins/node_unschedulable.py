@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from scheduler.cluster_event import ClusterEvent
 from scheduler.model import TAINT_UNSCHEDULABLE, NodeInfo, PodInfo, Taint, is_tolerated
 from scheduler.plugins.base import Args, Code, Plugin, Status
 
@@ -28,5 +29,10 @@ def filter_batch(state: bool, nodes: list[NodeInfo]) -> list[Status | None] | No
     return [_REJECT if c else None for c in cordoned]
 
 
-PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, filter_batch=filter_batch)
-filter = PLUGIN.filter
+# A node uncordoned (kube-scheduler reports it as a taint change) or added, or the pod given a
+# toleration.
+REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.NODE_TAINTS_CHANGED
+              | ClusterEvent.POD_TOLERATIONS_CHANGED)
+
+PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, filter_batch=filter_batch,
+                requeue_on=REQUEUE_ON)

@@ -8,6 +8,7 @@ The reason names the first untolerated taint as kube-scheduler 1.25-1.34 does:
 
 from __future__ import annotations
 
+from scheduler.cluster_event import ClusterEvent
 from scheduler.model import (
     NO_EXECUTE,
     NO_SCHEDULE,
@@ -62,8 +63,10 @@ def normalize(scores: list[int], args: Args) -> None:
     default_normalize(scores, reverse=True)
 
 
+# A taint removed, a node added, or the pod given a toleration.
+REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.NODE_TAINTS_CHANGED
+              | ClusterEvent.POD_TOLERATIONS_CHANGED)
+
 PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, pre_score=pre_score,
                 score_node=score_node, normalize=normalize, default_weight=3, filter_batch=filter_batch,
-                score_batch=score_batch)
-filter = PLUGIN.filter
-score = PLUGIN.score
+                score_batch=score_batch, requeue_on=REQUEUE_ON)

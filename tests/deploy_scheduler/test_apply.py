@@ -20,7 +20,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from labdef.lab import load_lab
-from labkit.scheduler_deploy import apply, connect, object_path, render_manifests
+from labkit.kube import Kube
+from labkit.scheduler_deploy.apply import apply, object_path
+from labkit.scheduler_deploy.manifests import render_manifests
 from tests.kubeapi.kubeconfig import write_kubeconfig
 
 LAB = load_lab()
@@ -84,7 +86,7 @@ def recorder(tmp_path: Path) -> Iterator[tuple[type[Recorder], Path]]:
 def test_apply_is_server_side_with_the_kubelab_field_manager(recorder) -> None:
     handler, kubeconfig = recorder
     manifests = render_manifests(LAB, "localhost/kubelab-scheduler:0.1.0-aaaaaaaaaaaa")
-    outcome = apply(connect(kubeconfig), manifests, echo=lambda line: None)
+    outcome = apply(Kube.from_kubeconfig(kubeconfig), manifests, echo=lambda line: None)
     objects = [o for m in manifests for o in m.objects]
     assert set(outcome.values()) == {"created"} and len(outcome) == len(objects)
     patches = [r for r in handler.requests if r[0] == "PATCH"]
@@ -97,7 +99,7 @@ def test_apply_is_server_side_with_the_kubelab_field_manager(recorder) -> None:
 
 def test_reapplying_the_same_manifests_changes_nothing_and_a_new_image_rolls(recorder) -> None:
     _, kubeconfig = recorder
-    api = connect(kubeconfig)
+    api = Kube.from_kubeconfig(kubeconfig)
     apply(api, render_manifests(LAB, "localhost/kubelab-scheduler:0.1.0-aaaaaaaaaaaa"), echo=lambda line: None)
     again = apply(api, render_manifests(LAB, "localhost/kubelab-scheduler:0.1.0-aaaaaaaaaaaa"),
                   echo=lambda line: None)

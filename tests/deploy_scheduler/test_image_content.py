@@ -179,7 +179,7 @@ def test_lab_rejects_several_replicas_without_leader_election() -> None:
 def test_deploy_reuses_a_built_archive_without_probing_build_tools(tmp_path: Path, monkeypatch) -> None:
     """No build tool is asked (`docker info` and friends) when the archive for this content exists."""
     import labkit.image
-    from labkit.scheduler_deploy import ensure_image
+    from labkit.scheduler_deploy.image_delivery import ensure_image
 
     lab = parse_lab(_lab_data(), "lab.yaml")
     plan = labkit.image.plan_build(tmp_path, lab.scheduler.image)

@@ -12,8 +12,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from labdef.lab import Lab, load_lab
-from labkit.scheduler_deploy import CHECKSUM_ANNOTATION, MANIFESTS, main, render_config, render_manifests
+from labdef.lab import DEFAULT_LAB_FILE, Lab, load_lab
+from labkit.scheduler_deploy.manifests import CHECKSUM_ANNOTATION, MANIFESTS, render_config, render_manifests
+from labkit.scheduler_deploy.verb import run_verb
 from scheduler.config import parse_config
 
 IMAGE = "localhost/kubelab-scheduler:0.1.0-0123456789ab"
@@ -61,7 +62,7 @@ def test_validator_rejects_a_broken_manifest(lab: Lab) -> None:
 
 def test_deployment_targets_the_control_plane_as_kubeadm_labels_it(lab: Lab) -> None:
     spec = pod_spec(lab)
-    # kubeadm sets the label with an empty value: "true" would never match (DESIGN trap 11)
+    # kubeadm sets the label with an empty value: "true" would never match
     assert spec["nodeSelector"] == {"node-role.kubernetes.io/control-plane": ""}
     assert {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists",
             "effect": "NoSchedule"} in spec["tolerations"]
@@ -156,7 +157,7 @@ def test_without_leader_election_old_and_new_pods_never_overlap(lab: Lab) -> Non
 
 def test_render_only_writes_every_manifest(tmp_path: Path) -> None:
     lines: list[str] = []
-    assert main(["--render-only", str(tmp_path / "out")], echo=lines.append) == 0
+    run_verb(load_lab(), DEFAULT_LAB_FILE, render_only=tmp_path / "out", echo=lines.append)
     written = sorted(p.name for p in (tmp_path / "out").iterdir())
     assert [name.split("-", 1)[1] for name in written] == list(MANIFESTS)
     dep = yaml.safe_load((tmp_path / "out" / written[-1]).read_text())

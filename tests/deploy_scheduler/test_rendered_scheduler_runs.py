@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from labkit.scheduler_deploy import render_manifests
+from labkit.scheduler_deploy.manifests import render_manifests
 from tests.deploy_scheduler.test_manifests import lab_with
 from tests.kubeapi.fixtures import free_port
 

@@ -12,17 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from labdef.errors import UserError
 from labdef.lab import load_lab
-from labkit.kube import KubeError
-from labkit.scheduler_deploy import (
-    DeployError,
-    apply,
-    connect,
-    render_manifests,
-    rollout_status,
-    selector_labels,
-    wait_for_rollout,
-)
+from labkit.kube import Kube, KubeError
+from labkit.scheduler_deploy import DeployError
+from labkit.scheduler_deploy.apply import apply
+from labkit.scheduler_deploy.manifests import render_manifests, selector_labels
+from labkit.scheduler_deploy.rollout import rollout_status, wait_for_rollout
 
 LAB = load_lab()
 
@@ -63,7 +59,7 @@ def _store_deployment(kube_api, ready: bool) -> None:
 def test_wait_returns_once_rolled_out(kube_api, kube_api_kubeconfig: Path) -> None:
     _store_deployment(kube_api, ready=True)
     lines: list[str] = []
-    wait_for_rollout(connect(kube_api_kubeconfig), LAB, timeout=5, echo=lines.append, sleep=lambda s: None)
+    wait_for_rollout(Kube.from_kubeconfig(kube_api_kubeconfig), LAB, timeout=5, echo=lines.append, sleep=lambda s: None)
     assert lines[-1].endswith("successfully rolled out")
 
 
@@ -87,7 +83,7 @@ def test_failed_rollout_shows_the_pods_events_and_waiting_reason(kube_api, kube_
         now[0] += seconds
 
     with pytest.raises(DeployError) as err:
-        wait_for_rollout(connect(kube_api_kubeconfig), LAB, timeout=10, echo=lambda s: None,
+        wait_for_rollout(Kube.from_kubeconfig(kube_api_kubeconfig), LAB, timeout=10, echo=lambda s: None,
                          clock=lambda: now[0], sleep=sleep)
     text = str(err.value)
     assert "0 of 1 updated replicas are available" in text
@@ -100,9 +96,9 @@ def test_failed_rollout_shows_the_pods_events_and_waiting_reason(kube_api, kube_
 def test_apply_names_the_object_the_server_refused(kube_api, kube_api_kubeconfig: Path) -> None:
     """The test server does not serve server-side apply: the error names the request and the object."""
     with pytest.raises(KubeError, match=r"PATCH /api/v1/namespaces/kube-system/serviceaccounts/my-custom-scheduler"):
-        apply(connect(kube_api_kubeconfig), render_manifests(LAB, "x:1"), echo=lambda s: None)
+        apply(Kube.from_kubeconfig(kube_api_kubeconfig), render_manifests(LAB, "x:1"), echo=lambda s: None)
 
 
 def test_unreachable_kubeconfig_is_named(tmp_path: Path) -> None:
-    with pytest.raises(DeployError, match=str(tmp_path / "missing")):
-        connect(tmp_path / "missing")
+    with pytest.raises(UserError, match=str(tmp_path / "missing")):
+        Kube.from_kubeconfig(tmp_path / "missing")

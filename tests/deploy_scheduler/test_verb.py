@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -38,9 +39,9 @@ def test_a_lab_that_was_never_brought_up_is_refused_before_any_build(tmp_path: P
 
 LIST_HOSTS = """
 import sys
-from labdef.lab import load_lab
-from labkit.scheduler_deploy import lab_inventory
-inventory = lab_inventory(load_lab(), sys.argv[1])
+from labdef.lab import DEFAULT_LAB_FILE, load_lab
+from labkit.pyinfra_run import lab_hosts
+inventory = lab_hosts(load_lab(), DEFAULT_LAB_FILE, sys.argv[1])
 print(sorted(h.name for h in inventory), sorted(h.name for h in inventory.get_group("workers")))
 """
 
@@ -57,3 +58,25 @@ def test_an_inventory_file_of_real_machines_is_read(tmp_path: Path) -> None:
                             capture_output=True, text=True, check=False, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "['10.0.0.10', '10.0.0.21'] ['10.0.0.21']"
+
+
+INVENTORY_READS_LAB_FILE = """
+import sys
+from pathlib import Path
+from labdef.lab import load_lab
+from labkit.pyinfra_run import lab_hosts
+print([h.name for h in lab_hosts(load_lab(), Path(sys.argv[1]), sys.argv[2])])
+"""
+
+
+def test_an_inventory_file_reads_the_lab_definition_it_was_given(tmp_path: Path) -> None:
+    """Inventory files (inventory/ssh-example.py) read the lab definition named by KUBELAB_FILE: for
+    deploy-scheduler as for up, that is the one given with --lab, not lab.yaml."""
+    inventory_file = tmp_path / "machines.py"
+    inventory_file.write_text('import os\ncontrol_plane = [(os.environ["KUBELAB_FILE"], {"ssh_user": "root"})]\n')
+    lab_file = tmp_path / "other-lab.yaml"
+    result = subprocess.run([sys.executable, "-c", INVENTORY_READS_LAB_FILE, str(lab_file), str(inventory_file)],
+                            cwd=REPO, capture_output=True, text=True, check=False, timeout=120,
+                            env={k: v for k, v in os.environ.items() if k != "KUBELAB_FILE"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == repr([str(lab_file)])

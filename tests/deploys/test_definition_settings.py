@@ -27,9 +27,9 @@ def test_bad_values_are_refused_naming_the_field(section, values, field):
 
 def test_defaults():
     lab = make_lab()
-    assert lab.kubernetes.package_version == "1.34.2-1.1"
+    assert lab.kubernetes.package_version == "1.36.4-1.1"
     assert lab.containerd.package == "containerd" and lab.containerd.version is None
     assert lab.cni.manifest_url("operator-crds.yaml") == \
-        "https://raw.githubusercontent.com/projectcalico/calico/v3.30.3/manifests/operator-crds.yaml"
+        "https://raw.githubusercontent.com/projectcalico/calico/v3.32.1/manifests/operator-crds.yaml"
     assert make_lab(kubernetes={"package_key_url": "http://10.0.3.1:8080/key.asc"}).kubernetes.key_url == \
         "http://10.0.3.1:8080/key.asc"

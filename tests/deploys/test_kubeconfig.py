@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from deploys.kubeconfig import KubeconfigError, lab_kubeconfig
+from deploys.kubeconfig import AdminConfError, lab_kubeconfig
 
 ADMIN_CONF = """apiVersion: v1
 clusters:
@@ -38,5 +38,5 @@ def test_names_follow_the_lab_and_credentials_are_kept():
 
 
 def test_garbage_is_refused():
-    with pytest.raises(KubeconfigError, match="not a kubeconfig"):
+    with pytest.raises(AdminConfError, match="not a kubeconfig"):
         lab_kubeconfig("cat: /etc/kubernetes/admin.conf: No such file", "schedlab")

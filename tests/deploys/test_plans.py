@@ -4,12 +4,15 @@ idempotent second run: a node whose facts say "done" gets no commands at all."""
 from __future__ import annotations
 
 import hashlib
+import tomllib
 
 import pytest
+import yaml
 from pyinfra.api import OperationError
 
 from deploys import files as f
 from deploys.facts import InitState
+from deploys.operations import waiting_for_apt_locks
 from tests.deploys.labs import make_lab
 from tests.deploys.planning import changes, plan
 from tests.deploys.recorded_facts import cluster_facts, fresh_node, release_digest
@@ -38,16 +41,16 @@ def test_fresh_cluster_plan_runs_every_step_in_order():
         "Install prerequisites and containerd", "Kernel modules at boot", "Kernel module br_netfilter",
         "Bridge and forwarding sysctls at boot", "sysctl net.bridge.bridge-nf-call-iptables",
         "sysctl net.bridge.bridge-nf-call-ip6tables", "sysctl net.ipv4.ip_forward", "Swap off now",
-        "Swap off after reboot", "containerd config: SystemdCgroup and CRI", "containerd running and enabled",
-        "Kubernetes 1.34 repository key", "Kubernetes 1.34 repository",
-        "Install kubelet, kubeadm, kubectl 1.34.2-1.1", "Hold kubelet, kubeadm, kubectl", "kubelet node IP",
+        "Swap off after reboot", "containerd config: SystemdCgroup, CRI, sandbox image", "crictl endpoint",
+        "containerd running and enabled", "Kubernetes 1.36 repository key", "Kubernetes 1.36 repository",
+        "Install kubelet, kubeadm, kubectl 1.36.4-1.1", "Hold kubelet, kubeadm, kubectl", "kubelet node IP",
         "kubelet enabled", "kubeadm config (v1beta4)", "kubeadm init", "kubeconfig for vagrant",
-        "Calico v3.30.3 folder", "Calico v3.30.3 operator-crds.yaml", "Calico v3.30.3 tigera-operator.yaml",
-        "Apply Calico v3.30.3 operator-crds.yaml", "Apply Calico v3.30.3 tigera-operator.yaml",
+        "Calico v3.32.1 folder", "Calico v3.32.1 operator-crds.yaml", "Calico v3.32.1 tigera-operator.yaml",
+        "Apply Calico v3.32.1 operator-crds.yaml", "Apply Calico v3.32.1 tigera-operator.yaml",
         "Apply the Calico Installation", "Mint a join token",
     ]
     worker_steps = [step(n) for n in changes(planned)[W1]]
-    assert worker_steps == cp_steps[:17] + ["kubeadm join"]
+    assert worker_steps == cp_steps[:18] + ["kubeadm join"]
 
 
 def test_hosts_stay_in_step_so_init_and_token_come_before_any_join():
@@ -65,30 +68,33 @@ def test_commands_for_the_key_steps():
     planned = plan(lab, cluster_facts(lab))
     cp = planned[CP]
     install = commands_of(cp, "Install prerequisites and containerd")
-    assert install[0] == "apt-get update" and install[1].endswith("install containerd")  # curl etc. present
-    kube = commands_of(cp, "Install kubelet, kubeadm, kubectl 1.34.2-1.1")
-    assert kube[1].endswith("install --allow-change-held-packages kubelet=1.34.2-1.1 kubeadm=1.34.2-1.1 "
-                            "kubectl=1.34.2-1.1")
-    assert commands_of(cp, "Hold kubelet, kubeadm, kubectl") == ["apt-mark hold kubelet kubeadm kubectl"]
+    assert install[0] == waiting_for_apt_locks("apt-get update")
+    assert install[1].endswith("install -o DPkg::Lock::Timeout=600 containerd")  # curl etc. present
+    kube = commands_of(cp, "Install kubelet, kubeadm, kubectl 1.36.4-1.1")
+    assert kube[1].endswith("install -o DPkg::Lock::Timeout=600 --allow-change-held-packages kubelet=1.36.4-1.1 "
+                            "kubeadm=1.36.4-1.1 kubectl=1.36.4-1.1")
+    (hold,) = commands_of(cp, "Hold kubelet, kubeadm, kubectl")
+    assert hold == waiting_for_apt_locks("apt-mark hold kubelet kubeadm kubectl")
     assert commands_of(cp, "kubeadm init") == [
         f"touch {f.KUBEADM_INIT_STARTED}", f"kubeadm init --config {f.KUBEADM_INIT_CONFIG}",
         f"touch {f.KUBEADM_INIT_FINISHED}"]
     assert commands_of(cp, "Kernel module br_netfilter") == ["modprobe br_netfilter"]
     assert commands_of(cp, "Kernel module overlay") == []  # already loaded on the box
     assert commands_of(cp, "Swap off now") == ["swapoff -a"]
-    key = commands_of(cp, "Kubernetes 1.34 repository key")
-    assert "curl -sSLf https://pkgs.k8s.io/core:/stable:/v1.34/deb/Release.key" in key[0]
+    key = commands_of(cp, "Kubernetes 1.36 repository key")
+    assert "curl -sSLf https://pkgs.k8s.io/core:/stable:/v1.36/deb/Release.key" in key[0]
     assert key[1].endswith(f" {f.KEYRING}")
-    assert commands_of(cp, "containerd config: SystemdCgroup and CRI")[-1] == "systemctl restart containerd"
+    assert commands_of(cp, "containerd config: SystemdCgroup, CRI, sandbox image")[-1] == \
+        "systemctl restart containerd"
     crds, operator = (f.calico_manifest(lab, name) for name in ("operator-crds.yaml", "tigera-operator.yaml"))
     assert f.CALICO_RELEASE_MANIFESTS == ("operator-crds.yaml", "tigera-operator.yaml")  # CRDs first
-    assert commands_of(cp, "Apply Calico v3.30.3 operator-crds.yaml") == [
+    assert commands_of(cp, "Apply Calico v3.32.1 operator-crds.yaml") == [
         f"kubectl --kubeconfig {f.ADMIN_CONF} apply --server-side --force-conflicts -f {crds}",
         f"echo {release_digest(lab, 'operator-crds.yaml')} > {crds}.applied-sha256"]
-    assert commands_of(cp, "Apply Calico v3.30.3 tigera-operator.yaml")[0] == \
+    assert commands_of(cp, "Apply Calico v3.32.1 tigera-operator.yaml")[0] == \
         f"kubectl --kubeconfig {f.ADMIN_CONF} apply --server-side --force-conflicts -f {operator}"
-    download = commands_of(cp, "Calico v3.30.3 operator-crds.yaml")
-    assert any("https://raw.githubusercontent.com/projectcalico/calico/v3.30.3/manifests/operator-crds.yaml" in c
+    download = commands_of(cp, "Calico v3.32.1 operator-crds.yaml")
+    assert any("https://raw.githubusercontent.com/projectcalico/calico/v3.32.1/manifests/operator-crds.yaml" in c
                for c in download if isinstance(c, str))
     assert commands_of(cp, "Mint a join token") == [("call", "mint_join_token")]
     assert commands_of(planned[W1], "kubeadm join") == [("call", "join_node")]
@@ -127,10 +133,10 @@ def test_a_worker_added_to_the_lab_joins_on_the_next_run():
 
 
 def test_pinned_containerd_version_is_installed_exactly():
-    lab = make_lab(containerd={"version": "1.7.28-0ubuntu1~24.04.1"})
+    lab = make_lab(containerd={"version": "2.2.1-0ubuntu1~24.04.1"})
     planned = plan(lab, cluster_facts(lab))
     assert commands_of(planned[W1], "Install prerequisites and containerd")[1].endswith(
-        "install 'containerd=1.7.28-0ubuntu1~24.04.1'")  # quoted for the shell because of the ~
+        "install -o DPkg::Lock::Timeout=600 'containerd=2.2.1-0ubuntu1~24.04.1'")  # quoted for the shell: ~
     done = plan(lab, cluster_facts(lab, finished={CP, W1}))  # the recorded finished node has that version
     assert changes(done) == {CP: [], W1: []}
 
@@ -172,8 +178,9 @@ def test_the_installation_waits_for_its_crds_to_exist_and_be_established_then_re
 def test_raising_calico_version_applies_the_new_release_and_nothing_else():
     """v3.30.3 applied and recorded; the lab now pins v3.32.1: its files go to a folder of their own and
     are applied (the objects they name mostly exist already: existence alone would skip them)."""
-    old = make_lab()
-    new = make_lab(cni={"calico_version": "v3.32.1"})
+    kubernetes = {"version": "1.35.0"}  # the newest minor both releases support
+    old = make_lab(kubernetes=kubernetes, cni={"calico_version": "v3.30.3"})
+    new = make_lab(kubernetes=kubernetes, cni={"calico_version": "v3.32.1"})
     facts = cluster_facts(old, finished={n.name for n in old.nodes})
     cp = facts[CP]
     new_files = [f.calico_manifest(new, name) for name in f.CALICO_RELEASE_MANIFESTS]
@@ -206,7 +213,7 @@ def test_a_changed_download_is_applied_again_and_a_missing_object_too():
     operator = f.calico_manifest(lab, "tigera-operator.yaml")
     facts = cluster_facts(lab, finished={CP, W1})
     facts[CP]["Sha256File"] = {**facts[CP]["Sha256File"], operator: "0" * 64}  # not what was applied
-    assert [step(n) for n in changes(plan(lab, facts))[CP]] == ["Apply Calico v3.30.3 tigera-operator.yaml"]
+    assert [step(n) for n in changes(plan(lab, facts))[CP]] == ["Apply Calico v3.32.1 tigera-operator.yaml"]
     facts = cluster_facts(lab, finished={CP, W1})
     facts[CP]["KubeObjectsPresent"] = {**facts[CP]["KubeObjectsPresent"], f.CALICO_INSTALLATION: False}
     assert [step(n) for n in changes(plan(lab, facts))[CP]] == ["Apply the Calico Installation"]
@@ -256,6 +263,51 @@ def test_prepare_only_stops_before_kubeadm_init():
     full = changes(plan(lab, cluster_facts(lab)))
     prepared = changes(plan(lab, cluster_facts(lab), prepare_only=True))
     cp_steps = [step(n) for n in prepared[CP]]
-    assert cp_steps == [step(n) for n in full[CP]][:17]
+    assert cp_steps == [step(n) for n in full[CP]][:18]
     assert cp_steps[-1] == "kubelet enabled"
     assert [step(n) for n in prepared[W1]] == cp_steps
+
+
+def test_installed_containerd_below_the_floor_is_refused_naming_both_versions_and_the_fix():
+    """Ubuntu 24.04's release pocket has containerd 1.7.12; Kubernetes 1.36 needs 2.2.0+ (RELEASES.md)."""
+    lab = make_lab()
+    facts = cluster_facts(lab)
+    facts[W1]["ContainerdVersion"] = "1.7.12"
+    with pytest.raises(OperationError) as err:
+        plan(lab, facts)
+    assert str(err.value).startswith(
+        "k8s-worker-01: containerd 1.7.12 is installed, below what Kubernetes 1.36 needs (2.3.0+ or 2.2.0+, "
+        "containerd's RELEASES.md). Fix: set containerd.version in the lab definition")
+    assert "noble-updates" in str(err.value)
+
+
+def test_allow_below_floor_lets_an_old_containerd_through():
+    lab = make_lab(containerd={"allow_below_floor": True})
+    facts = cluster_facts(lab)
+    facts[W1]["ContainerdVersion"] = "1.6.20~ds1"
+    assert "kubeadm join" in [step(n) for n in changes(plan(lab, facts))[W1]]
+
+
+def test_containerd_gets_the_pause_image_the_pinned_kubeadm_expects():
+    lab = make_lab()
+    config = tomllib.loads(uploads(plan(lab, cluster_facts(lab))[W1])[f.CONTAINERD_CONFIG])
+    assert config["plugins"]["io.containerd.cri.v1.images"]["pinned_images"] == {
+        "sandbox": "registry.k8s.io/pause:3.10.2"}
+
+
+def test_crictl_talks_to_containerd():
+    lab = make_lab()
+    crictl = yaml.safe_load(uploads(plan(lab, cluster_facts(lab))[W1])[f.CRICTL_CONFIG])
+    assert crictl == {"runtime-endpoint": "unix:///run/containerd/containerd.sock",
+                      "image-endpoint": "unix:///run/containerd/containerd.sock", "timeout": 10}
+
+
+def test_kube_directory_belongs_to_the_login_user():
+    lab = make_lab()
+    assert commands_of(plan(lab, cluster_facts(lab))[CP], "kubeconfig for vagrant") == [
+        "install -d -m 700 -o vagrant -g $(id -gn vagrant) /home/vagrant/.kube",
+        f"install -m 600 -o vagrant -g $(id -gn vagrant) {f.ADMIN_CONF} /home/vagrant/.kube/config"]
+    facts = cluster_facts(lab, finished={CP, W1})  # a node an older kubelab left with a root-owned ~/.kube
+    facts[CP]["Directory"] = {**facts[CP]["Directory"], "/home/vagrant/.kube": {"user": "root", "mode": 755}}
+    assert commands_of(plan(lab, facts)[CP], "kubeconfig for vagrant") == [
+        "install -d -m 700 -o vagrant -g $(id -gn vagrant) /home/vagrant/.kube"]

@@ -1,24 +1,45 @@
-"""labkit.provision's user-facing failures, through pyinfra's real SSH connector."""
+"""The pyinfra runner's user-facing progress and failures (labkit.pyinfra_run, driven by labkit.provision),
+through pyinfra's real SSH connector."""
 
 from __future__ import annotations
 
 import pytest
 from pyinfra.api import Inventory
 
-from labkit.provision import ProvisionError, run
+from labkit.image import BuiltImage
+from labkit.provision import run
+from labkit.pyinfra_run import NodeFailures
+from labkit.scheduler_deploy.image_delivery import side_load
 from tests.deploys.labs import make_lab
 from tests.kubeapi.fixtures import free_port
 
 
-def test_unreachable_node_is_named_with_the_fix():
-    lab = make_lab()
+def unreachable_inventory(lab) -> Inventory:
+    """The lab's nodes on a loopback port nothing listens on."""
     port = free_port()
     hosts = [(n.name, {"ssh_hostname": "127.0.0.1", "ssh_port": port, "ssh_user": "vagrant",
                        "node": {"name": n.name, "ip": str(n.ip), "role": n.role}}) for n in lab.nodes]
-    inventory = Inventory((hosts, {}), control_plane=([hosts[0]], {}), workers=(hosts[1:], {}))
+    return Inventory((hosts, {}), control_plane=([hosts[0]], {}), workers=(hosts[1:], {}))
+
+
+def test_unreachable_node_is_named_with_the_fix():
+    lab = make_lab()
+    inventory = unreachable_inventory(lab)
     lines: list[str] = []
-    with pytest.raises(ProvisionError) as err:
+    with pytest.raises(NodeFailures) as err:
         run(lab, inventory, echo=lines.append)
+    message = str(err.value)
+    for node in lab.nodes:
+        assert f"{node.name}: connecting over SSH failed" in message
+    assert "vagrant ssh-config" in message
+
+
+def test_side_load_reports_unreachable_nodes_as_provisioning_does(tmp_path):
+    """deploy-scheduler's side-load runs through the same runner: each node named, with the fix."""
+    lab = make_lab()
+    image = BuiltImage("localhost/kubelab-scheduler:1", tmp_path / "image.tar", "sha256:" + "0" * 64, "test", 0.0)
+    with pytest.raises(NodeFailures) as err:
+        side_load(unreachable_inventory(lab), image, echo=lambda line: None)
     message = str(err.value)
     for node in lab.nodes:
         assert f"{node.name}: connecting over SSH failed" in message
@@ -28,7 +49,7 @@ def test_unreachable_node_is_named_with_the_fix():
 def test_noop_reasons_are_collected_per_host_and_warnings_still_reach_logging(caplog):
     import logging
 
-    from labkit.provision import NoopNotes
+    from labkit.pyinfra_run import NoopNotes
 
     notes = NoopNotes()
     logger = logging.getLogger("pyinfra.test")
@@ -72,7 +93,7 @@ def test_kubectl_failing_while_waiting_is_reported_as_something_to_wait_for():
 
 
 def test_switched_off_steps_are_left_out_of_progress():
-    from labkit.provision import _switched_off
+    from labkit.pyinfra_run import _switched_off
 
     def not_yet():
         raise RuntimeError("Cannot evaluate operation result before execution")
@@ -113,7 +134,7 @@ def fake_state(ops: dict[FakeHost, dict[str, FakeMeta]]):
 
 
 def test_noop_notes_of_a_step_that_changed_do_not_reach_the_next_step():
-    from labkit.provision import NoopNotes, Progress
+    from labkit.pyinfra_run import NoopNotes, Progress
 
     host = FakeHost("k8s-worker-01")
     state = fake_state({host: {"1": FakeMeta("changed"), "2": FakeMeta("ok")}})
@@ -132,7 +153,7 @@ def test_failures_come_from_one_place_with_a_callbacks_own_message_first():
     from pyinfra.api import OperationError
     from pyinfra.api.exceptions import PyinfraError
 
-    from labkit.provision import Progress
+    from labkit.pyinfra_run import Progress
 
     cp, worker = FakeHost("k8s-control-plane"), FakeHost("k8s-worker-01")
     state = fake_state({cp: {"1": FakeMeta("error", stderr="E: Unable to locate package kubelet",

@@ -31,7 +31,8 @@ def test_successful_bind_answers_201_status_success(kube_api: KubeApiServer, cor
 
 
 def test_client_deserialisation_trap_is_kept(kube_api: KubeApiServer, core_v1):
-    """DESIGN trap 12: the bind succeeds, then the client fails to read the Status as a V1Binding."""
+    """The official client's create_namespaced_binding: the bind succeeds, the server answers a Status, and
+    the client fails to read it as a V1Binding."""
     kube_api.add_pod("p1")
     with pytest.raises(ValueError, match="Invalid value for `target`, must not be `None`"):
         core_v1.create_namespaced_binding("default", _binding("p1", "node-a"))

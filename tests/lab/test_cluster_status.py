@@ -7,7 +7,7 @@ import pytest
 from labdef.lab import DEFAULT_LAB_FILE, load_lab
 from labkit import cluster
 from labkit.kube import KubeconfigError
-from labkit.scheduler_deploy import render_manifests
+from labkit.scheduler_deploy.manifests import render_manifests
 
 LAB = load_lab(DEFAULT_LAB_FILE)
 

@@ -63,7 +63,7 @@ def test_recorded_details_round_trip(tmp_path):
 LOAD_SSH_EXAMPLE = """
 import json
 from labkit.paths import PROJECT_ROOT
-from labkit.provision import load_inventory
+from labkit.pyinfra_run import load_inventory
 inventory = load_inventory(PROJECT_ROOT / "inventory" / "ssh-example.py")
 print(json.dumps({
     "control_plane": [h.name for h in inventory.get_group("control_plane")],

@@ -27,7 +27,7 @@ import yaml
 
 from labdef.lab import Lab, parse_lab
 from labkit.paths import PROJECT_ROOT
-from labkit.scheduler_deploy import render_manifests
+from labkit.scheduler_deploy.manifests import render_manifests
 from tests.kubeapi import KubeApiServer
 from tests.kubeapi.errors import ApiError
 

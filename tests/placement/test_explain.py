@@ -6,7 +6,7 @@ from __future__ import annotations
 import yaml
 
 from labkit.placement.explain import SchedulerConfig, explain_pod, snapshot
-from labkit.scheduler_deploy import render_config
+from labkit.scheduler_deploy.manifests import render_config
 from scheduler.config import parse_config
 from tests.kubeapi.objects import make_node, make_pod
 from tests.placement.standins import CONTROL_PLANE_TAINT, make_lab

@@ -159,7 +159,7 @@ def test_scheduler_scaled_to_zero_is_named(cluster: Cluster) -> None:
 
 def test_scheduler_running_beside_the_cluster(cluster: Cluster) -> None:
     """No Deployment or ConfigMap: the scheduler runs on the host; --scheduler-config names its config."""
-    from labkit.scheduler_deploy import render_config
+    from labkit.scheduler_deploy.manifests import render_config
 
     process = SchedulerProcess(render_config(make_lab()), cluster.kubeconfig, cluster.workdir)
     process.start()
@@ -227,7 +227,13 @@ def test_interrupt_cleans_up(cluster: Cluster, deployed: DeploymentStandIn, sign
     labels_before = cluster.node_labels()
     cmd = [sys.executable, "-m", "labkit.placement", "--lab", str(cluster.lab_file), "--kubeconfig",
            str(cluster.kubeconfig), "--scenarios", str(scenarios)]
-    proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A shell starts background jobs with SIGINT ignored, and exec keeps an ignored signal ignored: a handler
+    # in place while the run starts gives it the default disposition a user's Ctrl-C meets.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     try:
         cluster.server.wait_for(lambda: any(p["metadata"]["name"] == "unserved-1" for p in cluster.server.pods()),
                                 timeout=60)

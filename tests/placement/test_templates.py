@@ -5,8 +5,8 @@ from __future__ import annotations
 import kubernetes_validate
 import pytest
 
-from labkit.placement.runner import MANAGED_BY, render_namespace, render_pod
 from labkit.placement.scenarios import load_scenarios
+from labkit.placement.session import MANAGED_BY, render_namespace, render_pod
 from tests.placement.standins import make_lab
 
 

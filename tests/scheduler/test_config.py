@@ -22,7 +22,7 @@ DEFAULT_FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffi
                    "NodeResourcesFit"]
 DEFAULT_SCORES = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1)]
 
-SEED_YAML = """\
+NETWORK_AWARE_YAML = """\
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 leaderElection:
@@ -48,9 +48,9 @@ def resolved(profile: dict, **top):
     return [p.name for p, _ in r.filters], [(p.name, w) for p, _, w in r.scores], r
 
 
-def test_seed_config_file(tmp_path):
+def test_network_aware_config_file(tmp_path):
     path = tmp_path / "scheduler-config.yaml"
-    path.write_text(SEED_YAML)
+    path.write_text(NETWORK_AWARE_YAML)
     cfg = load_config(path)
     assert cfg.leaderElection.leaderElect is False
     assert cfg.clientConnection.kubeconfig == "/etc/kubernetes/scheduler.conf"

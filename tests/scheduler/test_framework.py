@@ -74,7 +74,7 @@ def test_pod_spec_error_propagates():
         profile(plugins={"multiPoint": {"enabled": ["NetworkAware"]}}).schedule(p, [node()], random.Random(0))
 
 
-def test_seed_config_places_annotated_pods_on_high_speed_nodes_only():
+def test_network_aware_config_places_annotated_pods_on_high_speed_nodes_only():
     prof = profile(plugins={"multiPoint": {"enabled": ["NetworkAware"]}})
     nodes = [node("cp", taints=[CONTROL_PLANE]), node("w1", labels={"network-topology": "high-speed"}), node("w2")]
     rng = random.Random(3)

@@ -1,4 +1,4 @@
-"""Pod and node parsing: effective requests, errors that name the field, the lenient path for bound pods,
+"""Pod and node parsing: effective requests, errors that name the field, the lenient policy for bound pods,
 condition taints, and NodeInfo accounting."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import pytest
 from scheduler.model import (
     DEFAULT_MEMORY_REQUEST,
     DEFAULT_MILLI_CPU_REQUEST,
+    LENIENT,
     TAINT_NOT_READY,
     TAINT_UNREACHABLE,
     NodeInfo,
@@ -136,7 +137,7 @@ def test_lenient_path_counts_what_parses():
                   affinity=required_affinity([{"key": "n", "operator": "Gt", "values": ["x"]}]))
     with pytest.raises(PodSpecError):
         PodInfo.from_api(obj)
-    p = PodInfo.from_api(obj, lenient=True)
+    p = PodInfo.from_api(obj, LENIENT)
     assert p.requests.milli_cpu == 500 and p.requests.memory == 1024 * MI
     assert p.tolerations == (Toleration("ok", "Exists"),)
     assert p.required_node_affinity is None
@@ -208,5 +209,5 @@ def test_lenient_path_survives_odd_shapes():
     obj["spec"]["nodeSelector"] = ["x"]
     with pytest.raises(PodSpecError):
         PodInfo.from_api(obj)
-    p = PodInfo.from_api(obj, lenient=True)
+    p = PodInfo.from_api(obj, LENIENT)
     assert p.requests.milli_cpu == 1000 and p.tolerations == () and p.host_ports == frozenset()

@@ -77,7 +77,7 @@ def test_taint_toleration_filter(taints, tolerations, reason):
         n = node(conditions=[{"type": "Ready", "status": "False"}])
     else:
         n = node(taints=taints)
-    status = taint_toleration.filter(pod(tolerations=tolerations), n)
+    status = taint_toleration.PLUGIN.filter(pod(tolerations=tolerations), n)
     if reason is None:
         assert status.ok
     else:
@@ -109,7 +109,7 @@ def test_taint_toleration_score_prefers_fewer_untolerated_prefer_no_schedule_tai
     ],
 )
 def test_node_unschedulable(unschedulable, tolerations, ok):
-    status = node_unschedulable.filter(pod(tolerations=tolerations), node(unschedulable=unschedulable))
+    status = node_unschedulable.PLUGIN.filter(pod(tolerations=tolerations), node(unschedulable=unschedulable))
     assert status.ok is ok
     if not ok:
         assert status.reasons == ("node(s) were unschedulable",)
@@ -117,7 +117,7 @@ def test_node_unschedulable(unschedulable, tolerations, ok):
 
 @pytest.mark.parametrize(("wanted", "ok"), [(None, True), ("n", True), ("other", False)])
 def test_node_name(wanted, ok):
-    status = node_name.filter(pod(node_name=wanted), node("n"))
+    status = node_name.PLUGIN.filter(pod(node_name=wanted), node("n"))
     assert status.ok is ok
     if not ok:
         assert status.reasons == ("node(s) didn't match the requested node name",)
@@ -170,7 +170,8 @@ def expr(key: str, operator: str, *values: str) -> dict:
 )
 def test_node_affinity_filter(node_selector, terms, fields, ok):
     affinity = required_affinity(*(terms or []), fields=fields) if terms is not None or fields is not None else None
-    status = node_affinity.filter(pod(node_selector=node_selector, affinity=affinity), node("n", labels=LABELS))
+    status = node_affinity.PLUGIN.filter(pod(node_selector=node_selector, affinity=affinity),
+                                         node("n", labels=LABELS))
     assert status.ok is ok
     if not ok:
         assert status.reasons == ("node(s) didn't match Pod's node affinity/selector",)
@@ -191,7 +192,7 @@ def test_node_affinity_score_sums_preferred_weights():
     p = pod(affinity=affinity)
     nodes = [node("both", labels={"disk": "ssd", "zone": "a"}), node("ssd", labels={"disk": "ssd"}),
              node("zone", labels={"zone": "a"}), node("none")]
-    assert [node_affinity.score(p, n) for n in nodes] == [100, 80, 20, 0]
+    assert [node_affinity.PLUGIN.score(p, n) for n in nodes] == [100, 80, 20, 0]
     assert node_affinity.PLUGIN.score_nodes(p, nodes[1:]) == [100, 25, 0]
     assert node_affinity.PLUGIN.score_nodes(pod(), nodes) == [0, 0, 0, 0]
 
@@ -220,7 +221,7 @@ def port_pod(name: str, *ports: tuple[str, str, int]):
 )
 def test_node_ports(used, wanted, ok):
     n = node("n", pods_on_it=[port_pod("old", *used)] if used else [])
-    status = node_ports.filter(port_pod("new", *wanted), n)
+    status = node_ports.PLUGIN.filter(port_pod("new", *wanted), n)
     assert status.ok is ok
     if not ok:
         assert status.reasons == ("node(s) didn't have free ports for the requested pod ports",)
@@ -230,9 +231,9 @@ def test_node_ports(used, wanted, ok):
 def test_node_ports_free_again_after_pod_leaves():
     old = port_pod("old", ("TCP", "", 80))
     n = node("n", pods_on_it=[old])
-    assert not node_ports.filter(port_pod("new", ("TCP", "", 80)), n).ok
+    assert not node_ports.PLUGIN.filter(port_pod("new", ("TCP", "", 80)), n).ok
     n.remove_pod(old)
-    assert node_ports.filter(port_pod("new", ("TCP", "", 80)), n).ok
+    assert node_ports.PLUGIN.filter(port_pod("new", ("TCP", "", 80)), n).ok
 
 
 # ----------------------------------------------------------------------------------- resources fit
@@ -270,7 +271,7 @@ def busy(cpu: str = "0", memory: str = "0", **extra: str):
 )
 def test_node_resources_fit_filter(node_kwargs, existing, incoming, reasons):
     n = node("n", pods_on_it=[existing] if existing else [], **node_kwargs)
-    status = node_resources_fit.filter(pod("p", **incoming), n)
+    status = node_resources_fit.PLUGIN.filter(pod("p", **incoming), n)
     assert status.reasons == reasons
     assert status.ok is (not reasons)
     if reasons:
@@ -280,33 +281,33 @@ def test_node_resources_fit_filter(node_kwargs, existing, incoming, reasons):
 def test_node_resources_fit_ignored_resources():
     args = NodeResourcesFitArgs(ignoredResources=("example.com/widget",))
     p = pod(requests={"example.com/widget": "1"})
-    assert not node_resources_fit.filter(p, node()).ok
-    assert node_resources_fit.filter(p, node(), args).ok
+    assert not node_resources_fit.PLUGIN.filter(p, node()).ok
+    assert node_resources_fit.PLUGIN.filter(p, node(), args).ok
 
 
 def test_node_resources_fit_least_and_most_allocated_scores():
     # node: 4 cpu / 8Gi. existing pod 1 cpu / 2Gi; incoming 1 cpu / 2Gi -> 50% of each after placement
     n = node("n", cpu="4", memory="8Gi", pods_on_it=[busy("1", "2Gi")])
     p = pod(requests={"cpu": "1", "memory": "2Gi"})
-    assert node_resources_fit.score(p, n) == 50
+    assert node_resources_fit.PLUGIN.score(p, n) == 50
     most = NodeResourcesFitArgs.model_validate({"scoringStrategy": {"type": "MostAllocated"}})
-    assert node_resources_fit.score(p, n, most) == 50
+    assert node_resources_fit.PLUGIN.score(p, n, most) == 50
     # 3 cpu of 4 requested (75%) and 4Gi of 8Gi (50%): least = (25 + 50) / 2, most = (75 + 50) / 2
     p2 = pod(requests={"cpu": "2", "memory": "2Gi"})
-    assert node_resources_fit.score(p2, n) == 37
-    assert node_resources_fit.score(p2, n, most) == 62
+    assert node_resources_fit.PLUGIN.score(p2, n) == 37
+    assert node_resources_fit.PLUGIN.score(p2, n, most) == 62
     # a pod without requests is scored as 100m / 200Mi (kube-scheduler's non-zero defaults)
     empty = node("e", cpu="1", memory="1000Mi")
-    assert node_resources_fit.score(pod(), empty) == (90 + 80) // 2
+    assert node_resources_fit.PLUGIN.score(pod(), empty) == (90 + 80) // 2
     # weights and extra resources: cpu weight 3, memory 1, a resource the node lacks is skipped
     weighted = NodeResourcesFitArgs.model_validate({"scoringStrategy": {"resources": [
         {"name": "cpu", "weight": 3}, {"name": "memory", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 5}]}})
-    assert node_resources_fit.score(p2, n, weighted) == (25 * 3 + 50) // 4
+    assert node_resources_fit.PLUGIN.score(p2, n, weighted) == (25 * 3 + 50) // 4
 
 
 # ----------------------------------------------------------------------------------- network aware
 
-SEED = {"my-network-preference": "high-speed"}
+HIGH_SPEED = {"my-network-preference": "high-speed"}
 
 
 @pytest.mark.parametrize(
@@ -314,29 +315,29 @@ SEED = {"my-network-preference": "high-speed"}
     [
         (None, {}, True, 0),
         (None, {"network-topology": "high-speed"}, True, 0),
-        (SEED, {"network-topology": "high-speed"}, True, 100),
-        (SEED, {"network-topology": "standard"}, False, 0),
-        (SEED, {}, False, 0),
-        ({"my-network-preference": "standard"}, {}, True, 0),  # another preference: unaffected (seed)
+        (HIGH_SPEED, {"network-topology": "high-speed"}, True, 100),
+        (HIGH_SPEED, {"network-topology": "standard"}, False, 0),
+        (HIGH_SPEED, {}, False, 0),
+        ({"my-network-preference": "standard"}, {}, True, 0),  # another preference: unaffected
         ({"other": "high-speed"}, {}, True, 0),
     ],
 )
 def test_network_aware(annotations, labels, ok, score):
     p = pod(annotations=annotations)
     n = node("n", labels=labels)
-    status = network_aware.filter(p, n)
+    status = network_aware.PLUGIN.filter(p, n)
     assert status.ok is ok
     if not ok:
         assert status.reasons == (("node(s) didn't have label network-topology=high-speed "
                                   "requested by pod annotation my-network-preference"),)
-    assert network_aware.score(p, n) == score
+    assert network_aware.PLUGIN.score(p, n) == score
 
 
 @pytest.mark.parametrize("value", ["", "high speed", "-high-speed", "x" * 64, "fast!"])
 def test_network_aware_malformed_annotation_names_it(value):
     p = pod(annotations={"my-network-preference": value})
     with pytest.raises(PodSpecError) as err:
-        network_aware.filter(p, node())
+        network_aware.PLUGIN.filter(p, node())
     assert err.value.field == "metadata.annotations[my-network-preference]"
     assert repr(value) in err.value.reason
 
@@ -344,10 +345,11 @@ def test_network_aware_malformed_annotation_names_it(value):
 def test_network_aware_configurable_keys():
     args = NetworkAwareArgs(annotationKey="example.com/net", labelKey="net", labelValue="rdma")
     p = pod(annotations={"example.com/net": "rdma"})
-    assert network_aware.filter(p, node(labels={"net": "rdma"}), args).ok
-    status = network_aware.filter(p, node(labels={"network-topology": "high-speed"}), args)
+    assert network_aware.PLUGIN.filter(p, node(labels={"net": "rdma"}), args).ok
+    status = network_aware.PLUGIN.filter(p, node(labels={"network-topology": "high-speed"}), args)
     assert status.reasons == ("node(s) didn't have label net=rdma requested by pod annotation example.com/net",)
-    assert network_aware.filter(pod(annotations=SEED), node(), args).ok  # the default key is not read
+    # the default key is not read
+    assert network_aware.PLUGIN.filter(pod(annotations=HIGH_SPEED), node(), args).ok
 
 
 # ------------------------------------------------------------------------------------- least loaded

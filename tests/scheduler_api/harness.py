@@ -1,4 +1,4 @@
-"""Run the real scheduler (scheduler.app.Scheduler, the object `python -m scheduler` builds) in-process
+"""Run the real scheduler (scheduler.scheduler.Scheduler, the object `python -m scheduler` builds) in-process
 against the Kubernetes API test server in tests/kubeapi, over HTTP with a kubeconfig."""
 
 from __future__ import annotations
@@ -10,17 +10,17 @@ from typing import Any
 
 import yaml
 
-from scheduler.app import LeaderSettings, RuntimeSettings, Scheduler
 from scheduler.client import Client, load_configuration
 from scheduler.config import parse_config
 from scheduler.framework import build_profiles
+from scheduler.scheduler import LeaderSettings, RuntimeSettings, Scheduler
 from tests.kubeapi.fixtures import free_port
 from tests.kubeapi.kubeconfig import write_kubeconfig
 from tests.kubeapi.objects import make_pod
 
 SCHEDULER = "my-custom-scheduler"
 
-SEED_CONFIG = f"""
+NETWORK_AWARE_CONFIG = f"""
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 leaderElection:
@@ -70,7 +70,7 @@ def unreachable_kubeconfig(path: Path) -> tuple[Path, str]:
 
 def make_scheduler(
     kubeconfig: Path,
-    config_text: str = SEED_CONFIG,
+    config_text: str = NETWORK_AWARE_CONFIG,
     *,
     leader: LeaderSettings | None = None,
     qps: float = 0,
@@ -84,7 +84,9 @@ def make_scheduler(
 
 
 @contextmanager
-def running_scheduler(kubeconfig: Path, config_text: str = SEED_CONFIG, **kwargs: Any) -> Iterator[Scheduler]:
+def running_scheduler(
+    kubeconfig: Path, config_text: str = NETWORK_AWARE_CONFIG, **kwargs: Any
+) -> Iterator[Scheduler]:
     sched = make_scheduler(kubeconfig, config_text, **kwargs)
     sched.start()
     try:

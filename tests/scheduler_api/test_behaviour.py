@@ -1,9 +1,11 @@
-"""Scheduler behaviour users depend on (DESIGN.md "Scheduler behaviour users expect"), end to end over
+"""Scheduler behaviour users depend on (events and conditions, retries when the cluster changes, no
+over-commit, relists, bind failures, malformed pods, health endpoints, credentials), end to end over
 HTTP against the Kubernetes API test server in tests/kubeapi (a stand-in for kube-apiserver)."""
 
 from __future__ import annotations
 
 import logging
+import time
 import urllib.request
 from collections import Counter
 
@@ -12,6 +14,7 @@ import pytest
 from scheduler.binder import BindOutcome, bind
 from scheduler.client import Client, load_configuration
 from scheduler.model import PodInfo
+from scheduler.queue import UNSCHEDULABLE
 from tests.kubeapi import running_server
 from tests.scheduler_api.harness import (
     SCHEDULER,
@@ -81,6 +84,22 @@ def test_pod_becomes_schedulable_when_a_pod_is_deleted(kube_api, kube_api_kubeco
         kube_api.wait_for(lambda: pod_events(kube_api, "waiting", "FailedScheduling"))
         kube_api.remove_pod("hog")
         kube_api.wait_for(lambda: "default/waiting" in kube_api.bound_pods())
+
+
+def test_pod_short_of_cpu_is_not_retried_for_a_new_node_label(kube_api, kube_api_kubeconfig) -> None:
+    """Only NodeResourcesFit rejected it, and a label cannot give it cpu: it waits, unreported again, until
+    the node's allocatable grows."""
+    kube_api.add_node("n1", cpu="1")
+    with running_scheduler(kube_api_kubeconfig) as sched:
+        kube_api.add_pod("hungry", cpu="2", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: sched.queue.where("default/hungry") == UNSCHEDULABLE)
+        kube_api.update_node("n1", {"metadata": {"labels": {"disk": "ssd"}}})
+        kube_api.wait_for(lambda: sched.cache.node("n1").labels.get("disk") == "ssd")
+        time.sleep(0.2)  # the handler moves the queue right after updating the cache
+        assert sched.queue.where("default/hungry") == UNSCHEDULABLE
+        kube_api.update_node("n1", {"status": {"allocatable": {"cpu": "4"}, "capacity": {"cpu": "4"}}})
+        kube_api.wait_for(lambda: "default/hungry" in kube_api.bound_pods())
+    assert len(pod_events(kube_api, "hungry", "FailedScheduling")) == 1
 
 
 def test_no_overcommit_under_a_burst(kube_api, kube_api_kubeconfig) -> None:

@@ -1,5 +1,5 @@
-"""`python -m scheduler` as a user runs it: a subprocess with the seed-style config and a kubeconfig for
-the Kubernetes API test server (tests/kubeapi, a stand-in for kube-apiserver)."""
+"""`python -m scheduler` as a user runs it: a subprocess with a config enabling NetworkAware and a
+kubeconfig for the Kubernetes API test server (tests/kubeapi, a stand-in for kube-apiserver)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.kubeapi.fixtures import free_port
-from tests.scheduler_api.harness import SCHEDULER, SEED_CONFIG, unreachable_kubeconfig
+from tests.scheduler_api.harness import NETWORK_AWARE_CONFIG, SCHEDULER, unreachable_kubeconfig
 
 pytestmark = pytest.mark.api
 
@@ -21,10 +21,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _write_config(tmp_path: Path, kubeconfig: str, extra: str = "") -> Path:
-    """The seed's config, with its in-cluster kubeconfig path pointed at the test server."""
+    """A config enabling NetworkAware, with its kubeconfig path pointed at the test server."""
     port = free_port()
     text = (
-        SEED_CONFIG + f"clientConnection:\n  kubeconfig: {kubeconfig}\n"
+        NETWORK_AWARE_CONFIG + f"clientConnection:\n  kubeconfig: {kubeconfig}\n"
         f"healthzBindAddress: 127.0.0.1:{port}\nmetricsBindAddress: 127.0.0.1:{port}\n" + extra
     )
     path = tmp_path / "scheduler-config.yaml"
@@ -81,7 +81,7 @@ def test_kubeconfig_flag_overrides_config(kube_api, kube_api_kubeconfig, tmp_pat
 
 def test_bad_config_stops_with_the_field_named(tmp_path) -> None:
     config = tmp_path / "c.yaml"
-    config.write_text(SEED_CONFIG.replace("NetworkAware", "NoSuchPlugin"))
+    config.write_text(NETWORK_AWARE_CONFIG.replace("NetworkAware", "NoSuchPlugin"))
     proc = _run(["--config", str(config), "--kubeconfig", "/dev/null"])
     out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 2
@@ -121,7 +121,8 @@ def test_health_port_taken_names_the_setting(kube_api_kubeconfig, tmp_path) -> N
         port = busy.getsockname()[1]
         config = tmp_path / "c.yaml"
         config.write_text(
-            SEED_CONFIG + f"healthzBindAddress: 127.0.0.1:{port}\nmetricsBindAddress: 127.0.0.1:{port}\n"
+            NETWORK_AWARE_CONFIG
+            + f"healthzBindAddress: 127.0.0.1:{port}\nmetricsBindAddress: 127.0.0.1:{port}\n"
         )
         proc = _run(["--config", str(config), "--kubeconfig", str(kube_api_kubeconfig)])
         out, _ = proc.communicate(timeout=30)

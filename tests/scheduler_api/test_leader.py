@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from scheduler.app import LeaderSettings
 from scheduler.client import ApiError, Client, load_configuration
 from scheduler.leader import LeaderElector
+from scheduler.scheduler import LeaderSettings
 from tests.scheduler_api.harness import SCHEDULER, running_scheduler
 
 pytestmark = pytest.mark.api

@@ -15,7 +15,7 @@ from tests.scheduler_api.harness import SCHEDULER, config_with, our_pod, pod_eve
 pytestmark = pytest.mark.api
 
 
-def test_seed_config_network_aware_prefers_high_speed_nodes(kube_api, kube_api_kubeconfig) -> None:
+def test_network_aware_config_prefers_high_speed_nodes(kube_api, kube_api_kubeconfig) -> None:
     kube_api.add_nodes(3, cpu="4")
     kube_api.add_node("fast-0", cpu="4", labels={"network-topology": "high-speed"})
     with running_scheduler(kube_api_kubeconfig):

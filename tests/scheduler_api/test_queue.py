@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+from scheduler.cluster_event import ClusterEvent
 from scheduler.model import PodInfo
 from scheduler.queue import ACTIVE, BACKOFF, IN_FLIGHT, UNSCHEDULABLE, SchedulingQueue
 
@@ -75,7 +78,7 @@ def test_unschedulable_waits_for_event() -> None:
     assert q.where("default/a") == UNSCHEDULABLE
     clock.now += 30
     assert q.pop(timeout=0) is None
-    q.move_all()
+    q.move_for(ClusterEvent.NODE_ADDED)
     assert q.where("default/a") == ACTIVE  # backoff (1 s) long over
     assert q.pop(timeout=0).pod.name == "a"
 
@@ -85,7 +88,7 @@ def test_unschedulable_moved_to_backoff_if_event_comes_early() -> None:
     q.add(pod("a"))
     q.failed(q.pop(timeout=0), unschedulable=True)
     clock.now += 0.2
-    q.move_all()
+    q.move_for(ClusterEvent.NODE_ADDED)
     assert q.where("default/a") == BACKOFF
 
 
@@ -104,7 +107,7 @@ def test_event_during_flight_sends_failure_to_backoff() -> None:
     q, _ = make()
     q.add(pod("a"))
     qp = q.pop(timeout=0)
-    q.move_all()
+    q.move_for(ClusterEvent.NODE_ADDED)
     q.failed(qp, unschedulable=True)
     assert q.where("default/a") == BACKOFF
 
@@ -199,3 +202,30 @@ def test_recreated_pod_survives_failure_of_the_old_one() -> None:
     q.add(pod("a", uid="new"))
     q.failed(qp, unschedulable=True)
     assert q.pop(timeout=0).pod.uid == "new"
+
+
+def test_unschedulable_pod_waits_for_the_events_that_may_help_it() -> None:
+    q, clock = make()
+    q.add(pod("short-of-cpu"))
+    q.failed(q.pop(timeout=0), unschedulable=True,
+             requeue_on=ClusterEvent.NODE_ALLOCATABLE_CHANGED | ClusterEvent.POD_REQUESTS_CHANGED)
+    clock.now += 5
+    q.move_for(ClusterEvent.NODE_LABELS_CHANGED | ClusterEvent.NODE_TAINTS_CHANGED)
+    assert q.where("default/short-of-cpu") == UNSCHEDULABLE
+    relabelled = pod("short-of-cpu")
+    relabelled.labels = {"tier": "web"}
+    q.add(relabelled)  # no plugin that rejected it reads pod labels
+    assert q.where("default/short-of-cpu") == UNSCHEDULABLE
+    q.move_for(ClusterEvent.NODE_ALLOCATABLE_CHANGED)
+    assert q.where("default/short-of-cpu") == ACTIVE
+
+
+def test_unschedulable_pod_retried_when_it_changes_as_its_rejection_needs() -> None:
+    q, clock = make()
+    q.add(pod("a"))
+    q.failed(q.pop(timeout=0), unschedulable=True, requeue_on=ClusterEvent.POD_REQUESTS_CHANGED)
+    clock.now += 5
+    smaller = pod("a")
+    smaller.requests = dataclasses.replace(smaller.requests, milli_cpu=100)
+    q.add(smaller)
+    assert q.where("default/a") == ACTIVE

@@ -3,14 +3,17 @@
 Real: pyinfra over SSH into two Debian machines (lxc system containers, see tests/system/conftest.py);
 containerd, curl and their dependencies installed by apt from Debian's own packages (the machines have no
 route out, so their apt reaches Debian's mirror through a relay on the host that forwards only to the
-mirrors the host's apt uses); containerd's config regenerated with SystemdCgroup and CRI; kernel module
+mirrors the host's apt uses); containerd's config regenerated with SystemdCgroup, CRI and kubeadm's sandbox
+image, and crictl pointed at it; Debian's containerd 1.6.20 is below Kubernetes 1.35's floor, which the
+suite's lab accepts explicitly (containerd.allow_below_floor: the run warns instead of stopping); kernel module
 and sysctl files, net.* sysctls applied inside each machine; the overlay and br_netfilter modules found
 built into the kernel (these machines cannot load modules, and the deploy says so); a swap entry commented
 out in fstab; the Kubernetes apt repository with its keyring under /etc/apt/keyrings and signed-by,
 fetched and verified by the machines' apt over HTTP; packages pinned and held; the kubelet's node IP;
-the kubeconfig exported to the host. The Calico manifests are the REAL release files of v3.30.3 and
-v3.32.1 (operator-crds.yaml, tigera-operator.yaml), read from ../shared/reference/ at test time and served
-to the machines over HTTP from the host; without that folder the module skips (fails under CI=true).
+the admin kubeconfig in a ~/.kube the login user owns; the kubeconfig exported to the host. The Calico
+manifests are the REAL release files of v3.30.3 and v3.32.1 (operator-crds.yaml, tigera-operator.yaml),
+read from ../shared/reference/ at test time and served to the machines over HTTP from the host; without
+that folder the module skips (fails under CI=true).
 
 STAND-IN: the kubeadm, kubelet and kubectl packages are small scripts (tests/deploys/standin/, whose
 headers say what each models) served as a signed apt repository from the host's bridge address, because
@@ -18,8 +21,9 @@ these machines can neither download pkgs.k8s.io nor run a kubelet. kubectl keeps
 manifest applied and answers NotFound (or "no matches for kind ... ensure CRDs are installed first") for
 anything else, as kubectl does; kubeadm writes what real init writes, in order, and creates init's objects.
 The runs:
-  1. Calico v3.30.3, with the kubeadm stand-in told to fail after writing admin.conf (as a real init does
-     when the control plane never comes up): the run fails at `kubeadm init`, naming it.
+  1. Kubernetes 1.35 (the newest minor both Calico releases support) and Calico v3.30.3, with the kubeadm
+     stand-in told to fail after writing admin.conf (as a real init does when the control plane never
+     comes up): the run fails at `kubeadm init`, naming it.
   2. The same lab: the partial init is reset and init runs to the end; Calico's CRDs, the operator and
      the Installation are applied in that order; the token minted on the control plane reaches the join.
   3. The same lab again: nothing changes.
@@ -35,7 +39,6 @@ the kubeadm stand-in's failure switch.
 from __future__ import annotations
 
 import json
-import shutil
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -45,22 +48,23 @@ import pytest
 import yaml
 
 from deploys import files as f
-from deploys.containerd_config import runc_options
+from deploys.containerd_config import runc_options, sandbox_image
 from labdef.lab import Lab, parse_lab
 from labkit.inventory import pyinfra_inventory
-from labkit.provision import ProvisionError, ProvisionReport, run
-from tests.deploys.http_servers import RunningServer, serve_apt_relay, serve_directory
-from tests.deploys.standin_repo import StandinRepo, build_standin_repo
+from labkit.provision import ProvisionReport, run
+from labkit.pyinfra_run import NodeFailures
+from tests.deploys.standin_repo import StandinRepo
 from tests.reference import CALICO_RELEASES, calico_manifests
 from tests.system.conftest import TIMINGS, RunningLab
+from tests.system.provisioning import TEST_SWAP_LINE, local_sources, on, prepare_machines
 
 pytestmark = pytest.mark.system
 
-RELAY_CONF = "/etc/apt/apt.conf.d/00kubelab-systest-relay"
-TEST_SWAP_LINE = "/swapfile none swap sw 0 0"
 FAIL_INIT_SWITCH = "/var/lib/kubeadm-standin/fail-init-after-kubeconfig"  # read by the kubeadm stand-in
 OBJECTS = "/var/lib/etcd/kubelab-standin-objects"  # where the kubectl stand-in keeps the cluster's objects
 FIRST_CALICO, UPGRADE_CALICO = CALICO_RELEASES
+# The newest minor both releases support (Calico v3.30: 1.31-1.35, v3.32: 1.34-1.36): the upgrade's runs.
+BOTH_CALICOS_KUBERNETES = "1.35.0"
 
 
 @dataclass
@@ -68,60 +72,19 @@ class Runs:
     lab: Lab  # runs 1-3
     upgraded: Lab  # run 4
     repo: StandinRepo
-    failed_init: ProvisionError | None = None  # run 1
+    failed_init: NodeFailures | None = None  # run 1
     reports: list[ProvisionReport] = field(default_factory=list)  # runs 2-4
     outputs: list[list[str]] = field(default_factory=list)  # runs 1-4
     seconds: list[float] = field(default_factory=list)
 
 
-def lab_with_local_sources(lab: Lab, base_url: str, calico_version: str) -> Lab:
-    data = lab.model_dump(mode="json")
-    data["kubernetes"]["package_source"] = base_url + "/k8s/v{minor}/"
-    data["cni"]["manifests_url"] = base_url + "/calico/{version}/manifests"
-    data["cni"]["calico_version"] = calico_version
-    return parse_lab(data, f"system test lab, Calico {calico_version}")
-
-
-@pytest.fixture(scope="session")
-def served(tmp_path_factory) -> Path:
-    """The folder the machines download from, holding the real Calico release files copied from
-    ../shared/reference/ (never into the repository). Session scope, listed before `lxc_lab`: without the
-    files the module skips before any machine is made."""
-    root = tmp_path_factory.mktemp("served")
-    for version in CALICO_RELEASES:
-        folder = root / "calico" / version / "manifests"
-        folder.mkdir(parents=True)
-        for name in f.CALICO_RELEASE_MANIFESTS:
-            shutil.copy(calico_manifests(version) / name, folder / name)
-    return root
-
-
-def prepare_machines(lxc_lab: RunningLab, relay: RunningServer) -> None:
-    host_ip = str(lxc_lab.host_address.ip)
-    relay_conf = (f'Acquire::http::Proxy "http://{host_ip}:{relay.port}/";\\n'
-                  f'Acquire::http::Proxy::{host_ip} "DIRECT";\\nAcquire::http::Pipeline-Depth "0";\\n')
-    state = lxc_lab.pyinfra_state()
-    for host in state.inventory:
-        for command in (f"printf '{relay_conf}' > {RELAY_CONF}",
-                        f"grep -q '{TEST_SWAP_LINE}' /etc/fstab || echo '{TEST_SWAP_LINE}' >> /etc/fstab"):
-            ok, output = host.run_shell_command(command, _sudo=True)
-            assert ok, f"{host.name}: test setup `{command}` failed: {output.stderr}"
-
-
 @pytest.fixture(scope="module")
-def runs(served: Path, lxc_lab: RunningLab) -> Runs:
-    host_ip = str(lxc_lab.host_address.ip)
-    k8s = lxc_lab.lab.kubernetes
-    repo = build_standin_repo(served / "k8s" / f"v{k8s.minor}", k8s.version, k8s.package_revision)
-    files = serve_directory(served, host_ip)
-    relay = serve_apt_relay(host_ip)
-    base_url = f"http://{host_ip}:{files.port}"
-    try:
-        result = Runs(lab_with_local_sources(lxc_lab.lab, base_url, FIRST_CALICO),
-                      lab_with_local_sources(lxc_lab.lab, base_url, UPGRADE_CALICO), repo)
-        prepare_machines(lxc_lab, relay)
-        state = lxc_lab.pyinfra_state()
-        cp = state.inventory.get_host(result.lab.control_plane.name)
+def runs(lxc_lab: RunningLab, tmp_path_factory) -> Runs:
+    with local_sources(lxc_lab, tmp_path_factory.mktemp("served"), kubernetes_version=BOTH_CALICOS_KUBERNETES,
+                       calico_version=FIRST_CALICO) as sources:
+        prepare_machines(lxc_lab, sources.relay)
+        result = Runs(sources.lab, sources.lab_with_calico(UPGRADE_CALICO), sources.repo)
+        cp = lxc_lab.pyinfra_state().inventory.get_host(result.lab.control_plane.name)
         switch = f"mkdir -p {Path(FAIL_INIT_SWITCH).parent} && touch {FAIL_INIT_SWITCH}"
         assert cp.run_shell_command(switch, _sudo=True)[0]
         for attempt, lab in (("first", result.lab), ("second", result.lab), ("third", result.lab),
@@ -130,7 +93,7 @@ def runs(served: Path, lxc_lab: RunningLab) -> Runs:
             started = time.monotonic()
             try:
                 report = run(lab, pyinfra_inventory(lxc_lab.groups()), wait_ready=False, echo=lines.append)
-            except ProvisionError as err:
+            except NodeFailures as err:
                 assert attempt == "first", f"{attempt} run failed: {err}"
                 result.failed_init = err
                 assert cp.run_shell_command(f"rm {FAIL_INIT_SWITCH}", _sudo=True)[0]
@@ -140,23 +103,12 @@ def runs(served: Path, lxc_lab: RunningLab) -> Runs:
             TIMINGS[f"provision, {attempt} run"] = result.seconds[-1]
             result.outputs.append(lines)
         yield result
-    finally:
-        files.stop()
-        relay.stop()
 
 
 @pytest.fixture(scope="module")
 def ssh(runs: Runs, lxc_lab: RunningLab):
     """One pyinfra connection to each machine for the checks (after both runs)."""
     return lxc_lab.pyinfra_state()
-
-
-def on(state, node: str, command: str) -> str:
-    """Run a read-only command on a node as root and return its stdout (fails the test on error)."""
-    host = state.inventory.get_host(node)
-    ok, output = host.run_shell_command(command, _sudo=True)
-    assert ok, f"{node}: `{command}` failed: {output.stderr}"
-    return output.stdout
 
 
 def test_node_prep_is_real_on_both_machines(runs: Runs, ssh):
@@ -167,6 +119,8 @@ def test_node_prep_is_real_on_both_machines(runs: Runs, ssh):
         config = tomllib.loads(on(ssh, node.name, f"cat {f.CONTAINERD_CONFIG}"))
         assert runc_options(config)["SystemdCgroup"] is True
         assert "cri" not in config.get("disabled_plugins", [])
+        assert sandbox_image(config) == f.sandbox_image(lab)  # Debian's 1.6.20 ships pause:3.6
+        assert on(ssh, node.name, f"cat {f.CRICTL_CONFIG}") == f.crictl_config().rstrip("\n")
         assert on(ssh, node.name, "systemctl is-active containerd").strip() == "active"
         plugins = [line.split() for line in on(ssh, node.name, "ctr plugins ls").splitlines()]
         assert ["io.containerd.grpc.v1", "cri", "ok"] in [[p[0], p[1], p[-1]] for p in plugins if len(p) > 2]
@@ -189,6 +143,10 @@ def test_node_prep_is_real_on_both_machines(runs: Runs, ssh):
 
     init_line = next(line for line in runs.outputs[1] if "| kubeadm init:" in line)
     assert init_line.endswith(f": {lab.control_plane.name} changed")  # workers skip it, and say nothing
+    minor = lab.kubernetes.minor
+    (floor_line,) = [line for line in runs.outputs[0] if f"| containerd meets Kubernetes {minor}:" in line]
+    assert floor_line.count(f"warning: containerd 1.6.20~ds1 is installed, below what Kubernetes {minor} needs") == 2
+    assert "going on because containerd.allow_below_floor is true" in floor_line
     module_lines = [line for line in runs.outputs[0] if "| Kernel module " in line]
     assert module_lines and all("built into the kernel" in line for line in module_lines), module_lines
 
@@ -211,6 +169,8 @@ def test_a_partial_init_is_reset_and_the_next_run_completes_it(runs: Runs, ssh):
     assert kubectl_on(ssh, cp, "-n kube-system get daemonset/kube-proxy deployment/coredns -o name").split() == [
         "daemonset.apps/kube-proxy", "deployment.apps/coredns"]
     assert on(ssh, cp, f"sha256sum < {f.ADMIN_CONF}") == on(ssh, cp, "sha256sum < ~vagrant/.kube/config")
+    assert on(ssh, cp, "stat -c '%U %a' ~vagrant/.kube ~vagrant/.kube/config").split() == ["vagrant", "700",
+                                                                                          "vagrant", "600"]
 
 
 def test_init_completes_once_token_reaches_the_worker_join_once(runs: Runs, ssh):
@@ -292,11 +252,12 @@ def test_a_failing_step_names_node_step_and_output(runs: Runs, lxc_lab: RunningL
     data = runs.lab.model_dump(mode="json")
     data["kubernetes"]["package_revision"] = "9.9"
     broken = parse_lab(data, "system test lab, unknown package revision")
-    with pytest.raises(ProvisionError) as err:
+    with pytest.raises(NodeFailures) as err:
         run(broken, pyinfra_inventory(lxc_lab.groups()), wait_ready=False, echo=lambda line: None)
     message = str(err.value)
+    missing = broken.kubernetes.package_version
     for node in broken.nodes:
-        assert f"{node.name}: Kubernetes cluster | Node prep | Install kubelet, kubeadm, kubectl 1.34.2-9.9 failed" \
+        assert f"{node.name}: Kubernetes cluster | Node prep | Install kubelet, kubeadm, kubectl {missing} failed" \
             in message
-    assert "command: " in message and "install --allow-change-held-packages kubelet=1.34.2-9.9" in message
-    assert "Version '1.34.2-9.9' for 'kubelet' was not found" in message
+    assert "command: " in message and f"--allow-change-held-packages kubelet={missing}" in message
+    assert f"Version '{missing}' for 'kubelet' was not found" in message

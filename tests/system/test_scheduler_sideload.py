@@ -3,12 +3,12 @@
 Real: the image built by buildah on this host (tests/image/base.py: on a STAND-IN base, Debian bookworm +
 Debian's python3 from debootstrap, because the pinned public python:3.12-slim cannot be pulled here), the
 docker-archive uploaded over SSH by pyinfra (deploys/scheduler_image.py through
-labkit.scheduler_deploy.side_load), `ctr -n k8s.io images import` by the containerd installed from
+labkit.scheduler_deploy.image_delivery.side_load), `ctr -n k8s.io images import` by the containerd installed from
 Debian inside each lxc machine, and the check that containerd's k8s.io namespace (what the kubelet's CRI
 reads) holds the image under its reference with the right image ID. The second run must skip both nodes.
 
-Not here: running the image in the machines (lxc machines cannot run containers on these hosts, see
-DESIGN.md), and the kubelet itself (none can run here); tests/image/ runs the image with runc on the host.
+Not here: running the image in the machines (`ctr run` inside lxc machines fails on cgroup errors on
+these hosts), and the kubelet itself (none can run here); tests/image/ runs the image with runc on the host.
 If the provisioning test has not installed containerd in the machines yet, this test installs Debian's
 containerd through an apt relay on the host (test setup, not the product).
 """
@@ -34,7 +34,8 @@ from labkit.image import (
     scheduler_version,
 )
 from labkit.inventory import pyinfra_inventory
-from labkit.scheduler_deploy import DeployError, build_in_vm, side_load
+from labkit.pyinfra_run import NodeFailures
+from labkit.scheduler_deploy.image_delivery import build_in_vm, side_load
 from tests.deploys.http_servers import serve_apt_relay
 from tests.image.base import (
     check_image_tools,
@@ -164,7 +165,7 @@ def test_a_failed_import_names_the_node_and_shows_containerds_answer(lxc_lab: Ru
         info.size = len(manifest)
         tar.addfile(info, io.BytesIO(manifest.encode()))
     broken = BuiltImage("localhost/broken:1", archive, archive_image_id(archive), "test", 0.0)
-    with pytest.raises(DeployError) as err:
+    with pytest.raises(NodeFailures) as err:
         side_load(pyinfra_inventory(lxc_lab.groups()), broken, echo=lambda line: None)
     text = str(err.value)
     assert lxc_lab.lab.control_plane.name in text

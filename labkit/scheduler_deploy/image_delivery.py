@@ -1,0 +1,57 @@
+"""The scheduler image on the nodes: built on the host (or, without a build tool there, in the control-plane
+VM) and side-loaded into every node's containerd, both through labkit.pyinfra_run."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from pyinfra.api import Inventory
+
+from deploys.scheduler_image import build_scheduler_image_in_vm, side_load_scheduler_image
+from labdef.lab import Lab
+from labkit.console import Echo
+from labkit.image import BuildPlan, BuiltImage, build_planned, context_tarball, find_builder, plan_build
+from labkit.pyinfra_run import connected
+from labkit.scheduler_deploy import DeployError
+
+
+def side_load(inventory: Inventory, image: BuiltImage, echo: Echo = print) -> dict[str, str]:
+    """Import the image on every node; returns node -> "imported" or "present" (already had it)."""
+    report: dict[str, str] = {}
+    with connected(inventory, echo) as hosts:
+        hosts.run("side-loading the scheduler image", side_load_scheduler_image,
+                    image.ref, image.image_id, str(image.archive), report)
+    for node, outcome in sorted(report.items()):
+        echo(f"{node}: {image.ref} {'imported' if outcome == 'imported' else 'already present, skipped'}")
+    return report
+
+
+def build_in_vm(inventory: Inventory, plan: BuildPlan, echo: Echo = print) -> BuiltImage:
+    """Build on the control plane: the host has none of docker, podman or buildah."""
+    echo(f"no working docker, podman or buildah here: building {plan.ref} on the control plane")
+    tarball = context_tarball(plan)
+    started = time.monotonic()
+    partial = plan.archive.with_suffix(".partial")
+    partial.unlink(missing_ok=True)
+    with connected(inventory, echo) as hosts:
+        hosts.run("building the scheduler image on the control plane", build_scheduler_image_in_vm,
+                    str(tarball), plan.ref, plan.base.ref, plan.base.python_version, plan.platform, str(partial))
+    if not partial.exists():
+        raise DeployError("the build on the control plane produced no archive: does the inventory have a host "
+                          "with node role control-plane?")
+    partial.rename(plan.archive)
+    return plan.result("vm", time.monotonic() - started)
+
+
+def ensure_image(lab: Lab, inventory: Inventory, out_dir: Path, echo: Echo = print) -> BuiltImage:
+    """The archive for the scheduler's current content: reused when built before, else built where a tool
+    works (build tools are probed only when there is something to build)."""
+    plan = plan_build(out_dir, lab.scheduler.image)
+    if plan.done:
+        echo(f"image {plan.ref} already built: {plan.archive}")
+        return plan.result("cached", 0.0)
+    builder = find_builder()
+    image = build_in_vm(inventory, plan, echo) if builder is None else build_planned(plan, builder, echo)
+    echo(f"built {image.ref} with {image.builder} in {image.seconds:.0f}s")
+    return image

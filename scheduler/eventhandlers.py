@@ -1,0 +1,112 @@
+"""Informer callbacks: every watch event about a node or a pod, turned into cache and queue updates
+(kube-scheduler's eventhandlers.go).
+
+Which pods are queued: unassigned pods whose spec.schedulerName names a profile, not being deleted, without
+schedulingGates. Every non-terminal pod bound to a node is counted in the cache, whoever placed it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import Any
+
+from scheduler.cache import Cache
+from scheduler.client import Client
+from scheduler.cluster_event import ClusterEvent, NodeProperties, node_change
+from scheduler.events import EventRecorder
+from scheduler.informer import Informer, object_key
+from scheduler.metrics import Metrics
+from scheduler.model import LENIENT, PodInfo, PodSpecError
+from scheduler.pending import PendingPods
+from scheduler.queue import SchedulingQueue
+
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+# kube-scheduler's pod informer skips finished pods: they hold no resources.
+POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
+
+
+class EventHandlers:
+    """What the node and pod informers call, one event at a time from each informer's thread."""
+
+    def __init__(self, cache: Cache, queue: SchedulingQueue, pending: PendingPods, recorder: EventRecorder,
+                 scheduler_names: Collection[str]) -> None:
+        self.cache = cache
+        self.queue = queue
+        self.pending = pending
+        self.recorder = recorder
+        self.scheduler_names = frozenset(scheduler_names)
+
+    def informers(self, client: Client, metrics: Metrics) -> tuple[Informer, Informer]:
+        """The node and pod informers feeding these handlers (nodes first: decisions wait for both)."""
+        nodes = Informer(client, "nodes", "/api/v1/nodes", _Handler(self.node_changed, self.node_deleted),
+                         on_relist=lambda cause: metrics.relists.labels("nodes", cause).inc())
+        pods = Informer(client, "pods", "/api/v1/pods", _Handler(self.pod_changed, self.pod_deleted),
+                        field_selector=POD_FIELD_SELECTOR,
+                        on_relist=lambda cause: metrics.relists.labels("pods", cause).inc())
+        return nodes, pods
+
+    # -- pods ------------------------------------------------------------------------------------
+    def pod_changed(self, obj: dict[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        spec = obj.get("spec") or {}
+        uid = meta.get("uid", "")
+        if (obj.get("status") or {}).get("phase") in TERMINAL_PHASES:
+            self.pod_deleted(obj)
+            return
+        if spec.get("nodeName"):
+            self.cache.add_pod(PodInfo.from_api(obj, LENIENT))
+            self.pending.drop(object_key(obj), uid)
+            return
+        name = spec.get("schedulerName") or "default-scheduler"
+        if name not in self.scheduler_names:
+            return  # not ours: never touched
+        key = object_key(obj)
+        if meta.get("deletionTimestamp"):
+            self.pending.drop(key, uid)
+            return
+        if self.cache.is_assumed(uid):
+            return  # decided, bind in flight: the watch will show it bound
+        if spec.get("schedulingGates"):
+            # Pod scheduling readiness: not a candidate until every gate is removed (an update).
+            self.pending.gate(key, uid)
+            return
+        self.pending.add(key, uid)
+        try:
+            pod = PodInfo.from_api(obj)
+        except PodSpecError as err:
+            # Queued like any pod so that only the leader reports it, from the scheduling cycle.
+            pod = PodInfo.unreadable(obj, err)
+        self.queue.add(pod)
+
+    def pod_deleted(self, obj: dict[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        uid = meta.get("uid", "")
+        removed = self.cache.remove_pod(uid)
+        self.pending.drop(object_key(obj), uid)
+        self.pending.forget(uid)
+        self.recorder.forget(uid)
+        if removed is not None:
+            self.queue.move_for(ClusterEvent.ASSIGNED_POD_DELETED)
+
+    # -- nodes -----------------------------------------------------------------------------------
+    def node_changed(self, obj: dict[str, Any]) -> None:
+        name = (obj.get("metadata") or {}).get("name", "")
+        known = self.cache.node(name)
+        before = None if known is None else NodeProperties.of(known)
+        event = node_change(before, NodeProperties.of(self.cache.add_node(obj)))
+        if event:  # kubelet status heartbeats change nothing the plugins read: the queue stays as it is
+            self.queue.move_for(event)
+
+    def node_deleted(self, obj: dict[str, Any]) -> None:
+        self.cache.remove_node((obj.get("metadata") or {}).get("name", ""))
+
+
+_ObjectCallback = Callable[[dict[str, Any]], None]
+
+
+class _Handler:
+    """The informer's Handler: adds and updates go to one method (handlers read the whole object)."""
+
+    def __init__(self, changed: _ObjectCallback, deleted: _ObjectCallback) -> None:
+        self.on_add = self.on_update = changed
+        self.on_delete = deleted

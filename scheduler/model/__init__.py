@@ -1,0 +1,64 @@
+"""Plain hot-path data parsed from the API's JSON dicts: pods, nodes, resources, taints, node affinity.
+
+The scheduler keeps thousands of these in memory, so they are slotted dataclasses built once per watch
+event from the camelCase dicts the API sends (never the client's generated models), and the raw object is
+not kept. Everything here is pure: no I/O, no clocks, no globals.
+
+One module per seam: ``parsing`` (the parse policy and PodSpecError), ``resources`` (amounts and a pod's
+effective request), ``taints`` (taints, tolerations), ``affinity`` (node selectors), ``pod`` (PodInfo) and
+``node`` (NodeInfo and its accounting). Import from ``scheduler.model``.
+"""
+
+from scheduler.model.affinity import NodeSelector, PreferredTerm, Requirement, SelectorTerm
+from scheduler.model.node import NodeInfo
+from scheduler.model.parsing import LENIENT, STRICT, ParsePolicy, PodSpecError
+from scheduler.model.pod import PodInfo
+from scheduler.model.resources import (
+    CPU,
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    PODS,
+    Resources,
+)
+from scheduler.model.taints import (
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    PREFER_NO_SCHEDULE,
+    TAINT_NOT_READY,
+    TAINT_UNREACHABLE,
+    TAINT_UNSCHEDULABLE,
+    Taint,
+    Toleration,
+    is_tolerated,
+)
+
+__all__ = [
+    "CPU",
+    "DEFAULT_MEMORY_REQUEST",
+    "DEFAULT_MILLI_CPU_REQUEST",
+    "EPHEMERAL_STORAGE",
+    "LENIENT",
+    "MEMORY",
+    "NO_EXECUTE",
+    "NO_SCHEDULE",
+    "PODS",
+    "PREFER_NO_SCHEDULE",
+    "STRICT",
+    "TAINT_NOT_READY",
+    "TAINT_UNREACHABLE",
+    "TAINT_UNSCHEDULABLE",
+    "NodeInfo",
+    "NodeSelector",
+    "ParsePolicy",
+    "PodInfo",
+    "PodSpecError",
+    "PreferredTerm",
+    "Requirement",
+    "Resources",
+    "SelectorTerm",
+    "Taint",
+    "Toleration",
+    "is_tolerated",
+]

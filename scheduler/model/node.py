@@ -1,0 +1,121 @@
+"""A node and the pods the scheduler counts on it (``NodeInfo``): what the plugins read, kept up to date
+as pods are added, assumed and removed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler.model.parsing import LENIENT
+from scheduler.model.pod import PodInfo
+from scheduler.model.resources import Resources
+from scheduler.model.taints import Taint, condition_taints, parse_node_taints
+
+
+@dataclass(slots=True, eq=False)
+class NodeInfo:
+    """A node plus the pods the scheduler counts on it (bound and assumed).
+
+    ``used_ports`` maps (protocol, hostPort) to {hostIP: number of pods using it}, so a wildcard 0.0.0.0
+    can be checked against every address in one lookup. ``generation`` is bumped on every change so a
+    cache can tell which snapshots are stale.
+    """
+
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    allocatable: Resources = field(default_factory=Resources)
+    unschedulable: bool = False
+    requested: Resources = field(default_factory=Resources)
+    non_zero_requested: Resources = field(default_factory=Resources)
+    pod_count: int = 0
+    used_ports: dict[tuple[str, int], dict[str, int]] = field(default_factory=dict)
+    pods: dict[str, PodInfo] = field(default_factory=dict)
+    generation: int = 0
+    resource_version: str = ""
+
+    @classmethod
+    def from_api(cls, obj: Mapping[str, Any]) -> NodeInfo:
+        """Build from a core/v1 Node dict (no pods yet)."""
+        info = cls(name=str((obj.get("metadata") or {}).get("name") or ""))
+        info._load(obj)
+        info.generation = 1
+        return info
+
+    def update_node(self, obj: Mapping[str, Any]) -> None:
+        """Take a new version of the Node object, keeping the pods counted on it."""
+        self._load(obj)
+        self.generation += 1
+
+    def _load(self, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        self.labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+        self.resource_version = str(meta.get("resourceVersion") or "")
+        self.unschedulable = bool(spec.get("unschedulable"))
+        # Allocatable is what pods may use; a node object without it (never seen on a kubelet-registered
+        # node) falls back to capacity rather than looking full.
+        resources = status.get("allocatable") or status.get("capacity") or {}
+        self.allocatable = Resources.from_resource_list(resources, f"node {self.name} status.allocatable",
+                                                        LENIENT)
+        taints = parse_node_taints(spec)
+        self.taints = tuple(taints + condition_taints(status.get("conditions") or [], taints))
+
+    # pods ------------------------------------------------------------------------------------------
+
+    def add_pod(self, pod: PodInfo) -> None:
+        """Count a pod on this node; adding a pod with a known uid replaces the old version."""
+        if pod.uid in self.pods:
+            self.remove_pod(self.pods[pod.uid])
+        self.pods[pod.uid] = pod
+        self.pod_count += 1
+        self.requested.add(pod.requests)
+        self.non_zero_requested.milli_cpu += pod.non_zero_milli_cpu
+        self.non_zero_requested.memory += pod.non_zero_memory
+        for protocol, ip, port in pod.host_ports:
+            ips = self.used_ports.setdefault((protocol, port), {})
+            ips[ip] = ips.get(ip, 0) + 1
+        self.generation += 1
+
+    def remove_pod(self, pod: PodInfo) -> bool:
+        """Stop counting a pod (by uid, using the version that was added); False if it was not here."""
+        known = self.pods.pop(pod.uid, None)
+        if known is None:
+            return False
+        self.pod_count -= 1
+        self.requested.subtract(known.requests)
+        self.non_zero_requested.milli_cpu -= known.non_zero_milli_cpu
+        self.non_zero_requested.memory -= known.non_zero_memory
+        for protocol, ip, port in known.host_ports:
+            ips = self.used_ports.get((protocol, port))
+            if ips is None:
+                continue
+            left = ips.get(ip, 0) - 1
+            if left > 0:
+                ips[ip] = left
+            else:
+                ips.pop(ip, None)
+                if not ips:
+                    del self.used_ports[(protocol, port)]
+        self.generation += 1
+        return True
+
+    def clone(self) -> NodeInfo:
+        """An independent copy for a snapshot: PodInfo objects are shared (never mutated), containers
+        are copied."""
+        return NodeInfo(
+            name=self.name,
+            labels=self.labels,  # replaced, never mutated, by _load
+            taints=self.taints,
+            allocatable=self.allocatable,  # replaced, never mutated, by _load
+            unschedulable=self.unschedulable,
+            requested=self.requested.copy(),
+            non_zero_requested=self.non_zero_requested.copy(),
+            pod_count=self.pod_count,
+            used_ports={k: dict(v) for k, v in self.used_ports.items()},
+            pods=dict(self.pods),
+            generation=self.generation,
+            resource_version=self.resource_version,
+        )

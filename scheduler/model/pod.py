@@ -1,0 +1,175 @@
+"""What the scheduler keeps of a pod (``PodInfo``), parsed once per watch event under a parse policy."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler.model.affinity import NodeSelector, PreferredTerm, parse_node_affinity
+from scheduler.model.parsing import STRICT, ParsePolicy, PodSpecError, as_list, as_str_map
+from scheduler.model.resources import (
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
+    Resources,
+    container_requests,
+    non_zero_requests,
+    pod_requests,
+)
+from scheduler.model.taints import Toleration, parse_tolerations
+
+
+@dataclass(slots=True, eq=False)
+class PodInfo:
+    """What the scheduler needs of a pod. ``requests`` is the effective request with ``pods=1``;
+    ``non_zero_milli_cpu``/``non_zero_memory`` are the same with the scheduler's defaults for containers
+    that request nothing (used by scoring only)."""
+
+    uid: str
+    namespace: str
+    name: str
+    resource_version: str = ""
+    scheduler_name: str = "default-scheduler"
+    node_name: str | None = None
+    phase: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    requests: Resources = field(default_factory=lambda: Resources(pods=1))
+    non_zero_milli_cpu: int = DEFAULT_MILLI_CPU_REQUEST
+    non_zero_memory: int = DEFAULT_MEMORY_REQUEST
+    node_selector: dict[str, str] = field(default_factory=dict)
+    required_node_affinity: NodeSelector | None = None
+    preferred_node_affinity: tuple[PreferredTerm, ...] = ()
+    tolerations: tuple[Toleration, ...] = ()
+    host_ports: frozenset[tuple[str, str, int]] = frozenset()
+    priority: int = 0
+    creation_timestamp: str = ""
+    deletion_timestamp: str | None = None
+    spec_error: PodSpecError | None = None  # set by unreadable(): why the spec cannot be read
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @classmethod
+    def from_api(cls, obj: Mapping[str, Any], policy: ParsePolicy = STRICT) -> PodInfo:
+        """Build from a core/v1 Pod dict. ``STRICT`` raises PodSpecError naming the bad field; ``LENIENT``
+        (pods already bound) skips what does not parse and counts the rest."""
+        meta = obj.get("metadata") or {}
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        if not isinstance(meta, dict) or not isinstance(spec, dict):
+            raise PodSpecError("metadata" if not isinstance(meta, dict) else "spec", "expected a map")
+        regular: list[Resources] = []
+        regular_nz: list[Resources] = []
+        init: list[tuple[Resources, bool]] = []
+        init_nz: list[tuple[Resources, bool]] = []
+        port_sources: list[tuple[Mapping[str, Any], str]] = []
+        for section, i, container in _containers(spec, policy):
+            path = f"spec.{section}[{i}]"
+            req = container_requests(container, path, policy)
+            nz = non_zero_requests(req, container)
+            if section == "containers":
+                regular.append(req)
+                regular_nz.append(nz)
+                port_sources.append((container, path))
+            else:
+                restartable = container.get("restartPolicy") == "Always"
+                init.append((req, restartable))
+                init_nz.append((nz, restartable))
+                if restartable:
+                    port_sources.append((container, path))
+        overhead = Resources.from_resource_list(spec.get("overhead"), "spec.overhead", policy)
+        requests = pod_requests(regular, init, overhead)
+        requests.pods = 1
+        non_zero = pod_requests(regular_nz, init_nz, Resources(overhead.milli_cpu, overhead.memory))
+        try:
+            required, preferred = parse_node_affinity(spec)
+        except PodSpecError as err:
+            policy.unreadable(err)
+            required, preferred = None, ()
+        priority = spec.get("priority")
+        return cls(
+            uid=str(meta.get("uid") or ""),
+            namespace=str(meta.get("namespace") or "default"),
+            name=str(meta.get("name") or ""),
+            resource_version=str(meta.get("resourceVersion") or ""),
+            scheduler_name=str(spec.get("schedulerName") or "default-scheduler"),
+            node_name=spec.get("nodeName") or None,
+            phase=str(status.get("phase") or "") if isinstance(status, dict) else "",
+            labels=_str_map(meta.get("labels"), "metadata.labels", policy),
+            annotations=_str_map(meta.get("annotations"), "metadata.annotations", policy),
+            requests=requests,
+            non_zero_milli_cpu=non_zero.milli_cpu,
+            non_zero_memory=non_zero.memory,
+            node_selector=_str_map(spec.get("nodeSelector"), "spec.nodeSelector", policy),
+            required_node_affinity=required,
+            preferred_node_affinity=preferred,
+            tolerations=parse_tolerations(spec, policy),
+            host_ports=_host_ports(port_sources, policy),
+            priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,
+            creation_timestamp=str(meta.get("creationTimestamp") or ""),
+            deletion_timestamp=meta.get("deletionTimestamp") or None,
+        )
+
+
+    @classmethod
+    def unreadable(cls, obj: Mapping[str, Any], error: PodSpecError) -> PodInfo:
+        """A pod whose spec STRICT parsing refused: its identity and the error, nothing else, so that it is
+        queued and reported like any pod, and an update that leaves the error as it was (e.g. our own
+        status patch, or a new label) is no change to it."""
+        meta = obj.get("metadata") or {}
+        spec = obj.get("spec") or {}
+        return cls(
+            uid=str(meta.get("uid") or ""),
+            namespace=str(meta.get("namespace") or "default"),
+            name=str(meta.get("name") or ""),
+            resource_version=str(meta.get("resourceVersion") or ""),
+            scheduler_name=str(spec.get("schedulerName") or "default-scheduler"),
+            spec_error=error,
+        )
+
+
+def _containers(spec: Mapping[str, Any], policy: ParsePolicy) -> Iterable[tuple[str, int, Mapping[str, Any]]]:
+    """(section, index, container) for every container and init container that can be read."""
+    for section in ("containers", "initContainers"):
+        try:
+            items = as_list(spec.get(section), f"spec.{section}")
+        except PodSpecError as err:
+            policy.unreadable(err)
+            continue
+        for i, container in enumerate(items):
+            if not isinstance(container, dict):
+                path = f"spec.{section}[{i}]"
+                policy.unreadable(PodSpecError(path, f"expected a container map, got {container!r}"))
+                continue
+            yield section, i, container
+
+
+def _str_map(value: Any, path: str, policy: ParsePolicy) -> dict[str, str]:
+    try:
+        return as_str_map(value, path)
+    except PodSpecError as err:
+        policy.unreadable(err)
+        return {}
+
+
+def _host_ports(containers: Iterable[tuple[Mapping[str, Any], str]], policy: ParsePolicy) -> frozenset:
+    ports = set()
+    for container, path in containers:
+        declared = container.get("ports") or []
+        if not isinstance(declared, list):
+            policy.unreadable(PodSpecError(f"{path}.ports", f"expected a list, got {declared!r}"))
+            continue
+        for j, port in enumerate(declared):
+            if not isinstance(port, dict):
+                continue
+            host_port = port.get("hostPort")
+            if not host_port:
+                continue
+            if not isinstance(host_port, int) or isinstance(host_port, bool) or not 0 < host_port < 65536:
+                policy.unreadable(
+                    PodSpecError(f"{path}.ports[{j}].hostPort", f"must be 1-65535, got {host_port!r}"))
+                continue
+            ports.add((port.get("protocol") or "TCP", port.get("hostIP") or "0.0.0.0", host_port))
+    return frozenset(ports)

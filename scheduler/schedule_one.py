@@ -1,0 +1,162 @@
+"""One pod's scheduling cycle and the outcome of its binding (kube-scheduler's schedule_one.go).
+
+Scheduling cycle (the loop thread, one pod at a time): the popped pod, still ours and not yet placed, is
+decided by its profile's framework on the cache's snapshot; a chosen node is assumed in the cache at once
+(the next decision already sees it taken) and the pod handed to the binder; a pod no node fits is
+reported (FailedScheduling event, PodScheduled=False) and waits in the queue for the cluster events its
+profile says may help (those its rejecting plugins declare), or, when its spec could not be read, for the
+pod to change.
+
+Binding outcome (binder threads): bound -> the cache starts waiting for the watch to confirm it and a
+Scheduled event is written; the pod gone or bound elsewhere -> dropped; any other error -> the assumption
+is forgotten and the pod retried with backoff.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import random
+import threading
+import time
+from collections.abc import Mapping
+
+from scheduler.binder import Binder, BindOutcome, BindResult
+from scheduler.cache import Cache
+from scheduler.client import Client
+from scheduler.cluster_event import ClusterEvent
+from scheduler.events import EventRecorder
+from scheduler.framework import Profile, ScheduleResult
+from scheduler.metrics import Metrics
+from scheduler.model import PodInfo, PodSpecError
+from scheduler.pending import PendingPods
+from scheduler.queue import QueuedPod, SchedulingQueue
+
+log = logging.getLogger(__name__)
+
+
+class SchedulingCycle:
+    """Decides one popped pod at a time and handles what its binding came to. Only the loop thread calls
+    ``schedule_one``; binder threads call ``binding_done``."""
+
+    def __init__(self, client: Client, profiles: Mapping[str, Profile], cache: Cache, queue: SchedulingQueue,
+                 pending: PendingPods, recorder: EventRecorder, metrics: Metrics, rng: random.Random, *,
+                 bind_workers: int) -> None:
+        self.profiles = profiles
+        self.cache = cache
+        self.queue = queue
+        self.pending = pending
+        self.recorder = recorder
+        self.metrics = metrics
+        self.rng = rng
+        self.binder = Binder(client, self.binding_done, workers=bind_workers)
+        self._binding: dict[str, tuple[QueuedPod, str]] = {}  # uid -> (queued pod, profile)
+        self._count_lock = threading.Lock()
+        self.scheduled_count = 0  # pods bound
+
+    def schedule_one(self, qp: QueuedPod) -> None:
+        pod = qp.pod
+        if not self.pending.contains(pod) or self.cache.has_pod(pod.uid):
+            self.queue.done(pod.key)  # deleted, bound elsewhere, or already decided
+            return
+        profile_name = pod.scheduler_name
+        profile = self.profiles[profile_name]
+        start = time.perf_counter()
+        if pod.spec_error is not None:  # a malformed quantity, toleration or affinity
+            self._invalid_spec(qp, pod.spec_error, start)
+            return
+        try:
+            result = profile.schedule(pod, self.cache.snapshot().nodes, self.rng)
+        except PodSpecError as err:  # e.g. a malformed annotation a plugin reads
+            self._invalid_spec(qp, err, start)
+            return
+        node = result.node_name
+        if node is None:
+            self._observe(start, "unschedulable", profile_name)
+            log.info("pod %s unschedulable: %s", pod.key, result.message)
+            _log_verdicts(pod, result)
+            self.recorder.failed(pod, result.message, profile_name)
+            self.queue.failed(qp, unschedulable=True, requeue_on=profile.requeue_triggers(result.rejected_by))
+            return
+        try:
+            assumed = self.cache.assume(pod, node)
+        except (KeyError, ValueError) as err:
+            self._observe(start, "error", profile_name)
+            log.warning("pod %s: cannot assume on %s: %s", pod.key, node, err)
+            self.queue.failed(qp, unschedulable=False)
+            return
+        self.queue.done(pod.key)
+        self._observe(start, "scheduled", profile_name)
+        if log.isEnabledFor(logging.INFO):  # explain() costs tens of us at 5,000 nodes: only when logged
+            log.info("pod %s scheduled to %s", pod.key, result.explain())
+        _log_verdicts(pod, result)
+        self._binding[pod.uid] = (qp, profile_name)
+        self.binder.submit(assumed, node)
+
+    def _invalid_spec(self, qp: QueuedPod, err: PodSpecError, start: float) -> None:
+        pod = qp.pod
+        self._observe(start, "error", pod.scheduler_name)
+        message = f"invalid pod spec: {err.field}: {err.reason}"
+        log.warning("pod %s: %s", pod.key, message)
+        self.recorder.failed(pod, message, pod.scheduler_name)
+        # No cluster event can mend a pod's own spec: it waits for the pod to change.
+        self.queue.failed(qp, unschedulable=True, requeue_on=ClusterEvent.POD_UPDATED)
+
+    def requeue_expired(self) -> None:
+        """Assumed pods whose binding was never seen through the watch: placed again if still ours."""
+        for pod in self.cache.cleanup():
+            if self.pending.contains(pod):
+                self.queue.add(_without_node(pod))
+
+    def _observe(self, start: float, result: str, profile: str) -> None:
+        self.metrics.attempts.labels(result, profile).inc()
+        self.metrics.attempt_duration.labels(result, profile).observe(time.perf_counter() - start)
+
+    def binding_done(self, res: BindResult) -> None:
+        pod = res.pod
+        qp, profile_name = self._binding.pop(pod.uid, (None, pod.scheduler_name))
+        self.metrics.binding_duration.labels(res.outcome.value).observe(res.seconds)
+        if res.outcome is BindOutcome.BOUND:
+            self.cache.finish_binding(pod.uid)
+            with self._count_lock:
+                self.scheduled_count += 1
+            if qp is not None:
+                self.metrics.e2e_duration.labels(str(min(qp.attempts, 16))).observe(
+                    max(time.monotonic() - qp.initial_attempt_at, 0.0)
+                )
+            self.recorder.scheduled(pod, res.node, profile_name)
+            return
+        self.cache.forget(pod.uid)
+        err = res.error
+        if res.outcome in (BindOutcome.GONE, BindOutcome.CONFLICT):
+            # Deleted, re-created with a new UID, or bound by someone else: nothing left to do for
+            # this pod object; a new one arrives through the watch on its own.
+            log.info("pod %s not bound to %s: %s (dropped)", pod.key, res.node, err.message if err else "")
+            self.pending.drop(pod.key, pod.uid)
+            return
+        log.warning("binding %s to %s failed: %s; retrying with backoff", pod.key, res.node, err)
+        self.recorder.failed(
+            pod,
+            f"Binding rejected: {err.message if err else 'unknown error'}",
+            profile_name,
+            reason="SchedulerError",
+        )
+        if qp is not None and self.pending.contains(pod):
+            qp.pod = _without_node(pod)
+            self.queue.failed(qp, unschedulable=False)
+
+
+def _without_node(pod: PodInfo) -> PodInfo:
+    """The pod as still to be placed (an assumed copy carries the node it was assumed on)."""
+    return dataclasses.replace(pod, node_name=None)
+
+
+def _log_verdicts(pod: PodInfo, result: ScheduleResult) -> None:
+    if not log.isEnabledFor(logging.DEBUG):
+        return
+    for node, status in result.failures.items():
+        log.debug(
+            "pod %s: node %s rejected by %s: %s", pod.key, node, status.plugin or "filter", status.reason
+        )
+    for node in result.feasible_nodes:
+        log.debug("pod %s: node %s feasible, scores %s", pod.key, node, result.node_scores(node) or "-")

@@ -1,0 +1,245 @@
+"""The scheduler process: wiring and lifecycle (kube-scheduler's scheduler.go).
+
+informers -> EventHandlers (eventhandlers.py) -> cache + queue -> the scheduling loop, which runs
+SchedulingCycle.schedule_one (schedule_one.py) per popped pod -> assume -> binder -> events.
+
+Threads: one informer per resource (nodes, pods), one scheduling loop, a binder pool, an event writer
+pool, the leader elector and the health server. Only the loop decides; everything it needs per
+decision is in memory (no API call and no listing per decision).
+
+Leadership: informers run on every instance (a standby keeps warm caches and takes over at once); only
+the leader's loop pops pods. When the lease is lost the loop stops before the next pod and the instance
+stands by for the lease again (kube-scheduler exits instead; here in-flight bindings finish, and their
+UID precondition keeps them safe). Bindings already submitted complete either way.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from scheduler.cache import Cache
+from scheduler.client import ApiError, Client
+from scheduler.eventhandlers import EventHandlers
+from scheduler.events import EventRecorder
+from scheduler.framework import Profile
+from scheduler.leader import LeaderElector
+from scheduler.metrics import Metrics
+from scheduler.pending import PendingPods
+from scheduler.queue import SchedulingQueue
+from scheduler.schedule_one import SchedulingCycle
+from scheduler.server import HealthServer
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class LeaderSettings:
+    """The Lease and its timings; cli.py fills them from leaderElection (whose defaults are the only ones)."""
+
+    namespace: str
+    name: str
+    lease_duration: float
+    renew_deadline: float
+    retry_period: float
+    identity: str | None = None
+
+
+@dataclass
+class RuntimeSettings:
+    """What the runtime needs beyond the profiles; cli.py fills it from the config file and flags."""
+
+    leader: LeaderSettings | None = None  # None: leader election off (local runs)
+    # Where /healthz, /readyz and /metrics are served (healthzBindAddress, metricsBindAddress); port 0
+    # picks a free port (tests). Empty: no server.
+    serve: tuple[tuple[str, int], ...] = (("0.0.0.0", 10251),)
+    bind_workers: int = 16
+    assumed_ttl: float = 30.0
+    seed: int | None = None
+
+
+class Scheduler:
+    """One scheduler process. `profiles` maps schedulerName -> framework Profile."""
+
+    def __init__(self, client: Client, profiles: Mapping[str, Profile], settings: RuntimeSettings) -> None:
+        self.client = client
+        self.profiles = dict(profiles)
+        self.settings = settings
+        self.cache = Cache(assumed_ttl=settings.assumed_ttl)
+        self.queue = SchedulingQueue()
+        self.metrics = Metrics()
+        self.recorder = EventRecorder(client.with_own_limiter())
+        self.pending = PendingPods(self.queue)
+        self.handlers = EventHandlers(self.cache, self.queue, self.pending, self.recorder, self.profiles)
+        self.cycle = SchedulingCycle(client, self.profiles, self.cache, self.queue, self.pending,
+                                     self.recorder, self.metrics, random.Random(settings.seed),
+                                     bind_workers=settings.bind_workers)
+        self.node_informer, self.pod_informer = self.handlers.informers(client, self.metrics)
+        self._stop = threading.Event()
+        self._leading = threading.Event()
+        self.elector: LeaderElector | None = None
+        if settings.leader is not None:
+            ls = settings.leader
+            self.elector = LeaderElector(
+                client.with_own_limiter(),
+                namespace=ls.namespace,
+                name=ls.name,
+                identity=ls.identity,
+                lease_duration=ls.lease_duration,
+                renew_deadline=ls.renew_deadline,
+                retry_period=ls.retry_period,
+                on_started=self._started_leading,
+                on_stopped=self._stopped_leading,
+            )
+        self.servers = [
+            HealthServer(host, port, registry=self.metrics.registry, healthy=self._healthy, ready=self._ready)
+            for host, port in dict.fromkeys(settings.serve)
+        ]
+        self._loop_thread = threading.Thread(target=self._loop, name="scheduling-loop", daemon=True)
+        self._elector_thread: threading.Thread | None = None
+
+    @property
+    def scheduled_count(self) -> int:
+        """Pods bound so far."""
+        return self.cycle.scheduled_count
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start watching, then lead (or stand by), then schedule. Returns at once."""
+        for server in self.servers:
+            server.start()
+        self.node_informer.start()
+        self.pod_informer.start()
+        self._loop_thread.start()
+        if self.elector is None:
+            self._started_leading()
+        else:
+            self._elector_thread = threading.Thread(
+                target=self._run_elector, name="leader-election", daemon=True
+            )
+            self._elector_thread.start()
+
+    def _run_elector(self) -> None:
+        # Candidates wait for warm caches first so a new leader decides on a full view at once.
+        assert self.elector is not None
+        if self.wait_synced():
+            self.elector.run(self._stop)
+
+    def synced(self) -> bool:
+        return self.node_informer.synced.is_set() and self.pod_informer.synced.is_set()
+
+    def wait_synced(self, timeout: float | None = None) -> bool:
+        """Wait for both caches to sync; False on timeout or once the scheduler is asked to stop."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.synced():
+            if self._stop.wait(0.02) or (deadline is not None and time.monotonic() > deadline):
+                return False
+        return True
+
+    def stop_requested(self) -> None:
+        """Signal-safe: ask every loop to end (stop() then joins them)."""
+        self._stop.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._leading.clear()
+        self.queue.close()
+        if self._elector_thread is not None:
+            self._elector_thread.join(10)
+        self._loop_thread.join(10)
+        self.node_informer.stop()
+        self.pod_informer.stop()
+        self.cycle.binder.close(wait=True)
+        self.recorder.close()
+        for server in self.servers:
+            server.stop()
+
+    def _started_leading(self) -> None:
+        self.metrics.leader.set(1)
+        self._leading.set()
+
+    def _stopped_leading(self) -> None:
+        self.metrics.leader.set(0)
+        self._leading.clear()
+
+    @property
+    def is_leading(self) -> bool:
+        return self._leading.is_set()
+
+    def _healthy(self) -> tuple[bool, str]:
+        if self._loop_thread.ident is None or self._loop_thread.is_alive():
+            return True, "ok"
+        return False, "scheduling loop not running"
+
+    def _ready(self) -> tuple[bool, str]:
+        if not self.synced():
+            return False, "caches not synced"
+        if self.is_leading:
+            return True, "ok: leading"
+        return True, "ok: standing by for the leader lease"
+
+    # -- the scheduling loop ---------------------------------------------------------------------
+    def _loop(self) -> None:
+        # Deciding on a partial view (pods listed before all nodes, or bound pods not yet counted)
+        # would misplace pods: like kube-scheduler, wait for both caches first.
+        if not self.wait_synced():
+            return
+        last_housekeeping = 0.0
+        while not self._stop.is_set():
+            if not self._leading.wait(0.5):
+                continue
+            qp = self.queue.pop(timeout=1.0)
+            now = time.monotonic()
+            if now - last_housekeeping >= 1.0:
+                last_housekeeping = now
+                self._housekeeping()
+            if qp is None:
+                continue
+            if not self._leading.is_set():
+                self.queue.failed(qp, unschedulable=False)  # lost the lease meanwhile: keep it queued
+                continue
+            try:
+                self.cycle.schedule_one(qp)
+            except Exception:
+                log.exception("scheduling %s failed unexpectedly", qp.pod.key)
+                self.queue.failed(qp, unschedulable=False)
+
+    def _housekeeping(self) -> None:
+        self.cycle.requeue_expired()
+        for queue_name, n in self.queue.counts().items():
+            self.metrics.pending_pods.labels(queue_name).set(n)
+        self.metrics.pending_pods.labels("gated").set(self.pending.gated_count())
+        for kind, n in self.cache.counts().items():
+            self.metrics.cache_size.labels(kind).set(n)
+
+    # -- start-up --------------------------------------------------------------------------------
+    def check_server(self, attempts: int | None = None, sleep: Callable[[float], None] | None = None) -> bool:
+        """GET /version until it answers, saying which server is unreachable and why."""
+        delay, n = 1.0, 0
+        while not self._stop.is_set():
+            n += 1
+            try:
+                info = self.client.get("/version", timeout=10.0)
+                log.info(
+                    "API server %s reachable (version %s)", self.client.host, info.get("gitVersion", "?")
+                )
+                return True
+            except ApiError as err:
+                if not err.unreachable and err.status not in (500, 502, 503, 504):
+                    return True  # it answered (401/403/404 on /version are reported where they matter)
+                log.error(
+                    "cannot reach the Kubernetes API server at %s: %s; retrying in %.0fs "
+                    "(check the kubeconfig's server address and that the API server is up)",
+                    self.client.host,
+                    err.message,
+                    delay,
+                )
+            if attempts is not None and n >= attempts:
+                return False
+            (sleep or self._stop.wait)(delay)
+            delay = min(delay * 2, 30.0)
+        return False
