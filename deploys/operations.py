@@ -4,12 +4,12 @@ the commands that would change something, and say why when there is nothing to d
 
 from __future__ import annotations
 
+import hashlib
 from io import StringIO
 
 from pyinfra import host
 from pyinfra.api import OperationError, operation
-from pyinfra.facts.files import Directory, FileContents, Sha1File
-from pyinfra.facts.files import File as FileFact
+from pyinfra.facts.files import Directory, FileContents, Sha1File, Sha256File
 from pyinfra.facts.server import Home
 from pyinfra.operations import apt, files
 
@@ -21,9 +21,16 @@ from deploys.facts import (
     ContainerKind,
     HeldPackages,
     KernelModuleState,
+    KubeadmInitState,
     KubeObjectsPresent,
 )
-from deploys.files import ADMIN_CONF, CONTAINERD_CONFIG
+from deploys.files import (
+    ADMIN_CONF,
+    CONTAINERD_CONFIG,
+    KUBEADM_INIT_FINISHED,
+    KUBEADM_INIT_STARTED,
+    applied_record,
+)
 from deploys.lab_host import node_label
 from labdef import versions
 
@@ -161,13 +168,38 @@ def containerd_configured(pause_image: str | None, path: str = CONTAINERD_CONFIG
     yield "systemctl restart containerd"
 
 
+# What `kubeadm reset` leaves behind, as its own output says: CNI configuration and iptables rules.
+RESET_LEFTOVERS = (
+    "rm -rf /etc/cni/net.d",
+    ("if command -v iptables >/dev/null; then "
+    "iptables -F && iptables -t nat -F && iptables -t mangle -F && iptables -X; fi"),
+)
+
+
 @operation()
 def kubeadm_initialised(config_path: str):
-    """`kubeadm init` once: /etc/kubernetes/admin.conf is its mark."""
-    if host.get_fact(FileFact, path=ADMIN_CONF):
-        host.noop(f"control plane already initialised ({ADMIN_CONF} exists)")
+    """`kubeadm init` until it has finished once. kubeadm writes admin.conf in its kubeconfig phase and can
+    still fail afterwards, so the mark is a record written only when init exits 0; a partial init is
+    reset (with what reset leaves) and run again. A finished init is never reset."""
+    state = host.get_fact(KubeadmInitState)
+    if state.status == "finished":
+        host.noop(f"control plane already initialised ({KUBEADM_INIT_FINISHED} exists)")
         return
+    if state.status == "finished-unrecorded":  # cluster-info, kube-proxy and coredns exist: record it
+        yield f"touch {KUBEADM_INIT_FINISHED}"
+        return
+    if state.status == "unknown":
+        raise _error(
+            f"{ADMIN_CONF} exists but kubelab has no record of `kubeadm init` finishing here, and the API "
+            f"server cannot tell (kubectl: {state.detail}). Run `up` again once the API server answers; if "
+            "`kubeadm init` never finished on this node, run `sudo kubeadm reset -f` there first"
+        )
+    if state.status == "partial":
+        yield "kubeadm reset -f"
+        yield from RESET_LEFTOVERS
+    yield f"touch {KUBEADM_INIT_STARTED}"
     yield f"kubeadm init --config {config_path}"
+    yield f"touch {KUBEADM_INIT_FINISHED}"
 
 
 @operation()
@@ -194,17 +226,29 @@ def user_kubeconfig(user: str):
 
 @operation()
 def manifest_applied(path: str, kubeconfig: str = ADMIN_CONF, content: str | None = None,
-                     server_side: bool = False, wait_for: str | None = None):
-    """Upload `content` to `path` (if given) and `kubectl apply` it when it changed or any of its objects
-    is missing from the cluster. `wait_for`: a `kubectl wait` condition to meet first (e.g. CRDs)."""
-    commands = []
-    if content is not None:
-        commands = list(files.put._inner(src=StringIO(content), dest=path, mode="600"))
-    if not commands and host.get_fact(KubeObjectsPresent, kubeconfig=kubeconfig, manifest=path):
-        host.noop(f"every object in {path} exists in the cluster")
+                     server_side: bool = False, needs_crds: tuple[str, ...] = ()):
+    """`kubectl apply` the manifest at `path` (uploading `content` there first, if given) unless this exact
+    content was applied already and its objects still exist. The applied content's sha256 is recorded
+    beside it only after the apply succeeded, so a changed download (a new Calico release) is applied
+    again and a failed apply is retried. `needs_crds`: CRDs that must exist and be Established first."""
+    uploads = [] if content is None else list(files.put._inner(src=StringIO(content), dest=path, mode="600"))
+    digest = hashlib.sha256(content.encode()).hexdigest() if content is not None else \
+        host.get_fact(Sha256File, path=path)
+    if digest is None:
+        raise _error(f"{path} is missing: its download did not happen")
+    record = applied_record(path)
+    if (not uploads and host.get_fact(FileContents, path=record) == [digest]
+            and host.get_fact(KubeObjectsPresent, kubeconfig=kubeconfig, manifest=path)):
+        host.noop(f"{path} (sha256 {digest[:12]}) was applied and its objects exist in the cluster")
         return
-    yield from commands
-    if wait_for:
-        yield f"kubectl --kubeconfig {kubeconfig} wait --for {wait_for} --timeout 120s"
+    yield from uploads
+    kubectl = f"kubectl --kubeconfig {kubeconfig}"
+    if needs_crds:
+        crds = " ".join(f"crd/{name}" for name in needs_crds)
+        # `kubectl wait` fails at once on an object that does not exist yet (and --for=create needs
+        # kubectl 1.31+): poll for the CRDs, bounded, then let wait report what is still missing.
+        yield f"for attempt in $(seq 30); do {kubectl} get {crds} >/dev/null 2>&1 && break; sleep 2; done"
+        yield f"{kubectl} wait --for condition=established --timeout 120s {crds}"
     side = " --server-side --force-conflicts" if server_side else ""
-    yield f"kubectl --kubeconfig {kubeconfig} apply{side} -f {path}"
+    yield f"{kubectl} apply{side} -f {path}"
+    yield f"echo {digest} > {record}"

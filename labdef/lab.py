@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from labdef import versions
 from labdef.errors import UserError
@@ -192,19 +200,31 @@ class Containerd(_Strict):
 class Cni(_Strict):
     calico_version: str = "v3.32.1"
     ip_autodetection: Literal["cidr", "kubernetes-internal-ip", "can-reach"] = "cidr"
-    # The Tigera operator manifest; {version} becomes calico_version. Point it at a mirror when offline.
-    operator_manifest_url: str = (
-        "https://raw.githubusercontent.com/projectcalico/calico/{version}/manifests/tigera-operator.yaml"
-    )
+    # The release's manifests folder (operator-crds.yaml, tigera-operator.yaml); {version} becomes
+    # calico_version. Point it at a mirror holding the same files when offline.
+    manifests_url: str = "https://raw.githubusercontent.com/projectcalico/calico/{version}/manifests"
 
-    @field_validator("operator_manifest_url")
+    @model_validator(mode="before")
     @classmethod
-    def _operator_manifest_url(cls, value: str) -> str:
-        return _check_repository_url(value, "the operator manifest URL")
+    def _replaced_keys(cls, data: object) -> object:
+        if isinstance(data, dict) and "operator_manifest_url" in data:
+            raise ValueError("operator_manifest_url is replaced by manifests_url, the release's manifests folder "
+                             "(operator-crds.yaml and tigera-operator.yaml), e.g. "
+                             "https://raw.githubusercontent.com/projectcalico/calico/{version}/manifests "
+                             f"(got operator_manifest_url: {data['operator_manifest_url']!r})")
+        return data
 
-    @property
-    def operator_url(self) -> str:
-        return self.operator_manifest_url.format(version=self.calico_version)
+    @field_validator("manifests_url")
+    @classmethod
+    def _manifests_url(cls, value: str) -> str:
+        _check_repository_url(value, "the Calico manifests URL")
+        if "{version}" not in value:
+            raise ValueError("must contain {version}, which becomes calico_version")
+        return value
+
+    def manifest_url(self, name: str) -> str:
+        """The URL of one of the release's manifests, e.g. operator-crds.yaml."""
+        return f"{self.manifests_url.format(version=self.calico_version).rstrip('/')}/{name}"
 
     @field_validator("calico_version")
     @classmethod

@@ -18,8 +18,9 @@ provision them over the Vagrant path, and this test must start from bare machine
    machines the SSH path provisioned: every file, package, held version and kubeadm step it would make is
    already there, so both paths leave the nodes in the same state.
 
-STAND-IN: kubeadm, kubelet and kubectl, and the Calico operator manifest, as in test_provision.py (see its
-docstring and tests/system/provisioning.py): this proves the orchestration over SSH, not a real cluster.
+STAND-IN: kubeadm, kubelet and kubectl, as in test_provision.py (see its docstring and
+tests/system/provisioning.py; the Calico manifests are the real release files): this proves the
+orchestration over SSH, not a real cluster.
 Test setup that is not the product: the apt relay, the extra swap line, the authorised test key.
 """
 
