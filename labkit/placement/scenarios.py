@@ -31,7 +31,8 @@ class _Strict(BaseModel):
 
 
 class PodDefaults(_Strict):
-    image: str = "registry.k8s.io/pause:3.10"
+    # Unset: the sandbox (pause) image of the lab's Kubernetes minor, already on every node.
+    image: str | None = None
     cpu: str = "10m"
     memory: str = "16Mi"
 

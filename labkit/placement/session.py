@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from labdef import versions
 from labdef.lab import Lab
 from labdef.render import render
 from labkit.console import Echo
@@ -25,12 +26,20 @@ SCENARIO_LABEL = "kubelab.io/placement-scenario"
 NAMESPACE_PREFIX = "placement-"
 
 
-def render_pod(defaults: PodDefaults, name: str, namespace: str, scenario: str, annotations: dict[str, str],
-               scheduler_name: str) -> dict[str, Any]:
+def pod_image(defaults: PodDefaults, lab: Lab) -> str:
+    """The scenarios' image, else the sandbox image the lab's nodes already hold (no pull, no registry): the
+    one kubeadm expects for the lab's minor, or the newest known for a minor newer than labdef.versions."""
+    minor = lab.kubernetes.minor_number
+    return defaults.image or versions.pause_image(minor) or versions.pause_image(max(versions.KUBERNETES))
+
+
+def render_pod(defaults: PodDefaults, lab: Lab, name: str, namespace: str, scenario: str,
+               annotations: dict[str, str], scheduler_name: str) -> dict[str, Any]:
     """One test pod from templates/placement/pod.yaml.j2."""
     text = render("placement/pod.yaml.j2", name=name, namespace=namespace,
                   labels={**MANAGED_BY, SCENARIO_LABEL: scenario}, annotations=annotations,
-                  scheduler_name=scheduler_name, image=defaults.image, cpu=defaults.cpu, memory=defaults.memory)
+                  scheduler_name=scheduler_name, image=pod_image(defaults, lab), cpu=defaults.cpu,
+                  memory=defaults.memory)
     return yaml.safe_load(text)
 
 
@@ -68,7 +77,7 @@ class Session:
 
     def pod_manifest(self, name: str, scenario: str, *, high_speed: bool, scheduler_name: str) -> dict[str, Any]:
         annotations = {self.annotation_key: self.label_value} if high_speed else {}
-        return render_pod(self.scenarios.pod, name, self.namespace, scenario, annotations, scheduler_name)
+        return render_pod(self.scenarios.pod, self.lab, name, self.namespace, scenario, annotations, scheduler_name)
 
     def scenario_pod(self, scenario: Scenario, name: str) -> dict[str, Any]:
         """A pod as the scenario's `pods` asks: the high-speed annotation, the lab's or an unserved scheduler."""
