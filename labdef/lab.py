@@ -31,6 +31,7 @@ from pydantic import (
 from labdef import versions
 from labdef.errors import UserError
 from scheduler.quantity import QuantityError, parse_quantity
+from scheduler.validation import field_problems
 
 DEFAULT_LAB_FILE = Path(__file__).resolve().parent.parent / "lab.yaml"
 
@@ -480,29 +481,6 @@ def validate(lab: Lab, allowed_ranges: list[ipaddress.IPv4Network] | None = None
             *_check_scheduler(lab), *versions_refused]
 
 
-def _field_path(loc: tuple) -> str:
-    path = ""
-    for part in loc:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-    return path or "(top level)"
-
-
-def pydantic_problems(err: ValidationError) -> list[str]:
-    """One line per pydantic error, by field path, in the style every definition file of the toolkit uses."""
-    problems = []
-    for e in err.errors():
-        path = _field_path(e["loc"])
-        if e["type"] == "extra_forbidden":
-            problems.append(f"{path}: unknown key; remove it or check its spelling")
-        elif e["type"] == "missing":
-            problems.append(f"{path}: required but missing")
-        else:
-            msg = e["msg"].removeprefix("Value error, ")
-            got = "" if "(got" in msg else f" (got {e.get('input')!r})"
-            problems.append(f"{path}: {msg}{got}")
-    return problems
-
-
 def parse_lab(data: object, source: str = "<lab>",
               allowed_ranges: list[ipaddress.IPv4Network] | None = None) -> Lab:
     if not isinstance(data, dict):
@@ -510,7 +488,7 @@ def parse_lab(data: object, source: str = "<lab>",
     try:
         lab = Lab.model_validate(data)
     except ValidationError as err:
-        raise LabError(source, pydantic_problems(err)) from None
+        raise LabError(source, field_problems(err)) from None
     problems = validate(lab, allowed_ranges)
     if problems:
         raise LabError(source, problems)

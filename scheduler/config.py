@@ -37,6 +37,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from scheduler.plugins import DEFAULT_FILTERS, DEFAULT_SCORES, REGISTRY, Args, Plugin
+from scheduler.validation import field_problems
 
 __all__ = [
     "API_VERSION",
@@ -172,7 +173,7 @@ class ProfileConfig(_Strict):
             try:
                 REGISTRY[item.name].args.model_validate(item.args)
             except ValidationError as err:
-                errors.extend(_error_lines(err, f"pluginConfig[{i}].args"))
+                errors.extend(field_problems(err, f"pluginConfig[{i}].args"))
         names = [ref.name for ref in self.plugins.multiPoint.enabled]
         for name in sorted({n for n in names if names.count(n) > 1}):
             errors.append(f"plugins.multiPoint.enabled: {name} is listed twice")
@@ -297,28 +298,6 @@ class KubeSchedulerConfiguration(_Strict):
         return [p.resolve(self.percentageOfNodesToScore) for p in self.profiles]
 
 
-_PATH = re.compile(r"^[A-Za-z][\w.\[\]-]*$")
-
-
-def _error_lines(err: ValidationError, prefix: str = "") -> list[str]:
-    """One line per problem, each starting with the field's full path."""
-    lines = []
-    for item in err.errors():
-        loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in item["loc"]).lstrip(".")
-        where = ".".join(x for x in (prefix, loc) if x)
-        if item["type"] == "extra_forbidden":
-            lines.append(f"{where}: unknown field (remove it; supported fields are listed in scheduler/config.py)")
-        elif item["type"] == "missing":
-            lines.append(f"{where}: required field is missing")
-        else:
-            # a validator may report several problems, one per line, each "relative.path: message"
-            for part in item["msg"].removeprefix("Value error, ").split("\n"):
-                head, sep, rest = part.partition(": ")
-                if sep and _PATH.match(head):
-                    lines.append(f"{where}.{head}: {rest}" if where else part)
-                else:
-                    lines.append(f"{where}: {part}" if where else part)
-    return lines
 
 
 def parse_config(data: Any, source: str = "config") -> KubeSchedulerConfiguration:
@@ -328,7 +307,7 @@ def parse_config(data: Any, source: str = "config") -> KubeSchedulerConfiguratio
     try:
         return KubeSchedulerConfiguration.model_validate(data)
     except ValidationError as err:
-        lines = _error_lines(err)
+        lines = field_problems(err)
         raise ConfigError(f"{source}: invalid scheduler configuration:\n  " + "\n  ".join(lines)) from None
 
 

@@ -15,7 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from labdef.errors import UserError
-from labdef.lab import pydantic_problems  # the lab definition's messages: one style for both files
+from scheduler.validation import field_problems
 
 SCENARIOS_FILE = Path(__file__).resolve().parent / "scenarios.yaml"
 
@@ -111,7 +111,7 @@ def parse_scenarios(data: object, source: str = "<scenarios>") -> ScenarioSet:
     try:
         return ScenarioSet.model_validate(data)
     except ValidationError as err:
-        lines = "\n".join(f"  - {p}" for p in pydantic_problems(err))
+        lines = "\n".join(f"  - {p}" for p in field_problems(err))
         raise ScenarioError(f"{source}: the placement scenarios are invalid:\n{lines}") from None
 
 
