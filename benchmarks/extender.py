@@ -33,6 +33,7 @@ from scheduler.metrics import ExtenderMetrics
 from scheduler.server import HealthServer
 
 EXISTING_PODS = 10_000
+REQUESTS = 20  # timed requests per (mode, verb) row
 HIGH_SPEED = {"network-topology": "high-speed"}
 
 
@@ -120,7 +121,7 @@ def _median_seconds(fn: Any, repeat: int) -> float:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.extender", description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="100,1000,5000", help="node counts, comma-separated")
-    p.add_argument("--requests", type=int, default=20, help="timed requests per row")
+    p.add_argument("--requests", type=int, default=REQUESTS, help="timed requests per row")
     p.add_argument("--json", action="store_true", help="one JSON document instead of a table")
     args = p.parse_args(argv)
     rows = [row for size in (int(s) for s in args.sizes.split(",")) for row in run_size(size, args.requests)]
