@@ -55,10 +55,13 @@ def parse_args(body: bytes) -> ExtenderArgs:
         raise ProtocolError(f"the body is not JSON: {err}") from None
     if not isinstance(data, dict):
         raise ProtocolError(f"expected an ExtenderArgs object {{Pod, Nodes | NodeNames}}, got {_kind(data)}")
-    pod = data.get("Pod")
+    # Go's decoder matches field names case-insensitively: a Go extender reads {"pod": ...} too, as
+    # kube-scheduler before extender/v1 (json tags "pod", "nodes", "nodenames") sent it.
+    fields = {str(key).lower(): value for key, value in data.items()}
+    pod = fields.get("pod")
     if not isinstance(pod, dict) or not isinstance(pod.get("metadata"), dict):
         raise ProtocolError("Pod: expected the pod being scheduled (a core/v1 Pod object with metadata)")
-    names, node_list = data.get("NodeNames"), data.get("Nodes")
+    names, node_list = fields.get("nodenames"), fields.get("nodes")
     if names is not None and node_list is not None:
         raise ProtocolError("both NodeNames and Nodes are given; kube-scheduler sends NodeNames when the "
                             "extender is nodeCacheCapable, else Nodes, never both")

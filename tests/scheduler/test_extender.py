@@ -109,6 +109,14 @@ def test_filter_with_node_objects_answers_node_objects_and_reads_the_objects_giv
     assert result["FailedAndUnresolvableNodes"] == {"slow-2": NETWORK_REASON}
 
 
+def test_field_names_are_matched_as_go_matches_them_ignoring_case():
+    # kube-scheduler before extender/v1 tagged the fields "pod", "nodes", "nodenames"; Go decodes either.
+    body = json.dumps({"pod": pod_obj(annotations=HIGH_SPEED), "nodes": None, "nodenames": ["fast", "slow-1"]})
+    code, result = call(make_extender(), "filter", body.encode())
+    assert code == 200
+    assert result["NodeNames"] == ["fast"]
+
+
 def test_unknown_node_name_is_unresolvable_for_filter_and_scores_zero():
     extender = make_extender(config(only_network_aware=True))
     body = args_body(pod_obj(annotations=HIGH_SPEED), ["ghost", "fast"], cache_capable=True)
