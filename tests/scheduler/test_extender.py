@@ -165,6 +165,9 @@ def test_malformed_requests_get_400_with_the_reason_and_the_extender_keeps_answe
         json.dumps({"Pod": None, "Nodes": None, "NodeNames": ["fast"]}).encode(): "Pod: expected the pod",
         json.dumps({"Pod": pod_obj(), "Nodes": {"metadata": {}, "items": [{"metadata": {}}]},
                     "NodeNames": None}).encode(): "Nodes.items[0]: expected a core/v1 Node object",
+        json.dumps({"Pod": pod_obj(), "Nodes": {"metadata": {}, "items": [
+            {"metadata": {"name": "odd", "labels": ["not", "a", "map"]}}]},
+                    "NodeNames": None}).encode(): "Nodes.items[0] (odd): not a readable core/v1 Node",
     }
     for body, reason in cases.items():
         for verb in ("filter", "prioritize"):
