@@ -223,7 +223,8 @@ def _install_test_dependencies(c) -> None:
 })
 def benchmark(c, nodes=500, pods=2000, kubeconfig=None, json=None, in_process_only=False, qps=None, burst=100,
               repeat=1):
-    """Scheduler throughput: decisions/s in-process at 100/1,000/5,000 nodes, pods bound/s end to end, spread."""
+    """Scheduler throughput: decisions/s in-process at 100/1,000/5,000 nodes, extender latency per request,
+    pods bound/s end to end, spread."""
     from benchmarks.scheduler_bench import Options, run_and_report
 
     options = Options(nodes=int(nodes), pods=int(pods), kubeconfig=Path(kubeconfig) if kubeconfig else None,

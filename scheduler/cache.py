@@ -180,7 +180,8 @@ class Cache:
     # -- snapshot --------------------------------------------------------------------------------
     def snapshot(self) -> Snapshot:
         """Bring the loop's snapshot up to date (re-cloning only changed nodes) and return it.
-        Only the scheduling loop calls this; the returned object is valid until its next call.
+        One caller at a time (the scheduling loop; in extender mode, a request holding the extender's
+        lock); the returned object is valid until the next call.
 
         A changed node's clone replaces the old one at the same position of ``nodes``; the list (and its
         index) is rebuilt only when a node was added or removed. Every assume dirties one node, so

@@ -78,7 +78,7 @@ class Scheduler:
         self.cycle = SchedulingCycle(client, self.profiles, self.cache, self.queue, self.pending,
                                      self.recorder, self.metrics, random.Random(settings.seed),
                                      bind_workers=settings.bind_workers)
-        self.node_informer, self.pod_informer = self.handlers.informers(client, self.metrics)
+        self.node_informer, self.pod_informer = self.handlers.informers(client, self.metrics.relists)
         self._stop = threading.Event()
         self._leading = threading.Event()
         self.elector: LeaderElector | None = None
