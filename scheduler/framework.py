@@ -197,7 +197,7 @@ class Profile:
             return ScheduleResult(pod.key, None, 0, 0, message=NO_NODES_MESSAGE)
         checks = []
         for plugin, args in self.filters:
-            state = plugin.pre_filter(pod, args)  # type: ignore[misc]
+            state = plugin.run_pre_filter(pod, args, nodes)
             if state is not None:
                 checks.append((plugin.verdicts, state))
         feasible, failures, evaluated = self._find_feasible(checks, nodes)
@@ -208,7 +208,7 @@ class Profile:
         if len(feasible) == 1:
             result.node_name = feasible[0].name
             return result
-        totals = self._score(pod, feasible, result)
+        totals = self._score(pod, nodes, feasible, result)
         best = max(totals)
         tied = [i for i, total in enumerate(totals) if total == best]
         result.node_name = feasible[tied[rng.randrange(len(tied))] if len(tied) > 1 else tied[0]].name
@@ -249,10 +249,11 @@ class Profile:
         self._next_start = (start + pos) % num_all
         return feasible, failures, pos
 
-    def _score(self, pod: PodInfo, feasible: list[NodeInfo], result: ScheduleResult) -> list[int]:
+    def _score(self, pod: PodInfo, nodes: Sequence[NodeInfo], feasible: list[NodeInfo],
+               result: ScheduleResult) -> list[int]:
         totals: list[int] | None = None
         for plugin, args, weight in self.scores:
-            state = plugin.pre_score(pod, args)  # type: ignore[misc]
+            state = plugin.run_pre_score(pod, args, nodes, feasible)
             if state is None:
                 result.scores[plugin.name] = [0] * len(feasible)
                 continue

@@ -173,14 +173,14 @@ def _verdicts(pod: PodInfo, nodes: list[NodeInfo], profile: Profile) -> list[Nod
     verdicts = {n.name: NodeVerdict(n.name, True, pods=n.pod_count) for n in nodes}
     for plugin, args in profile.filters:
         for node in nodes:
-            status = plugin.filter(pod, node, args)
+            status = plugin.filter(pod, node, args, nodes)
             if not status.ok:
                 verdicts[node.name].fits = False
                 verdicts[node.name].reasons.extend(f"{plugin.name}: {r}" for r in status.reasons)
     feasible = [n for n in nodes if verdicts[n.name].fits]
     totals = [0] * len(feasible)
     for plugin, args, weight in profile.scores:
-        scores = plugin.score_nodes(pod, feasible, args) if feasible else []
+        scores = plugin.score_nodes(pod, feasible, args, nodes) if feasible else []
         for i, node in enumerate(feasible):
             verdicts[node.name].scores[plugin.name] = scores[i] * weight
             totals[i] += scores[i] * weight

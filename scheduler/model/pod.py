@@ -42,6 +42,7 @@ class PodInfo:
     preferred_node_affinity: tuple[PreferredTerm, ...] = ()
     tolerations: tuple[Toleration, ...] = ()
     host_ports: frozenset[tuple[str, str, int]] = frozenset()
+    images: tuple[str, ...] = ()  # one per init container and container, as written ("" when missing)
     priority: int = 0
     creation_timestamp: str = ""
     deletion_timestamp: str | None = None
@@ -65,8 +66,10 @@ class PodInfo:
         init: list[tuple[Resources, bool]] = []
         init_nz: list[tuple[Resources, bool]] = []
         port_sources: list[tuple[Mapping[str, Any], str]] = []
+        images: list[str] = []
         for section, i, container in _containers(spec, policy):
             path = f"spec.{section}[{i}]"
+            images.append(str(container.get("image") or ""))
             req = container_requests(container, path, policy)
             nz = non_zero_requests(req, container)
             if section == "containers":
@@ -107,6 +110,7 @@ class PodInfo:
             preferred_node_affinity=preferred,
             tolerations=parse_tolerations(spec, policy),
             host_ports=_host_ports(port_sources, policy),
+            images=tuple(images),
             priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,
             creation_timestamp=str(meta.get("creationTimestamp") or ""),
             deletion_timestamp=meta.get("deletionTimestamp") or None,

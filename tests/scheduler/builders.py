@@ -65,6 +65,7 @@ def node_obj(
     taints: list[dict[str, str]] | None = None,
     unschedulable: bool = False,
     conditions: list[dict[str, str]] | None = None,
+    images: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     allocatable = {"cpu": cpu, "memory": memory, "pods": pods, "ephemeral-storage": "20Gi", **(extra or {})}
     spec: dict[str, Any] = {}
@@ -81,6 +82,7 @@ def node_obj(
             "allocatable": allocatable,
             "capacity": allocatable,
             "conditions": conditions if conditions is not None else [{"type": "Ready", "status": "True"}],
+            **({"images": images} if images is not None else {}),
         },
     }
 

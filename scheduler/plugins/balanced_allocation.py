@@ -1,0 +1,77 @@
+"""NodeResourcesBalancedAllocation: prefer nodes whose resources would be used evenly once the pod is placed.
+
+kube-scheduler's formula (noderesources/balanced_allocation.go): for each resource (cpu and memory by
+default) the fraction requested/allocatable on the node, counting the pods there and the incoming pod, capped
+at 1; a resource the node does not offer is left out. The score is ``(1 - std) * 100`` rounded down, where
+``std`` is the standard deviation of those fractions (for two it is half their difference, for one it is 0).
+Requests are the pods' real requests (a container without one counts 0, unlike NodeResourcesFit's scoring),
+and a pod requesting none of the resources is not scored by this plugin (every node 0), as kube-scheduler
+skips best-effort pods so they do not pile onto one node. The raw score is final: no normalisation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from scheduler.model import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo, Resources
+from scheduler.plugins.base import MAX_NODE_SCORE, Args, Plugin
+
+NAME = "NodeResourcesBalancedAllocation"
+
+
+class ResourceSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str = Field(min_length=1)
+    weight: int = Field(1, ge=1, le=100)  # accepted as kube-scheduler does; the formula does not weigh
+
+
+class BalancedAllocationArgs(Args):
+    resources: tuple[ResourceSpec, ...] = (ResourceSpec(name=CPU), ResourceSpec(name=MEMORY))
+
+
+@dataclass(frozen=True, slots=True)
+class _Requests:
+    names: tuple[str, ...]
+    amounts: tuple[int, ...]  # the pod's request of each resource, aligned with names
+
+
+def _amount(resources: Resources, name: str) -> int:
+    if name == CPU:
+        return resources.milli_cpu
+    if name == MEMORY:
+        return resources.memory
+    if name == EPHEMERAL_STORAGE:
+        return resources.ephemeral_storage
+    return resources.scalar.get(name, 0)
+
+
+def pre_score(pod: PodInfo, args: BalancedAllocationArgs) -> _Requests | None:
+    names = tuple(r.name for r in args.resources)
+    amounts = tuple(_amount(pod.requests, name) for name in names)
+    if not any(amounts):
+        return None  # best-effort for these resources: kube-scheduler skips the plugin
+    return _Requests(names, amounts)
+
+
+def score_node(req: _Requests, node: NodeInfo) -> int:
+    fractions = []
+    for name, amount in zip(req.names, req.amounts, strict=True):
+        allocatable = _amount(node.allocatable, name)
+        if allocatable == 0:
+            continue
+        fractions.append(min((_amount(node.requested, name) + amount) / allocatable, 1.0))
+    if len(fractions) == 2:
+        std = abs(fractions[0] - fractions[1]) / 2
+    elif len(fractions) > 2:
+        mean = sum(fractions) / len(fractions)
+        std = math.sqrt(sum((f - mean) ** 2 for f in fractions) / len(fractions))
+    else:
+        std = 0.0
+    return int((1 - std) * MAX_NODE_SCORE)
+
+
+PLUGIN = Plugin(NAME, args=BalancedAllocationArgs, pre_score=pre_score, score_node=score_node,
+                default_weight=1)
