@@ -54,8 +54,10 @@ class EventHandlers:
             self.pod_deleted(obj)
             return
         if spec.get("nodeName"):
-            self.cache.add_pod(PodInfo.from_api(obj, LENIENT))
+            news = self.cache.add_pod(PodInfo.from_api(obj, LENIENT))
             self.pending.drop(object_key(obj), uid)
+            if news:  # pods counting others by label (topology spread) may fit now
+                self.queue.move_for(ClusterEvent.ASSIGNED_POD_ADDED)
             return
         name = spec.get("schedulerName") or "default-scheduler"
         if name not in self.scheduler_names:

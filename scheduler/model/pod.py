@@ -17,6 +17,7 @@ from scheduler.model.resources import (
     pod_requests,
 )
 from scheduler.model.taints import Toleration, parse_tolerations
+from scheduler.model.topology_spread import SpreadConstraint, parse_topology_spread
 
 
 @dataclass(slots=True, eq=False)
@@ -43,6 +44,7 @@ class PodInfo:
     tolerations: tuple[Toleration, ...] = ()
     host_ports: frozenset[tuple[str, str, int]] = frozenset()
     images: tuple[str, ...] = ()  # one per init container and container, as written ("" when missing)
+    topology_spread: tuple[SpreadConstraint, ...] = ()
     priority: int = 0
     creation_timestamp: str = ""
     deletion_timestamp: str | None = None
@@ -91,6 +93,12 @@ class PodInfo:
         except PodSpecError as err:
             policy.unreadable(err)
             required, preferred = None, ()
+        labels = _str_map(meta.get("labels"), "metadata.labels", policy)
+        try:
+            topology_spread = parse_topology_spread(spec, labels)
+        except PodSpecError as err:
+            policy.unreadable(err)
+            topology_spread = ()
         priority = spec.get("priority")
         return cls(
             uid=str(meta.get("uid") or ""),
@@ -100,7 +108,7 @@ class PodInfo:
             scheduler_name=str(spec.get("schedulerName") or "default-scheduler"),
             node_name=spec.get("nodeName") or None,
             phase=str(status.get("phase") or "") if isinstance(status, dict) else "",
-            labels=_str_map(meta.get("labels"), "metadata.labels", policy),
+            labels=labels,
             annotations=_str_map(meta.get("annotations"), "metadata.annotations", policy),
             requests=requests,
             non_zero_milli_cpu=non_zero.milli_cpu,
@@ -111,6 +119,7 @@ class PodInfo:
             tolerations=parse_tolerations(spec, policy),
             host_ports=_host_ports(port_sources, policy),
             images=tuple(images),
+            topology_spread=topology_spread,
             priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,
             creation_timestamp=str(meta.get("creationTimestamp") or ""),
             deletion_timestamp=meta.get("deletionTimestamp") or None,

@@ -3,7 +3,7 @@
 ``DEFAULT_FILTERS`` and ``DEFAULT_SCORES`` are kube-scheduler's default plugin set (v1 config,
 pkg/scheduler/apis/config/v1/default_plugins.go), reduced to the plugins this scheduler has, in
 kube-scheduler's order and with its default score weights: TaintToleration 3, NodeAffinity 2,
-NodeResourcesFit 1, NodeResourcesBalancedAllocation 1, ImageLocality 1. The multiPoint default is the filters,
+NodeResourcesFit 1, PodTopologySpread 2, NodeResourcesBalancedAllocation 1, ImageLocality 1. The multiPoint default is the filters,
 then the score-only plugins. NetworkAware and LeastLoaded are opt-in.
 
 Adding a plugin: write a module with pure ``pre_filter``/``filter_node`` and/or ``pre_score``/
@@ -23,6 +23,7 @@ from scheduler.plugins import (
     node_ports,
     node_resources_fit,
     node_unschedulable,
+    pod_topology_spread,
     taint_toleration,
 )
 from scheduler.plugins.base import SUCCESS, Args, Code, NoArgs, Plugin, Status
@@ -43,6 +44,7 @@ REGISTRY: dict[str, Plugin] = {
         least_loaded.PLUGIN,
         balanced_allocation.PLUGIN,
         image_locality.PLUGIN,
+        pod_topology_spread.PLUGIN,
     )
 }
 
@@ -54,11 +56,13 @@ DEFAULT_FILTERS: tuple[str, ...] = (
     "NodeAffinity",
     "NodePorts",
     "NodeResourcesFit",
+    "PodTopologySpread",
 )
 DEFAULT_SCORES: tuple[tuple[str, int], ...] = (
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
     ("NodeResourcesFit", 1),
+    ("PodTopologySpread", 2),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
 )

@@ -19,9 +19,9 @@ from scheduler.plugins.network_aware import NetworkAwareArgs
 
 HEAD = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 DEFAULT_FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-                   "NodeResourcesFit"]
+                   "NodeResourcesFit", "PodTopologySpread"]
 # kube-scheduler's default weights (pkg/scheduler/apis/config/v1/default_plugins.go), for the plugins we have
-DEFAULT_SCORES = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
+DEFAULT_SCORES = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("PodTopologySpread", 2),
                   ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
 
 NETWORK_AWARE_YAML = """\
@@ -83,7 +83,8 @@ def test_network_aware_config_file(tmp_path):
          DEFAULT_FILTERS, [("LeastLoaded", 1)]),
         ({"score": {"disabled": ["*"], "enabled": ["LeastLoaded"]}}, DEFAULT_FILTERS, [("LeastLoaded", 1)]),
         ({"filter": {"disabled": [{"name": "NodePorts"}, {"name": "NodeName"}]}},
-         ["NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit"], DEFAULT_SCORES),
+         ["NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread"],
+         DEFAULT_SCORES),
         ({"multiPoint": {"disabled": [{"name": "*"}], "enabled": [{"name": "NetworkAware"}, {"name": "LeastLoaded"}]}},
          ["NetworkAware"], [("NetworkAware", 1), ("LeastLoaded", 1)]),
         ({"multiPoint": {"disabled": [{"name": "TaintToleration"}]}},

@@ -117,5 +117,5 @@ def test_image_locality_gives_zero_when_no_node_holds_the_images():
 def test_default_profile_scores_with_kube_scheduler_weights():
     profile = Profile.default("s")
     assert [(p.name, w) for p, _, w in profile.scores] == [
-        ("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
+        ("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("PodTopologySpread", 2),
         ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
