@@ -25,7 +25,7 @@ this scheduler watches none of those, so it has no default constraints and refus
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -85,18 +85,47 @@ def _admits(pod: PodInfo, c: SpreadConstraint, node: NodeInfo) -> bool:
     return True
 
 
-def _matching(node: NodeInfo, c: SpreadConstraint, namespace: str) -> int:
-    """countPodsMatchSelector: the node's non-terminating pods in the namespace that match."""
+def _checks_nodes(pod: PodInfo, c: SpreadConstraint) -> bool:
+    """Whether _admits can turn a node away for this pod and constraint (else it is not called)."""
+    affinity = c.honor_node_affinity and (pod.node_selector or pod.required_node_affinity is not None)
+    return bool(affinity or c.honor_node_taints)
+
+
+Counter = Callable[[NodeInfo], int]
+
+
+def _counter(c: SpreadConstraint, namespace: str) -> Counter:
+    """countPodsMatchSelector for one constraint: a node's non-terminating pods in the namespace that match
+    (an empty selector counts none, as upstream). This runs for every pod on every node in a cycle, so a
+    selector of plain labels (matchLabels) is compared inline rather than through LabelSelector.matches."""
     selector = c.selector
     if selector.everything:
-        return 0  # upstream counts nothing for an empty selector
-    return sum(1 for p in node.pods.values()
-               if p.namespace == namespace and p.deletion_timestamp is None and selector.matches(p.labels))
+        return lambda node: 0
+    match = selector.matches
+    if all(r.operator == "In" and len(r.values) == 1 for r in selector.requirements) and not selector.nothing:
+        pairs = tuple((r.key, next(iter(r.values))) for r in selector.requirements)
+        if len(pairs) == 1:
+            ((key, value),) = pairs
+            match = lambda labels: labels.get(key) == value
+        else:
+            match = lambda labels: all(labels.get(k) == v for k, v in pairs)
+
+    def count(node: NodeInfo) -> int:
+        n = 0
+        for p in node.pods.values():
+            if p.namespace == namespace and p.deletion_timestamp is None and match(p.labels):
+                n += 1
+        return n
+
+    return count
 
 
 def _carries_keys(node: NodeInfo, constraints: Sequence[SpreadConstraint]) -> bool:
     labels = node.labels
-    return all(c.topology_key in labels for c in constraints)
+    for c in constraints:
+        if c.topology_key not in labels:
+            return False
+    return True
 
 
 # filter --------------------------------------------------------------------------------------------
@@ -115,13 +144,15 @@ def pre_filter(pod: PodInfo, args: PodTopologySpreadArgs, nodes: Sequence[NodeIn
     if not constraints:
         return None
     counts: tuple[dict[str, int], ...] = tuple({} for _ in constraints)
+    plans = [(c, _counter(c, pod.namespace), _checks_nodes(pod, c), domains)
+             for c, domains in zip(constraints, counts, strict=True)]
     for node in nodes:
         if not _carries_keys(node, constraints):
             continue
-        for c, domains in zip(constraints, counts, strict=True):
-            if _admits(pod, c, node):
+        for c, count, check, domains in plans:
+            if not check or _admits(pod, c, node):
                 value = node.labels[c.topology_key]
-                domains[value] = domains.get(value, 0) + _matching(node, c, pod.namespace)
+                domains[value] = domains.get(value, 0) + count(node)
     # Fewer domains than minDomains (never fewer than 1) measure the skew from 0.
     minimums = tuple(min(domains.values()) if len(domains) >= c.min_domains else 0
                      for c, domains in zip(constraints, counts, strict=True))
@@ -145,8 +176,8 @@ def filter_node(s: _FilterState, node: NodeInfo) -> Status | None:
 
 @dataclass(slots=True)
 class _ScoreState:
-    pod: PodInfo
     constraints: tuple[SpreadConstraint, ...]
+    counters: tuple[Counter, ...]  # per constraint: matching pods on one node
     weights: tuple[float, ...]  # per constraint: log(domains among the scored nodes + 2)
     pair_counts: dict[tuple[str, str], int] = field(default_factory=dict)  # (key, value) -> matching pods
 
@@ -172,24 +203,26 @@ def pre_score(pod: PodInfo, args: PodTopologySpreadArgs, nodes: Sequence[NodeInf
                 sizes[i] += 1
     weights = tuple(math.log((len(feasible) - ignored if c.topology_key == HOSTNAME else size) + 2)
                     for c, size in zip(constraints, sizes, strict=True))
+    counters = tuple(_counter(c, pod.namespace) for c in constraints)
     if pair_counts:
+        plans = [(c, count, _checks_nodes(pod, c)) for c, count in zip(constraints, counters, strict=True)]
         for node in nodes:
             if not _carries_keys(node, constraints):
                 continue
-            for c in constraints:
+            for c, count, check in plans:
                 pair = (c.topology_key, node.labels[c.topology_key])
-                if pair in pair_counts and _admits(pod, c, node):
-                    pair_counts[pair] += _matching(node, c, pod.namespace)
-    return _ScoreState(pod, constraints, weights, pair_counts)
+                if pair in pair_counts and (not check or _admits(pod, c, node)):
+                    pair_counts[pair] += count(node)
+    return _ScoreState(constraints, counters, weights, pair_counts)
 
 
 def score_node(s: _ScoreState, node: NodeInfo) -> int:
     if not _carries_keys(node, s.constraints):
         return _IGNORED
     score = 0.0
-    for c, weight in zip(s.constraints, s.weights, strict=True):
+    for c, counter, weight in zip(s.constraints, s.counters, s.weights, strict=True):
         if c.topology_key == HOSTNAME:
-            count = _matching(node, c, s.pod.namespace)
+            count = counter(node)
         else:
             count = s.pair_counts.get((c.topology_key, node.labels[c.topology_key]), 0)
         score += count * weight + (c.max_skew - 1)
