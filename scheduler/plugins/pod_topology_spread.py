@@ -91,10 +91,10 @@ def _checks_nodes(pod: PodInfo, c: SpreadConstraint) -> bool:
     return bool(affinity or c.honor_node_taints)
 
 
-Counter = Callable[[NodeInfo], int]
+PodCounter = Callable[[NodeInfo], int]  # matching pods on one node
 
 
-def _counter(c: SpreadConstraint, namespace: str) -> Counter:
+def _counter(c: SpreadConstraint, namespace: str) -> PodCounter:
     """countPodsMatchSelector for one constraint: a node's non-terminating pods in the namespace that match
     (an empty selector counts none, as upstream). This runs for every pod on every node in a cycle, so a
     selector of plain labels (matchLabels) is compared inline rather than through LabelSelector.matches."""
@@ -177,7 +177,7 @@ def filter_node(s: _FilterState, node: NodeInfo) -> Status | None:
 @dataclass(slots=True)
 class _ScoreState:
     constraints: tuple[SpreadConstraint, ...]
-    counters: tuple[Counter, ...]  # per constraint: matching pods on one node
+    counters: tuple[PodCounter, ...]  # per constraint: matching pods on one node
     weights: tuple[float, ...]  # per constraint: log(domains among the scored nodes + 2)
     pair_counts: dict[tuple[str, str], int] = field(default_factory=dict)  # (key, value) -> matching pods
 
