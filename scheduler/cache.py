@@ -93,13 +93,15 @@ class Cache:
             self._dirty.add(name)
 
     # -- pods seen through the watch -------------------------------------------------------------
-    def add_pod(self, pod: PodInfo) -> None:
-        """A pod bound to pod.node_name (added or updated). Confirms a matching assumed pod."""
+    def add_pod(self, pod: PodInfo) -> bool:
+        """A pod bound to pod.node_name (added or updated). Confirms a matching assumed pod. True when this
+        is news to pods counting others by label: a pod not counted as bound before, or relabelled."""
         node = pod.node_name
         if not node:
             raise ValueError(f"pod {pod.key} has no nodeName")
         with self._lock:
             state = self._pods.get(pod.uid)
+            news = state is None or state.assumed or state.pod.labels != pod.labels
             if state is not None:
                 if state.assumed and state.node != node:
                     log.warning("pod %s was assumed on %s but is bound to %s", pod.key, state.node, node)
@@ -107,6 +109,7 @@ class Cache:
             self._place(pod, node)
             self._pods[pod.uid] = _PodState(pod, node)
             self._assumed.discard(pod.uid)
+            return news
 
     def remove_pod(self, uid: str) -> PodInfo | None:
         """A pod deleted, finished (Succeeded/Failed), or otherwise gone."""

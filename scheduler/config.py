@@ -190,7 +190,8 @@ class ProfileConfig(_Strict):
     def resolve(self, global_percentage: int | None = None) -> ResolvedProfile:
         """The plugins this profile runs at filter and score, after kube-scheduler's merge rules."""
         weights = dict(DEFAULT_SCORES)
-        default_multi = [PluginRef(name=name, weight=weights.get(name, 0)) for name in DEFAULT_FILTERS]
+        names = [*DEFAULT_FILTERS, *(name for name in weights if name not in DEFAULT_FILTERS)]
+        default_multi = [PluginRef(name=name, weight=weights.get(name, 0)) for name in names]
         multi = _merge(default_multi, self.plugins.multiPoint)
         filters = _expand(multi, self.plugins.filter, lambda p: p.filters)
         scores = _expand(multi, self.plugins.score, lambda p: p.scores)

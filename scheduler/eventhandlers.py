@@ -49,13 +49,14 @@ class CacheHandlers:
         if (obj.get("status") or {}).get("phase") in TERMINAL_PHASES:
             self.pod_deleted(obj)
         elif (obj.get("spec") or {}).get("nodeName"):
-            self.cache.add_pod(PodInfo.from_api(obj, LENIENT))
-            self.pod_bound(obj)
+            news = self.cache.add_pod(PodInfo.from_api(obj, LENIENT))
+            self.pod_bound(obj, news)
         else:
             self.pod_unassigned(obj)
 
-    def pod_bound(self, obj: dict[str, Any]) -> None:
-        """A pod now counted on its node (nothing more to do for the cache alone)."""
+    def pod_bound(self, obj: dict[str, Any], news: bool) -> None:
+        """A pod now counted on its node; ``news`` when the cache did not count it there before (nothing
+        more to do for the cache alone)."""
 
     def pod_unassigned(self, obj: dict[str, Any]) -> None:
         """A pod waiting for a node (nothing to do for the cache alone)."""
@@ -83,8 +84,10 @@ class EventHandlers(CacheHandlers):
         self.scheduler_names = frozenset(scheduler_names)
 
     # -- pods ------------------------------------------------------------------------------------
-    def pod_bound(self, obj: dict[str, Any]) -> None:
+    def pod_bound(self, obj: dict[str, Any], news: bool) -> None:
         self.pending.drop(object_key(obj), (obj.get("metadata") or {}).get("uid", ""))
+        if news:  # pods counting others by label (topology spread) may fit now
+            self.queue.move_for(ClusterEvent.ASSIGNED_POD_ADDED)
 
     def pod_unassigned(self, obj: dict[str, Any]) -> None:
         meta = obj.get("metadata") or {}

@@ -11,8 +11,8 @@ Public API (stable; changes are listed here first):
         failures {node: Status}, feasible_nodes, scores {plugin: [weighted score per feasible node]},
         totals, num_all_nodes, evaluated_nodes; node_scores(name), top(n), explain(n).
     fit_error_message(num_all_nodes, failures) -> str;  num_feasible_nodes_to_find(percentage, n) -> int
-    Profile.filter_nodes(pod, nodes) -> (feasible, failures): every node's verdict, no sampling (extender)
-    Profile.score_nodes(pod, nodes) -> (totals, {plugin: weighted scores}): step 3 for the given nodes
+    Profile.filter_nodes(pod, nodes, cluster) -> (feasible, failures): every node's verdict, no sampling (extender)
+    Profile.score_nodes(pod, nodes, cluster) -> (totals, {plugin: weighted scores}): step 3 for the given nodes
     Profile.requeue_triggers(result.rejected_by) -> ClusterEvent: what may make a pod no node fits
         schedulable (the union of what its rejecting plugins declare)
 
@@ -198,7 +198,7 @@ class Profile:
         num_all = len(nodes)
         if num_all == 0:
             return ScheduleResult(pod.key, None, 0, 0, message=NO_NODES_MESSAGE)
-        feasible, failures, evaluated = self._find_feasible(self._pre_filter(pod), nodes)
+        feasible, failures, evaluated = self._find_feasible(self._pre_filter(pod, nodes), nodes)
         result = ScheduleResult(pod.key, None, num_all, evaluated, [n.name for n in feasible], failures)
         if not feasible:
             result.message = fit_error_message(num_all, failures)
@@ -206,7 +206,7 @@ class Profile:
         if len(feasible) == 1:
             result.node_name = feasible[0].name
             return result
-        totals, result.scores = self.score_nodes(pod, feasible)
+        totals, result.scores = self.score_nodes(pod, feasible, nodes)
         result.totals = totals
         best = max(totals)
         tied = [i for i, total in enumerate(totals) if total == best]
@@ -240,20 +240,24 @@ class Profile:
         self._next_start = (start + pos) % num_all
         return feasible, failures, pos
 
-    def filter_nodes(self, pod: PodInfo, nodes: Sequence[NodeInfo]) -> tuple[list[NodeInfo], dict[str, Status]]:
+    def filter_nodes(self, pod: PodInfo, nodes: Sequence[NodeInfo], cluster: Sequence[NodeInfo] | None = None,
+                     ) -> tuple[list[NodeInfo], dict[str, Status]]:
         """Every node's filter verdict, with no sampling and no rotating start: the feasible nodes in the
         given order and each rejected node's Status. The extender answers with this for the nodes
-        kube-scheduler already chose to evaluate. Raises model.PodSpecError as ``schedule`` does."""
+        kube-scheduler already chose to evaluate. ``cluster``: every node, for plugins that count pods
+        across the cluster (default: ``nodes``). Raises model.PodSpecError as ``schedule`` does."""
         failures: dict[str, Status] = {}
-        return _passing(self._pre_filter(pod), list(nodes), failures), failures
+        return _passing(self._pre_filter(pod, nodes if cluster is None else cluster), list(nodes), failures), failures
 
-    def score_nodes(self, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[list[int], dict[str, list[int]]]:
+    def score_nodes(self, pod: PodInfo, nodes: list[NodeInfo], cluster: Sequence[NodeInfo] | None = None,
+                    ) -> tuple[list[int], dict[str, list[int]]]:
         """Each node's total (every score plugin normalised to 0..100, times its weight, summed) and each
-        plugin's weighted scores, aligned with ``nodes``. Raises model.PodSpecError as ``schedule`` does."""
+        plugin's weighted scores, aligned with ``nodes``. ``cluster``: every node, for plugins that count
+        pods across the cluster (default: ``nodes``). Raises model.PodSpecError as ``schedule`` does."""
         totals: list[int] | None = None
         by_plugin: dict[str, list[int]] = {}
         for plugin, args, weight in self.scores:
-            state = plugin.pre_score(pod, args)  # type: ignore[misc]
+            state = plugin.run_pre_score(pod, args, nodes if cluster is None else cluster, nodes)
             if state is None:
                 by_plugin[plugin.name] = [0] * len(nodes)
                 continue
@@ -266,11 +270,12 @@ class Profile:
             by_plugin[plugin.name] = scores
         return (totals if totals is not None else [0] * len(nodes)), by_plugin
 
-    def _pre_filter(self, pod: PodInfo) -> list[tuple[Any, Any]]:
-        """(verdicts function, per-pod state) of each filter plugin with something to check for this pod."""
+    def _pre_filter(self, pod: PodInfo, cluster: Sequence[NodeInfo]) -> list[tuple[Any, Any]]:
+        """(verdicts function, per-pod state) of each filter plugin with something to check for this pod;
+        ``cluster`` is every node, which plugins counting pods across the cluster read."""
         checks = []
         for plugin, args in self.filters:
-            state = plugin.pre_filter(pod, args)  # type: ignore[misc]
+            state = plugin.run_pre_filter(pod, args, cluster)
             if state is not None:
                 checks.append((plugin.verdicts, state))
         return checks

@@ -172,15 +172,18 @@ def _verdicts(pod: PodInfo, nodes: list[NodeInfo], profile: Profile) -> list[Nod
     """Unlike a scheduling cycle, every filter runs on every node, so a node shows all its reasons."""
     verdicts = {n.name: NodeVerdict(n.name, True, pods=n.pod_count) for n in nodes}
     for plugin, args in profile.filters:
-        for node in nodes:
-            status = plugin.filter(pod, node, args)
-            if not status.ok:
+        state = plugin.run_pre_filter(pod, args, nodes)  # once per plugin, as in a scheduling cycle
+        statuses = None if state is None else plugin.verdicts(state, nodes)
+        if statuses is None:  # every node passes
+            continue
+        for node, status in zip(nodes, statuses, strict=True):
+            if status is not None:
                 verdicts[node.name].fits = False
                 verdicts[node.name].reasons.extend(f"{plugin.name}: {r}" for r in status.reasons)
     feasible = [n for n in nodes if verdicts[n.name].fits]
     totals = [0] * len(feasible)
     for plugin, args, weight in profile.scores:
-        scores = plugin.score_nodes(pod, feasible, args) if feasible else []
+        scores = plugin.score_nodes(pod, feasible, args, nodes) if feasible else []
         for i, node in enumerate(feasible):
             verdicts[node.name].scores[plugin.name] = scores[i] * weight
             totals[i] += scores[i] * weight

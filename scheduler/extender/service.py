@@ -98,8 +98,8 @@ class Extender:
             return 500, protocol.error_body(f"the extender failed answering {verb}; see its log")
 
     def filter(self, pod: PodInfo, args: ExtenderArgs) -> bytes:
-        known, unknown = self._nodes(args)
-        passing, failures = self._profile(pod).filter_nodes(pod, known)
+        known, unknown, cluster = self._nodes(args)
+        passing, failures = self._profile(pod).filter_nodes(pod, known, cluster)
         failed: dict[str, str] = {}
         unresolvable = dict.fromkeys(unknown, UNKNOWN_NODE)
         for name, status in failures.items():
@@ -109,8 +109,8 @@ class Extender:
         return protocol.filter_result(args, (n.name for n in passing), failed, unresolvable)
 
     def prioritize(self, pod: PodInfo, args: ExtenderArgs) -> bytes:
-        known, _ = self._nodes(args)
-        totals, _ = self._profile(pod).score_nodes(pod, known)
+        known, _, cluster = self._nodes(args)
+        totals, _ = self._profile(pod).score_nodes(pod, known, cluster)
         default_normalize(totals)  # the best total -> MAX_NODE_SCORE, then down to the extender's range
         step = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
         scores = {node.name: total // step for node, total in zip(known, totals, strict=True)}
@@ -120,16 +120,18 @@ class Extender:
     def _profile(self, pod: PodInfo) -> Profile:
         return self.profiles.get(pod.scheduler_name, self.default_profile)
 
-    def _nodes(self, args: ExtenderArgs) -> tuple[list[NodeInfo], list[str]]:
-        """The NodeInfos to decide on, in request order, and the names the cache does not know."""
+    def _nodes(self, args: ExtenderArgs) -> tuple[list[NodeInfo], list[str], list[NodeInfo]]:
+        """The NodeInfos to decide on, in request order, the names the cache does not know, and every node
+        the cache holds (plugins that count pods across the cluster, such as topology spread, read them)."""
         with self._snapshot_lock:  # the snapshot is refreshed in place: one refresh and read at a time
             snapshot = self.cache.snapshot()
             cached = [snapshot.get(name) for name in args.names]
+            cluster = list(snapshot.nodes)
         if args.node_objects is None:
             known = [info for info in cached if info is not None]
-            return known, [name for name, info in zip(args.names, cached, strict=True) if info is None]
+            return known, [name for name, info in zip(args.names, cached, strict=True) if info is None], cluster
         return [_from_object(obj, info, i) for i, (obj, info) in enumerate(zip(args.node_objects, cached,
-                                                                               strict=True))], []
+                                                                               strict=True))], [], cluster
 
 
 def _from_object(obj: protocol.Obj, cached: NodeInfo | None, i: int) -> NodeInfo:

@@ -1,8 +1,10 @@
 """The scheduler's plugins, one module each, registered by the name a KubeSchedulerConfiguration uses.
 
-``DEFAULT_FILTERS`` and ``DEFAULT_SCORES`` are kube-scheduler's default plugin set (v1 config), reduced to
-the plugins this scheduler has, in kube-scheduler's order and with its default score weights:
-TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1. NetworkAware and LeastLoaded are opt-in.
+``DEFAULT_FILTERS`` and ``DEFAULT_SCORES`` are kube-scheduler's default plugin set (v1 config,
+pkg/scheduler/apis/config/v1/default_plugins.go), reduced to the plugins this scheduler has, in
+kube-scheduler's order and with its default score weights: TaintToleration 3, NodeAffinity 2,
+NodeResourcesFit 1, PodTopologySpread 2, NodeResourcesBalancedAllocation 1, ImageLocality 1. The multiPoint default is the filters,
+then the score-only plugins. NetworkAware and LeastLoaded are opt-in.
 
 Adding a plugin: write a module with pure ``pre_filter``/``filter_node`` and/or ``pre_score``/
 ``score_node`` (see ``base.py``), an ``Args`` model if it takes pluginConfig args, a ``PLUGIN =
@@ -12,6 +14,8 @@ Plugin(...)`` descriptor, and list it in ``REGISTRY`` below; the config then acc
 from __future__ import annotations
 
 from scheduler.plugins import (
+    balanced_allocation,
+    image_locality,
     least_loaded,
     network_aware,
     node_affinity,
@@ -19,6 +23,7 @@ from scheduler.plugins import (
     node_ports,
     node_resources_fit,
     node_unschedulable,
+    pod_topology_spread,
     taint_toleration,
 )
 from scheduler.plugins.base import SUCCESS, Args, Code, NoArgs, Plugin, Status
@@ -37,6 +42,9 @@ REGISTRY: dict[str, Plugin] = {
         node_resources_fit.PLUGIN,
         network_aware.PLUGIN,
         least_loaded.PLUGIN,
+        balanced_allocation.PLUGIN,
+        image_locality.PLUGIN,
+        pod_topology_spread.PLUGIN,
     )
 }
 
@@ -48,9 +56,13 @@ DEFAULT_FILTERS: tuple[str, ...] = (
     "NodeAffinity",
     "NodePorts",
     "NodeResourcesFit",
+    "PodTopologySpread",
 )
 DEFAULT_SCORES: tuple[tuple[str, int], ...] = (
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
     ("NodeResourcesFit", 1),
+    ("PodTopologySpread", 2),
+    ("NodeResourcesBalancedAllocation", 1),
+    ("ImageLocality", 1),
 )

@@ -15,6 +15,12 @@ on success, allocates nothing. ``Plugin.filter(pod, node, args)``, ``Plugin.scor
 and ``Plugin.score_nodes(pod, nodes, args)`` (normalised) wrap both halves for tests and for the
 placement explainer.
 
+Plugins that read the whole cluster (``reads_cluster``), such as PodTopologySpread counting pods per zone or
+ImageLocality counting the nodes holding an image, get the cycle's nodes too: ``pre_filter(pod, args, nodes)``
+with every node of the snapshot, and ``pre_score(pod, args, nodes, feasible)`` with every node and the
+nodes being scored (kube-scheduler's PreFilter and PreScore reading its snapshot lister). The per-node halves
+stay as they are: whatever the node loop needs from other nodes is computed once, in the pre step.
+
 Requeue triggers: ``requeue_on`` names the cluster events (``scheduler.cluster_event``) that can undo the
 plugin's rejection, such as a new node or a changed taint for TaintToleration; the scheduling queue retries a
 pod no node fits only on an event one of its rejecting plugins declares.
@@ -29,7 +35,7 @@ The framework uses them when present and falls back to the per-node functions ot
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -127,6 +133,7 @@ class Plugin:
     filter_batch: FilterBatchFn | None = None
     score_batch: ScoreBatchFn | None = None
     requeue_on: ClusterEvent = ClusterEvent.ANY
+    reads_cluster: bool = False
 
     @property
     def filters(self) -> bool:
@@ -139,25 +146,47 @@ class Plugin:
     def default_args(self) -> Args:
         return self.args()
 
-    def filter(self, pod: PodInfo, node: NodeInfo, args: Args | None = None) -> Status:
-        """Whole filter verdict for one pod on one node (both halves; for tests and explanations)."""
+    def run_pre_filter(self, pod: PodInfo, args: Args, nodes: Sequence[NodeInfo]) -> Any:
+        """The pre_filter state for a cycle over ``nodes`` (the snapshot's nodes)."""
+        assert self.pre_filter is not None, f"{self.name} does not filter"
+        if self.reads_cluster:
+            return self.pre_filter(pod, args, nodes)  # type: ignore[call-arg]
+        return self.pre_filter(pod, args)
+
+    def run_pre_score(self, pod: PodInfo, args: Args, nodes: Sequence[NodeInfo],
+                      feasible: Sequence[NodeInfo]) -> Any:
+        """The pre_score state for scoring ``feasible`` among the snapshot's ``nodes``."""
+        assert self.pre_score is not None, f"{self.name} does not score"
+        if self.reads_cluster:
+            return self.pre_score(pod, args, nodes, feasible)  # type: ignore[call-arg]
+        return self.pre_score(pod, args)
+
+    def filter(self, pod: PodInfo, node: NodeInfo, args: Args | None = None,
+               nodes: Sequence[NodeInfo] | None = None) -> Status:
+        """Whole filter verdict for one pod on one node (both halves; for tests and explanations).
+        ``nodes`` is the cluster the node belongs to (default: that node alone)."""
         assert self.pre_filter is not None and self.filter_node is not None, f"{self.name} does not filter"
-        state = self.pre_filter(pod, args if args is not None else self.default_args())
+        args = args if args is not None else self.default_args()
+        state = self.run_pre_filter(pod, args, nodes if nodes is not None else (node,))
         if state is None:
             return SUCCESS
         return self.filter_node(state, node) or SUCCESS
 
-    def score(self, pod: PodInfo, node: NodeInfo, args: Args | None = None) -> int:
-        """Raw (not normalised) score of one node."""
-        assert self.pre_score is not None and self.score_node is not None, f"{self.name} does not score"
-        state = self.pre_score(pod, args if args is not None else self.default_args())
-        return 0 if state is None else self.score_node(state, node)
-
-    def score_nodes(self, pod: PodInfo, nodes: list[NodeInfo], args: Args | None = None) -> list[int]:
-        """Final 0..100 scores of several nodes (raw scores, then normalize if the plugin has one)."""
+    def score(self, pod: PodInfo, node: NodeInfo, args: Args | None = None,
+              nodes: Sequence[NodeInfo] | None = None) -> int:
+        """Raw (not normalised) score of one node, in the cluster ``nodes`` (default: that node alone)."""
         assert self.pre_score is not None and self.score_node is not None, f"{self.name} does not score"
         args = args if args is not None else self.default_args()
-        state = self.pre_score(pod, args)
+        state = self.run_pre_score(pod, args, nodes if nodes is not None else (node,), (node,))
+        return 0 if state is None else self.score_node(state, node)
+
+    def score_nodes(self, pod: PodInfo, nodes: list[NodeInfo], args: Args | None = None,
+                    cluster: Sequence[NodeInfo] | None = None) -> list[int]:
+        """Final 0..100 scores of several nodes (raw scores, then normalize if the plugin has one), in the
+        cluster ``cluster`` (default: these nodes)."""
+        assert self.pre_score is not None and self.score_node is not None, f"{self.name} does not score"
+        args = args if args is not None else self.default_args()
+        state = self.run_pre_score(pod, args, cluster if cluster is not None else nodes, nodes)
         if state is None:
             return [0] * len(nodes)
         scores = self.raw_scores(state, nodes)
