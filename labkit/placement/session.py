@@ -47,6 +47,9 @@ def render_namespace() -> dict[str, Any]:
     return yaml.safe_load(render("placement/namespace.yaml.j2", prefix=NAMESPACE_PREFIX, labels=MANAGED_BY))
 
 
+EVENT_GRACE_SECONDS = 5.0  # how long a bound pod's Scheduled event may trail its binding
+
+
 class Session:
     """The run's namespace, pods and label changes on one cluster, with the options' waits."""
 
@@ -115,7 +118,16 @@ class Session:
             return states if all(s.node for s in states) else None
 
         self.wait(all_bound, self.options.timeout)
-        return self.read_all(names)
+        # A scheduler records its Scheduled event after the binding, asynchronously (kube-scheduler too):
+        # give the events a moment to arrive, so a miss shows them.
+        latest: list[PodState] = []
+
+        def events_seen() -> bool:
+            latest[:] = self.read_all(names)
+            return all(s.events for s in latest if s.node)
+
+        self.wait(events_seen, min(EVENT_GRACE_SECONDS, self.options.timeout))
+        return latest
 
     def wait_running(self, states: list[PodState]) -> Verdict | None:
         """--wait-running: every bound pod must reach Running; None when they all do."""
