@@ -82,11 +82,13 @@ class LabError(UserError, ValueError):
         super().__init__(f"{source}: the lab definition is invalid; nothing was changed.\n{lines}")
 
 
-class _Strict(BaseModel):
+class StrictModel(BaseModel):
+    """A section of a definition file: unknown keys are refused, values never change once read."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Provider(_Strict):
+class Provider(StrictModel):
     name: Literal["virtualbox", "lxc"] = "virtualbox"
     box: str = "bento/ubuntu-24.04"
     box_version: str | None = None
@@ -94,7 +96,7 @@ class Provider(_Strict):
     lxc_bridge: str | None = Field(None, description="lxc only: the host bridge the node addresses live on")
 
 
-class Network(_Strict):
+class Network(StrictModel):
     host_only_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("192.168.56.0/24")
     pod_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("10.244.0.0/16")
     service_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("10.96.0.0/12")
@@ -109,7 +111,7 @@ def _check_repository_url(value: str, what: str) -> str:
     return value
 
 
-class Kubernetes(_Strict):
+class Kubernetes(StrictModel):
     version: str = "1.36.4"
     # A flat apt repository (pkgs.k8s.io's layout: Release, Packages and Release.key at its root);
     # {minor} becomes e.g. 1.36. For air-gapped labs point it at a mirror or a directory on the nodes
@@ -173,7 +175,7 @@ class Kubernetes(_Strict):
         return int(self.version.split(".")[1])
 
 
-class Containerd(_Strict):
+class Containerd(StrictModel):
     package: str = "containerd"
     # Exact Debian version to install (apt's `containerd=VERSION`); unset installs the distribution's
     # current one, which the run prints so it can be pinned here.
@@ -198,7 +200,7 @@ class Containerd(_Strict):
         return value
 
 
-class Cni(_Strict):
+class Cni(StrictModel):
     calico_version: str = "v3.32.1"
     ip_autodetection: Literal["cidr", "kubernetes-internal-ip", "can-reach"] = "cidr"
     # The release's manifests folder (operator-crds.yaml, tigera-operator.yaml); {version} becomes
@@ -235,7 +237,7 @@ class Cni(_Strict):
         return value
 
 
-class Node(_Strict):
+class Node(StrictModel):
     name: DnsLabel  # a Kubernetes node name and the VM's hostname
     role: Literal["control-plane", "worker"]
     ip: ipaddress.IPv4Address
@@ -243,13 +245,13 @@ class Node(_Strict):
     memory_mb: int = Field(2048, ge=512)
 
 
-class NetworkAware(_Strict):
+class NetworkAware(StrictModel):
     annotation_key: str = "my-network-preference"
     label_key: str = "network-topology"
     label_value: str = "high-speed"
 
 
-class LeastLoaded(_Strict):
+class LeastLoaded(StrictModel):
     mode: Literal["podCount", "requestedResources"] = "podCount"
     strategy: Literal["LeastAllocated", "MostAllocated"] = "LeastAllocated"
 
@@ -258,7 +260,7 @@ class LeastLoaded(_Strict):
 IMAGE_REPOSITORY = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._/-][a-z0-9]+)*)*$")
 
 
-class SchedulerSettings(_Strict):
+class SchedulerSettings(StrictModel):
     name: DnsLabel = "my-custom-scheduler"
     namespace: DnsLabel = "kube-system"
     leader_elect: bool = True
@@ -283,11 +285,11 @@ class SchedulerSettings(_Strict):
         return value
 
 
-class Placement(_Strict):
+class Placement(StrictModel):
     high_speed_nodes: list[str] = Field(default_factory=list)
 
 
-class Lab(_Strict):
+class Lab(StrictModel):
     name: DnsLabel
     provider: Provider = Provider()
     network: Network = Network()

@@ -98,11 +98,11 @@ Duration = Annotated[float, BeforeValidator(parse_duration)]
 BindAddress = Annotated[str, BeforeValidator(_bind_address)]
 
 
-class _Strict(BaseModel):
+class _ConfigSection(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class PluginRef(_Strict):
+class PluginRef(_ConfigSection):
     name: str = Field(min_length=1)
     weight: int = Field(0, ge=0, le=1_000_000)  # 0: the plugin's default weight
 
@@ -112,18 +112,18 @@ class PluginRef(_Strict):
         return {"name": value} if isinstance(value, str) else value
 
 
-class PluginSet(_Strict):
+class PluginSet(_ConfigSection):
     enabled: list[PluginRef] = []
     disabled: list[PluginRef] = []
 
 
-class Plugins(_Strict):
+class Plugins(_ConfigSection):
     multiPoint: PluginSet = PluginSet()
     filter: PluginSet = PluginSet()
     score: PluginSet = PluginSet()
 
 
-class PluginConfig(_Strict):
+class PluginConfig(_ConfigSection):
     name: str
     args: dict[str, Any] = {}
 
@@ -139,7 +139,7 @@ class ResolvedProfile(BaseModel):
     percentage_of_nodes_to_score: int | None
 
 
-class ProfileConfig(_Strict):
+class ProfileConfig(_ConfigSection):
     schedulerName: str = Field(min_length=1, pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
     percentageOfNodesToScore: int | None = Field(None, ge=0, le=100)
     plugins: Plugins = Plugins()
@@ -246,7 +246,7 @@ def _expand(multi: list[PluginRef], point: PluginSet, implements: Any) -> list[P
     return overrides + from_multi + rest
 
 
-class LeaderElection(_Strict):
+class LeaderElection(_ConfigSection):
     leaderElect: bool = True
     leaseDuration: Duration = 15.0
     renewDeadline: Duration = 10.0
@@ -267,13 +267,13 @@ class LeaderElection(_Strict):
         return self
 
 
-class ClientConnection(_Strict):
+class ClientConnection(_ConfigSection):
     kubeconfig: str = ""
     qps: float = Field(50.0, ge=0)  # kube-scheduler's defaults; 0 disables the limit
     burst: int = Field(100, ge=1)
 
 
-class KubeSchedulerConfiguration(_Strict):
+class KubeSchedulerConfiguration(_ConfigSection):
     apiVersion: Literal["kubescheduler.config.k8s.io/v1"]
     kind: Literal["KubeSchedulerConfiguration"]
     profiles: list[ProfileConfig] = Field(min_length=1)
