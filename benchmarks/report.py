@@ -73,11 +73,12 @@ def judge(in_process: list[dict], end_to_end: list[dict]) -> list[dict[str, Any]
 
 
 def build(in_process: list[dict], end_to_end: list[dict], errors: list[str],
-          at_start: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The report; `at_start` is machine() taken before the runs (its load average is the one shown)."""
+          at_start: dict[str, Any] | None = None, *, extender: list[dict] | None = None) -> dict[str, Any]:
+    """The report; `at_start` is machine() taken before the runs (its load average is the one shown);
+    `extender` the extender's latency rows (benchmarks.extender.run_size)."""
     info = dict(at_start or machine())
     info["load_average_end"] = machine()["load_average"]
-    return {"machine": info, "in_process": in_process, "end_to_end": end_to_end,
+    return {"machine": info, "in_process": in_process, "extender": extender or [], "end_to_end": end_to_end,
             "targets": judge(in_process, end_to_end), "errors": errors}
 
 
@@ -118,6 +119,15 @@ def render(report: dict[str, Any], console: Console) -> None:
                           f"{pct}" if pct else "adaptive", _rate(r, "decisions_per_second"),
                           _num(r["decisions_per_cpu_second"]), _spread(r["pods_per_node"]),
                           _num(r["cache_mib"], ".1f"), _num(r["peak_rss_mib"], ".0f"))
+        console.print(table)
+    if report.get("extender"):
+        table = Table("nodes", "mode", "verb", "request KiB", "mean ms", "p50 ms", "p95 ms", "JSON decode ms",
+                      title="Extender per-request latency (loopback HTTP on a kept-alive connection; every node in "
+                            "each request; no API server)", caption=caption)
+        for r in report["extender"]:
+            table.add_row(f"{r['nodes']:,}", r["mode"], r["verb"], _num(r["request_kib"], ",.1f"),
+                          _num(r["mean_ms"], ".2f"), _num(r["p50_ms"], ".2f"), _num(r["p95_ms"], ".2f"),
+                          _num(r["decode_ms"], ".2f"))
         console.print(table)
     if report["end_to_end"]:
         table = Table("API server", "nodes", "plugins", "% scored", "qps/burst", "bound", "pods/s", "from start",

@@ -11,10 +11,12 @@ Runs, in order:
    costs a Deployment spread one replica per node); then the LeastLoaded spread rows
    (by default at 1,000 nodes: adaptive percentageOfNodesToScore versus 100, which keeps pods per node
    within one; and what 100 costs at 5,000 nodes);
-2. end to end through the in-repo API test server (labelled: it measures our client path, not a real server),
+2. the extender (python -m scheduler extender's request path over loopback HTTP): per-request latency of
+   filter and prioritize at each of --sizes nodes, in both nodeCacheCapable modes (benchmarks/extender.py);
+3. end to end through the in-repo API test server (labelled: it measures our client path, not a real server),
    --nodes fake nodes and --pods pending pods: the default plugin set, then LeastLoaded with adaptive sampling
    and with percentageOfNodesToScore 100;
-3. with --kubeconfig, the same three runs through that API server.
+4. with --kubeconfig, the same three runs through that API server.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from benchmarks import endtoend, inprocess, report, testserver
+from benchmarks import endtoend, extender, inprocess, report, testserver
 
 LEAST_LOADED = report.LEAST_LOADED
 # (extra plugins, percentageOfNodesToScore) of each end-to-end run against one server: the default plugin set
@@ -51,6 +53,7 @@ class Options:
     existing: int = 10_000
     decisions: int = 2000
     spread_rows: bool = True
+    extender_rows: bool = True
     timeout: float = 120.0
     repeat: int = 1  # runs of each row; the median run is reported, every run's rate is kept
 
@@ -86,6 +89,15 @@ def run(options: Options, echo: Callable[[str], None] = print) -> dict:
                                          functools.partial(inprocess.run_in_subprocess, **spec)))
         except (RuntimeError, OSError, ValueError) as err:
             errors.append(str(err))
+    extender_rows = []
+    if options.extender_rows:
+        for nodes in options.sizes:
+            echo(f"extender: filter and prioritize at {nodes:,} nodes, {options.existing:,} existing pods, "
+                 f"{extender.REQUESTS} requests each, both nodeCacheCapable modes")
+            try:
+                extender_rows += extender.run_size(nodes, extender.REQUESTS, existing=options.existing)
+            except (RuntimeError, OSError) as err:
+                errors.append(f"extender at {nodes:,} nodes: {err}")
     end_to_end = []
     if not options.in_process_only:
         servers: list[tuple[str, Path | None]] = []
@@ -103,7 +115,7 @@ def run(options: Options, echo: Callable[[str], None] = print) -> dict:
                         _end_to_end, options, label, kubeconfig, plugins, percentage, echo)))
                 except (endtoend.BenchmarkError, RuntimeError, OSError) as err:
                     errors.append(f"end to end through the {label}: {err}")
-    return report.build(in_process, end_to_end, errors, at_start)
+    return report.build(in_process, end_to_end, errors, at_start, extender=extender_rows)
 
 
 def _median_of(repeat: int, key: str, once: Callable[[], dict]) -> dict:
@@ -176,6 +188,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
     p.add_argument("--decisions", type=int, default=2000, help="in-process: pods decided per size (default 2,000)")
     p.add_argument("--no-spread-rows", dest="spread_rows", action="store_false",
                    help="skip the in-process LeastLoaded spread rows")
+    p.add_argument("--no-extender-rows", dest="extender_rows", action="store_false",
+                   help="skip the extender's per-request latency rows")
     p.add_argument("--timeout", type=float, default=120.0, help="end to end: seconds to wait for all bindings")
     p.add_argument("--repeat", type=int, default=1,
                    help="run every row this many times and report the median run (a busy machine varies)")

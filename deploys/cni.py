@@ -1,5 +1,6 @@
-"""Calico through the Tigera operator: the operator manifest at the pinned version, then our rendered
-Installation (pool = pod CIDR, addresses from the host-only network)."""
+"""Calico through the Tigera operator, at the pinned release: its CRDs (operator-crds.yaml; since v3.30 the
+operator manifest holds none), the operator, then our rendered Installation (pool = pod CIDR, addresses
+from the host-only network) once the CRDs it needs are established."""
 
 from __future__ import annotations
 
@@ -10,15 +11,17 @@ from deploys import files as node_files
 from deploys.operations import manifest_applied
 from labdef.lab import Lab
 
-INSTALLATION_CRD = "crd/installations.operator.tigera.io"
-
 
 @deploy("Calico")
 def calico(lab: Lab) -> None:
-    files.download(name=f"Tigera operator {lab.cni.calico_version} manifest", src=lab.cni.operator_url,
-                   dest=node_files.TIGERA_OPERATOR, mode="600")
-    # The operator's CRDs are too large for client-side apply's last-applied annotation.
-    manifest_applied(name="Apply the Tigera operator", path=node_files.TIGERA_OPERATOR, server_side=True)
+    version = lab.cni.calico_version
+    files.directory(name=f"Calico {version} folder", path=node_files.calico_release_dir(lab), mode="700")
+    for name in node_files.CALICO_RELEASE_MANIFESTS:
+        files.download(name=f"Calico {version} {name}", src=lab.cni.manifest_url(name),
+                       dest=node_files.calico_manifest(lab, name), mode="600")
+    for name in node_files.CALICO_RELEASE_MANIFESTS:
+        # Server-side: the CRDs are too large for client-side apply's last-applied annotation.
+        manifest_applied(name=f"Apply Calico {version} {name}", path=node_files.calico_manifest(lab, name),
+                         server_side=True)
     manifest_applied(name="Apply the Calico Installation", path=node_files.CALICO_INSTALLATION,
-                     content=node_files.calico_installation(lab),
-                     wait_for=f"condition=established {INSTALLATION_CRD}")
+                     content=node_files.calico_installation(lab), needs_crds=node_files.CALICO_INSTALLATION_CRDS)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pyinfra.api import FactBase
+
+from deploys.files import ADMIN_CONF, KUBEADM_INIT_FINISHED, KUBEADM_INIT_STARTED
 
 # How to tell a kernel feature is usable when its module is not in /proc/modules: built-in modules
 # never appear there, and inside a container /proc/modules shows the host's list.
@@ -90,3 +94,52 @@ class KubeObjectsPresent(FactBase[bool]):
 
     def process(self, output: list[str]) -> bool:
         return output[-1].strip() == "present"
+
+
+@dataclass(frozen=True)
+class InitState:
+    # finished: kubelab's record that `kubeadm init` exited 0. partial: init started here and never
+    # finished, or admin.conf exists and the API server says init's last objects are missing.
+    # finished-unrecorded: no record, but those objects exist. unknown: no record, API server unreachable.
+    # absent: init never ran.
+    status: str
+    detail: str = ""
+
+
+# Created by init's last phases (bootstrap-token, addons): an admin.conf without them is a partial init.
+INIT_LAST_OBJECTS = ("-n kube-public get configmap/cluster-info",
+                     "-n kube-system get daemonset/kube-proxy deployment/coredns")
+
+
+class KubeadmInitState(FactBase[InitState]):
+    """How far `kubeadm init` got on this node (see InitState)."""
+
+    def command(self) -> str:
+        kubectl = f"kubectl --kubeconfig {ADMIN_CONF}"
+        objects = " && ".join(f"{kubectl} {args} -o name 2>&1" for args in INIT_LAST_OBJECTS)
+        return (
+            f"if [ -e {KUBEADM_INIT_FINISHED} ]; then echo finished; "
+            f"elif [ -e {KUBEADM_INIT_STARTED} ]; then echo partial; "
+            f"elif [ ! -e {ADMIN_CONF} ]; then echo absent; "
+            f"elif out=$({objects}); then echo finished-unrecorded; "
+            'else case "$out" in *"(NotFound)"*) echo partial ;; *) echo unknown ;; esac; echo "$out"; fi'
+        )
+
+    def process(self, output: list[str]) -> InitState:
+        return InitState(output[0].strip(), " ".join(line.strip() for line in output[1:]))
+
+
+class ContainerdVersion(FactBase[str | None]):
+    """The installed containerd's release (2.2.1), from `containerd --version`, None before it is installed.
+    The third field is the release in every packaging: Debian's "containerd github.com/containerd/containerd
+    1.6.20~ds1 ...", containerd.io's "containerd containerd.io 1.7.28 ...", 2.x's "... v2.2.1 ..."."""
+
+    def requires_command(self) -> str:
+        return "containerd"
+
+    def command(self) -> str:
+        return "containerd --version"
+
+    def process(self, output: list[str]) -> str | None:
+        fields = output[-1].split() if output else []
+        return fields[2].removeprefix("v") if len(fields) >= 3 else None

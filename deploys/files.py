@@ -5,6 +5,7 @@ Pure functions of (lab, node): the fast tests parse exactly what goes onto the m
 
 from __future__ import annotations
 
+from labdef import versions
 from labdef.lab import Lab, Node
 from labdef.render import render
 
@@ -14,12 +15,21 @@ MODULES_FILE = "/etc/modules-load.d/kubernetes.conf"
 SYSCTL_FILE = "/etc/sysctl.d/99-kubernetes.conf"
 KUBELET_DEFAULTS = "/etc/default/kubelet"
 CONTAINERD_CONFIG = "/etc/containerd/config.toml"
+CONTAINERD_SOCKET = "unix:///run/containerd/containerd.sock"
+CRICTL_CONFIG = "/etc/crictl.yaml"
 KUBELAB_DIR = "/etc/kubelab"  # our rendered inputs; kubeadm wants /etc/kubernetes to itself
 KUBEADM_INIT_CONFIG = f"{KUBELAB_DIR}/kubeadm-init.yaml"
 KUBEADM_JOIN_CONFIG = f"{KUBELAB_DIR}/kubeadm-join.yaml"
-TIGERA_OPERATOR = f"{KUBELAB_DIR}/tigera-operator.yaml"
+# `kubeadm init` started / exited 0 on this node: admin.conf alone is no proof (kubeadm writes it early).
+KUBEADM_INIT_STARTED = f"{KUBELAB_DIR}/kubeadm-init.started"
+KUBEADM_INIT_FINISHED = f"{KUBELAB_DIR}/kubeadm-init.finished"
+CALICO_DIR = f"{KUBELAB_DIR}/calico"  # one folder per release: a new calico_version downloads anew
+# The release's manifests, in apply order: since v3.30 the operator manifest holds no CRD.
+CALICO_RELEASE_MANIFESTS = ("operator-crds.yaml", "tigera-operator.yaml")
 CALICO_INSTALLATION = f"{KUBELAB_DIR}/calico-installation.yaml"
-ADMIN_CONF = "/etc/kubernetes/admin.conf"  # written by kubeadm init: the control plane is initialised
+# The CRDs of the kinds templates/calico/installation.yaml.j2 renders, which must be established first.
+CALICO_INSTALLATION_CRDS = ("installations.operator.tigera.io", "apiservers.operator.tigera.io")
+ADMIN_CONF = "/etc/kubernetes/admin.conf"  # written early by kubeadm init (kubeconfig phase)
 KUBELET_CONF = "/etc/kubernetes/kubelet.conf"  # written by init and join: the node has joined
 API_PORT = 6443
 
@@ -31,11 +41,10 @@ SYSCTLS = {
 }
 KUBE_PACKAGES = ("kubelet", "kubeadm", "kubectl")
 PREREQUISITES = ("ca-certificates", "curl")
-FIRST_V1BETA4_MINOR = 31  # kubeadm.k8s.io/v1beta4 arrived in Kubernetes 1.31
 
 
 def kubeadm_api_version(lab: Lab) -> str:
-    return "v1beta4" if lab.kubernetes.minor_number >= FIRST_V1BETA4_MINOR else "v1beta3"
+    return versions.kubeadm_api(lab.kubernetes.minor_number)
 
 
 def api_endpoint(lab: Lab) -> str:
@@ -66,6 +75,20 @@ def kubeadm_join_config(lab: Lab, node: Node, token: str, ca_cert_hash: str) -> 
         node_name=node.name,
         node_ip=str(node.ip),
     )
+
+
+def calico_release_dir(lab: Lab) -> str:
+    return f"{CALICO_DIR}/{lab.cni.calico_version}"
+
+
+def calico_manifest(lab: Lab, name: str) -> str:
+    """Where the node keeps one of the pinned release's manifests (see CALICO_RELEASE_MANIFESTS)."""
+    return f"{calico_release_dir(lab)}/{name}"
+
+
+def applied_record(manifest: str) -> str:
+    """Holds the sha256 of `manifest` as last applied, written only after `kubectl apply` succeeded."""
+    return f"{manifest}.applied-sha256"
 
 
 def node_address_autodetection(lab: Lab) -> dict:
@@ -102,6 +125,15 @@ def modules_load() -> str:
 
 def sysctl_conf() -> str:
     return render("node/sysctl.conf.j2", sysctls=SYSCTLS)
+
+
+def crictl_config() -> str:
+    return render("node/crictl.yaml.j2", endpoint=CONTAINERD_SOCKET)
+
+
+def sandbox_image(lab: Lab) -> str | None:
+    """The pause image the pinned kubeadm expects; None for a minor labdef.versions does not know."""
+    return versions.pause_image(lab.kubernetes.minor_number)
 
 
 def kubelet_defaults(node: Node) -> str:

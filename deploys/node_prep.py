@@ -12,6 +12,7 @@ from deploys import files as node_files
 from deploys.lab_host import node_of
 from deploys.operations import (
     containerd_configured,
+    containerd_meets_floor,
     debs_held,
     debs_installed,
     fstab_without_swap,
@@ -29,6 +30,9 @@ def prepare_node(lab: Lab) -> None:
         name="Install prerequisites and containerd",
         packages=[*node_files.PREREQUISITES, node_files.containerd_package_spec(lab)],
     )
+    containerd_meets_floor(name=f"containerd meets Kubernetes {lab.kubernetes.minor}",
+                           kubernetes_minor=lab.kubernetes.minor_number,
+                           allow_below_floor=lab.containerd.allow_below_floor)
 
     files.put(name="Kernel modules at boot", src=StringIO(node_files.modules_load()),
               dest=node_files.MODULES_FILE, mode="644")
@@ -43,7 +47,10 @@ def prepare_node(lab: Lab) -> None:
     swap_off(name="Swap off now")
     fstab_without_swap(name="Swap off after reboot")
 
-    containerd_configured(name="containerd config: SystemdCgroup and CRI")
+    containerd_configured(name="containerd config: SystemdCgroup, CRI, sandbox image",
+                          pause_image=node_files.sandbox_image(lab))
+    files.put(name="crictl endpoint", src=StringIO(node_files.crictl_config()), dest=node_files.CRICTL_CONFIG,
+              mode="644")
     systemd.service(name="containerd running and enabled", service="containerd",
                     running=True, enabled=True)
 

@@ -11,8 +11,8 @@ lab definition it was given, which this file reads).
 Each lab node is reached at its `ip` from the lab definition unless KUBELAB_SSH_HOST_<NODE> (node name
 upper-cased, '-' as '_') names another address, e.g. KUBELAB_SSH_HOST_K8S_WORKER_01=10.0.0.21.
 The machines need Debian 12 or Ubuntu 22.04/24.04, a user with passwordless sudo (or root), and either
-internet access to pkgs.k8s.io and the Calico manifest, or a mirror set in the lab definition
-(kubernetes.package_source / package_key_url, cni.operator_manifest_url). The `ip` of each node must be
+internet access to pkgs.k8s.io and the Calico manifests, or a mirror set in the lab definition
+(kubernetes.package_source / package_key_url, cni.manifests_url). The `ip` of each node must be
 the address the nodes use to reach each other: kubelet --node-ip, the API server's advertise address and
 Calico's address autodetection are all derived from it.
 

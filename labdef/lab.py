@@ -18,10 +18,20 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from labdef import versions
 from labdef.errors import UserError
 from scheduler.quantity import QuantityError, parse_quantity
+from scheduler.validation import field_problems
 
 DEFAULT_LAB_FILE = Path(__file__).resolve().parent.parent / "lab.yaml"
 
@@ -72,11 +82,13 @@ class LabError(UserError, ValueError):
         super().__init__(f"{source}: the lab definition is invalid; nothing was changed.\n{lines}")
 
 
-class _Strict(BaseModel):
+class StrictModel(BaseModel):
+    """A section of a definition file: unknown keys are refused, values never change once read."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Provider(_Strict):
+class Provider(StrictModel):
     name: Literal["virtualbox", "lxc"] = "virtualbox"
     box: str = "bento/ubuntu-24.04"
     box_version: str | None = None
@@ -84,7 +96,7 @@ class Provider(_Strict):
     lxc_bridge: str | None = Field(None, description="lxc only: the host bridge the node addresses live on")
 
 
-class Network(_Strict):
+class Network(StrictModel):
     host_only_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("192.168.56.0/24")
     pod_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("10.244.0.0/16")
     service_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("10.96.0.0/12")
@@ -99,15 +111,15 @@ def _check_repository_url(value: str, what: str) -> str:
     return value
 
 
-class Kubernetes(_Strict):
-    version: str = "1.34.2"
+class Kubernetes(StrictModel):
+    version: str = "1.36.4"
     # A flat apt repository (pkgs.k8s.io's layout: Release, Packages and Release.key at its root);
-    # {minor} becomes e.g. 1.34. For air-gapped labs point it at a mirror or a directory on the nodes
+    # {minor} becomes e.g. 1.36. For air-gapped labs point it at a mirror or a directory on the nodes
     # (file:///srv/kube-debs/) laid out the same way.
     package_source: str = "https://pkgs.k8s.io/core:/stable:/v{minor}/deb/"
     # The repository's signing key (ASCII-armoured); unset means Release.key beside the packages.
     package_key_url: str | None = None
-    # Debian revision of the kubelet/kubeadm/kubectl packages: pkgs.k8s.io publishes 1.34.2-1.1.
+    # Debian revision of the kubelet/kubeadm/kubectl packages: pkgs.k8s.io publishes 1.36.4-1.1.
     package_revision: str = "1.1"
 
     @field_validator("package_source")
@@ -135,14 +147,14 @@ class Kubernetes(_Strict):
     def _version(cls, value: str) -> str:
         match = K8S_VERSION.match(value)
         if not match:
-            raise ValueError(f"{value!r} is not a Kubernetes version like 1.34.2 (quote it in YAML)")
+            raise ValueError(f"{value!r} is not a Kubernetes version like 1.36.4 (quote it in YAML)")
         if int(match.group(1)) < OLDEST_MINOR:
             raise ValueError(f"{value} is older than 1.{OLDEST_MINOR}, which pkgs.k8s.io no longer serves")
         return value
 
     @property
     def minor(self) -> str:
-        """'1.34' for version 1.34.2: the package repository is per minor version."""
+        """'1.36' for version 1.36.4: the package repository is per minor version."""
         return self.version.rsplit(".", 1)[0]
 
     @property
@@ -155,7 +167,7 @@ class Kubernetes(_Strict):
 
     @property
     def package_version(self) -> str:
-        """The exact Debian version to install and hold, e.g. 1.34.2-1.1."""
+        """The exact Debian version to install and hold, e.g. 1.36.4-1.1."""
         return f"{self.version}-{self.package_revision}"
 
     @property
@@ -163,11 +175,15 @@ class Kubernetes(_Strict):
         return int(self.version.split(".")[1])
 
 
-class Containerd(_Strict):
+class Containerd(StrictModel):
     package: str = "containerd"
     # Exact Debian version to install (apt's `containerd=VERSION`); unset installs the distribution's
     # current one, which the run prints so it can be pinned here.
     version: str | None = None
+    # A containerd below the floor of the Kubernetes minor (containerd's RELEASES.md) is refused, pinned here
+    # or found on a node. true turns that refusal into a warning, like kubeadm's --ignore-preflight-errors:
+    # for machines that cannot get a newer containerd and never run pods (the system suite's lxc machines).
+    allow_below_floor: bool = False
 
     @field_validator("package")
     @classmethod
@@ -184,32 +200,44 @@ class Containerd(_Strict):
         return value
 
 
-class Cni(_Strict):
-    calico_version: str = "v3.30.3"
+class Cni(StrictModel):
+    calico_version: str = "v3.32.1"
     ip_autodetection: Literal["cidr", "kubernetes-internal-ip", "can-reach"] = "cidr"
-    # The Tigera operator manifest; {version} becomes calico_version. Point it at a mirror when offline.
-    operator_manifest_url: str = (
-        "https://raw.githubusercontent.com/projectcalico/calico/{version}/manifests/tigera-operator.yaml"
-    )
+    # The release's manifests folder (operator-crds.yaml, tigera-operator.yaml); {version} becomes
+    # calico_version. Point it at a mirror holding the same files when offline.
+    manifests_url: str = "https://raw.githubusercontent.com/projectcalico/calico/{version}/manifests"
 
-    @field_validator("operator_manifest_url")
+    @model_validator(mode="before")
     @classmethod
-    def _operator_manifest_url(cls, value: str) -> str:
-        return _check_repository_url(value, "the operator manifest URL")
+    def _replaced_keys(cls, data: object) -> object:
+        if isinstance(data, dict) and "operator_manifest_url" in data:
+            raise ValueError("operator_manifest_url is replaced by manifests_url, the release's manifests folder "
+                             "(operator-crds.yaml and tigera-operator.yaml), e.g. "
+                             "https://raw.githubusercontent.com/projectcalico/calico/{version}/manifests "
+                             f"(got operator_manifest_url: {data['operator_manifest_url']!r})")
+        return data
 
-    @property
-    def operator_url(self) -> str:
-        return self.operator_manifest_url.format(version=self.calico_version)
+    @field_validator("manifests_url")
+    @classmethod
+    def _manifests_url(cls, value: str) -> str:
+        _check_repository_url(value, "the Calico manifests URL")
+        if "{version}" not in value:
+            raise ValueError("must contain {version}, which becomes calico_version")
+        return value
+
+    def manifest_url(self, name: str) -> str:
+        """The URL of one of the release's manifests, e.g. operator-crds.yaml."""
+        return f"{self.manifests_url.format(version=self.calico_version).rstrip('/')}/{name}"
 
     @field_validator("calico_version")
     @classmethod
     def _calico_version(cls, value: str) -> str:
         if not re.match(r"^v3\.\d+\.\d+$", value):
-            raise ValueError(f"{value!r} is not a Calico release tag like v3.30.3")
+            raise ValueError(f"{value!r} is not a Calico release tag like v3.32.1")
         return value
 
 
-class Node(_Strict):
+class Node(StrictModel):
     name: DnsLabel  # a Kubernetes node name and the VM's hostname
     role: Literal["control-plane", "worker"]
     ip: ipaddress.IPv4Address
@@ -217,13 +245,13 @@ class Node(_Strict):
     memory_mb: int = Field(2048, ge=512)
 
 
-class NetworkAware(_Strict):
+class NetworkAware(StrictModel):
     annotation_key: str = "my-network-preference"
     label_key: str = "network-topology"
     label_value: str = "high-speed"
 
 
-class LeastLoaded(_Strict):
+class LeastLoaded(StrictModel):
     mode: Literal["podCount", "requestedResources"] = "podCount"
     strategy: Literal["LeastAllocated", "MostAllocated"] = "LeastAllocated"
 
@@ -232,7 +260,7 @@ class LeastLoaded(_Strict):
 IMAGE_REPOSITORY = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._/-][a-z0-9]+)*)*$")
 
 
-class SchedulerSettings(_Strict):
+class SchedulerSettings(StrictModel):
     name: DnsLabel = "my-custom-scheduler"
     namespace: DnsLabel = "kube-system"
     leader_elect: bool = True
@@ -257,11 +285,11 @@ class SchedulerSettings(_Strict):
         return value
 
 
-class Placement(_Strict):
+class Placement(StrictModel):
     high_speed_nodes: list[str] = Field(default_factory=list)
 
 
-class Lab(_Strict):
+class Lab(StrictModel):
     name: DnsLabel
     provider: Provider = Provider()
     network: Network = Network()
@@ -378,34 +406,81 @@ def _check_scheduler(lab: Lab) -> Iterator[str]:
                "schedule the same pods; set scheduler.leader_elect: true or replicas: 1")
 
 
+PROBLEM, WARNING = "problem", "warning"
+
+
+def _kubernetes_findings(lab: Lab) -> Iterator[tuple[str, str]]:
+    version, minor = lab.kubernetes.version, lab.kubernetes.minor_number
+    if minor not in versions.KUBERNETES:
+        oldest, newest = min(versions.KUBERNETES), max(versions.KUBERNETES)
+        age = "newer" if minor > newest else "older"
+        yield WARNING, (f"kubernetes.version: {version} is {age} than this project knows (1.{oldest} to "
+                        f"1.{newest}): its containerd floor and pause image are not checked, and containerd "
+                        "keeps its own sandbox image")
+    if minor < min(versions.SUPPORTED_KUBERNETES_MINORS):
+        supported = ", ".join(f"1.{m}" for m in versions.SUPPORTED_KUBERNETES_MINORS)
+        yield WARNING, (f"kubernetes.version: upstream no longer patches 1.{minor} (supported: {supported}); "
+                        "pick a supported minor")
+
+
+def _calico_findings(lab: Lab) -> Iterator[tuple[str, str]]:
+    tag, version, minor = lab.cni.calico_version, lab.kubernetes.version, lab.kubernetes.minor_number
+    calico = versions.calico_minor(tag)
+    if calico not in versions.CALICO:
+        yield WARNING, (f"cni.calico_version: this project does not know Calico 3.{calico}'s requirements; "
+                        f"whether it supports Kubernetes 1.{minor} is not checked")
+        return
+    low, high = versions.CALICO[calico]
+    if low <= minor <= high:
+        return
+    covering = [c for c, (lo, hi) in versions.CALICO.items() if lo <= minor <= hi]
+    fix = (f"use Calico v3.{max(covering)}.x, which supports 1.{minor}" if covering
+           else "use a Calico release whose requirements list it")
+    message = (f"cni.calico_version: Calico {tag} supports Kubernetes 1.{low} to 1.{high} (its requirements "
+               f"page), not kubernetes.version {version}; {fix}, or a Kubernetes version in that range")
+    # A Kubernetes minor this project does not know yet is not refused: Calico may simply not list it yet.
+    yield (WARNING if minor not in versions.KUBERNETES else PROBLEM), message
+
+
+def _containerd_findings(lab: Lab) -> Iterator[tuple[str, str]]:
+    pin, minor = lab.containerd.version, lab.kubernetes.minor_number
+    if pin is None or minor not in versions.KUBERNETES:
+        return
+    verdict = versions.containerd_verdict(minor, pin)
+    floors = versions.containerd_floors(minor)
+    if verdict == "below":
+        message = (f"containerd.version: {pin} is containerd {'.'.join(map(str, versions.release(pin)))}, below "
+                   f"what Kubernetes {lab.kubernetes.version} needs ({floors}, containerd's RELEASES.md); pin a "
+                   "version that meets it, or unset containerd.version to install the distribution's current one")
+        if lab.containerd.allow_below_floor:
+            yield WARNING, f"{message} (going on: containerd.allow_below_floor is true)"
+        else:
+            yield PROBLEM, message
+    elif verdict == "newer":
+        yield WARNING, (f"containerd.version: {pin} is newer than the containerd lines RELEASES.md lists for "
+                        f"Kubernetes 1.{minor} ({floors}); not checked")
+    elif verdict == "unknown":
+        yield WARNING, f"containerd.version: {pin!r} names no containerd release (like 2.2.1-...); not checked"
+
+
+def _version_findings(lab: Lab) -> Iterator[tuple[str, str]]:
+    """What the upstream projects say about this lab's versions together (labdef.versions)."""
+    yield from _kubernetes_findings(lab)
+    yield from _calico_findings(lab)
+    yield from _containerd_findings(lab)
+
+
+def version_warnings(lab: Lab) -> list[str]:
+    """Versions the project cannot vouch for but does not refuse: `up` and `doctor` print them."""
+    return [message for kind, message in _version_findings(lab) if kind == WARNING]
+
+
 def validate(lab: Lab, allowed_ranges: list[ipaddress.IPv4Network] | None = None) -> list[str]:
     """Cross-field rules pydantic's per-field checks cannot express."""
     ranges = allowed_ranges if allowed_ranges is not None else _allowed_host_only_ranges()
+    versions_refused = [message for kind, message in _version_findings(lab) if kind == PROBLEM]
     return [*_check_nodes(lab), *_check_network(lab, ranges), *_check_provider(lab), *_check_placement(lab),
-            *_check_scheduler(lab)]
-
-
-def _field_path(loc: tuple) -> str:
-    path = ""
-    for part in loc:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-    return path or "(top level)"
-
-
-def pydantic_problems(err: ValidationError) -> list[str]:
-    """One line per pydantic error, by field path, in the style every definition file of the toolkit uses."""
-    problems = []
-    for e in err.errors():
-        path = _field_path(e["loc"])
-        if e["type"] == "extra_forbidden":
-            problems.append(f"{path}: unknown key; remove it or check its spelling")
-        elif e["type"] == "missing":
-            problems.append(f"{path}: required but missing")
-        else:
-            msg = e["msg"].removeprefix("Value error, ")
-            got = "" if "(got" in msg else f" (got {e.get('input')!r})"
-            problems.append(f"{path}: {msg}{got}")
-    return problems
+            *_check_scheduler(lab), *versions_refused]
 
 
 def parse_lab(data: object, source: str = "<lab>",
@@ -415,7 +490,7 @@ def parse_lab(data: object, source: str = "<lab>",
     try:
         lab = Lab.model_validate(data)
     except ValidationError as err:
-        raise LabError(source, pydantic_problems(err)) from None
+        raise LabError(source, field_problems(err)) from None
     problems = validate(lab, allowed_ranges)
     if problems:
         raise LabError(source, problems)

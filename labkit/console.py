@@ -24,3 +24,7 @@ def tool_line(line: str) -> None:
 
 def fail(message: str) -> None:
     errors.print(f"[bold red]error:[/] {escape(message)}")
+
+
+def warn(message: str) -> None:
+    errors.print(f"[bold yellow]warning:[/] {escape(message)}", soft_wrap=True)

@@ -14,8 +14,10 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-from labdef.lab import Lab
-from labkit.vagrant import PROVIDER_TOOLS, VAGRANT_INSTALL_HINT
+from labdef import versions
+from labdef.errors import UserError
+from labdef.lab import Lab, version_warnings
+from labkit.vagrant import PROVIDER_TOOLS, VAGRANT_INSTALL_HINT, require_virtualbox_pair, tool_output
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 
@@ -28,12 +30,8 @@ class Check:
 
 
 def _version_of(command: list[str]) -> str | None:
-    try:
-        out = subprocess.run(command, check=False, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    text = (out.stdout or out.stderr).strip()
-    return text.splitlines()[0] if out.returncode == 0 and text else None
+    output = tool_output(command)
+    return output.splitlines()[0] if output else None
 
 
 def check_python_deps() -> Iterator[Check]:
@@ -67,6 +65,8 @@ def check_vagrant(lab: Lab) -> Iterator[Check]:
     version = _version_of([tool, "--version"]) if shutil.which(tool) else None
     yield (Check(provider, OK, f"{tool} {version}") if version
            else Check(provider, FAIL, f"`{tool}` not found: {hint}"))
+    if provider == "virtualbox" and version:
+        yield _virtualbox_pair()
     if provider == "lxc":
         # Debian's vagrant-lxc package shows up as a system plugin: "vagrant-lxc (1.4.3, system)".
         listed = subprocess.run(["vagrant", "plugin", "list"], check=False, capture_output=True,
@@ -76,12 +76,24 @@ def check_vagrant(lab: Lab) -> Iterator[Check]:
                else Check("vagrant-lxc", FAIL, "plugin not installed: " + hint))
 
 
-def _host_memory_mb() -> int:
-    with open("/proc/meminfo") as meminfo:
-        for line in meminfo:
+def _virtualbox_pair() -> Check:
+    try:
+        warning = require_virtualbox_pair()
+    except UserError as err:
+        return Check("vagrant + virtualbox", FAIL, str(err))
+    return (Check("vagrant + virtualbox", WARN, warning) if warning
+            else Check("vagrant + virtualbox", OK, "this Vagrant drives this VirtualBox"))
+
+
+def _host_memory_mb(meminfo: Path = Path("/proc/meminfo")) -> int:
+    """Linux: MemTotal in /proc/meminfo (kB). macOS has no /proc: `sysctl -n hw.memsize` (bytes). 0: unknown."""
+    if meminfo.exists():
+        for line in meminfo.read_text().splitlines():
             if line.startswith("MemTotal:"):
                 return int(re.findall(r"\d+", line)[0]) // 1024
-    return 0
+        return 0
+    memsize = tool_output(["sysctl", "-n", "hw.memsize"])
+    return int(memsize) // (1024 * 1024) if memsize.isdigit() else 0
 
 
 def check_host_size(lab: Lab) -> Iterator[Check]:
@@ -101,12 +113,17 @@ def check_host_size(lab: Lab) -> Iterator[Check]:
         yield Check("host memory", OK, f"{memory} MB for {need} MB of nodes")
 
 
-def check_network(lab: Lab, sys_class_net: Path = Path("/sys/class/net")) -> Iterator[Check]:
+def check_network(lab: Lab, sys_class_net: Path = Path("/sys/class/net"),
+                  platform: str = sys.platform) -> Iterator[Check]:
     """VirtualBox creates its host-only adapter itself (the range was validated with the definition);
     the lxc provider needs the bridge named in the definition to exist already."""
     cidr = lab.network.host_only_cidr
     if lab.provider.name != "lxc":
         yield Check("host-only network", OK, f"{cidr}: VirtualBox allows it and creates the adapter")
+        return
+    if platform != "linux":
+        yield Check("lxc bridge", FAIL, f"the lxc provider needs a Linux host (this is {platform}): set "
+                                        "provider.name: virtualbox in the lab definition")
         return
     bridge = lab.provider.lxc_bridge
     if (sys_class_net / str(bridge)).exists():
@@ -117,5 +134,21 @@ def check_network(lab: Lab, sys_class_net: Path = Path("/sys/class/net")) -> Ite
                                         f"ip link set {bridge} up)")
 
 
+def check_versions(lab: Lab) -> Iterator[Check]:
+    """The pairings the lab definition checked (a refused one never gets here), then its warnings."""
+    k8s, minor = lab.kubernetes.version, lab.kubernetes.minor_number
+    low, high = versions.CALICO.get(versions.calico_minor(lab.cni.calico_version), (None, None))
+    if low is not None and low <= minor <= high:
+        yield Check("calico", OK, f"{lab.cni.calico_version} supports Kubernetes 1.{low} to 1.{high}, {k8s} included")
+    if minor in versions.KUBERNETES:
+        pin = lab.containerd.version or "the distribution's current package (checked on each node)"
+        yield Check("containerd", OK, f"Kubernetes {k8s} needs {versions.containerd_floors(minor)}: {pin}")
+        yield Check("kubeadm", OK, f"config {versions.kubeadm_api(minor)}, sandbox image {versions.pause_image(minor)}")
+    for warning in version_warnings(lab):
+        field, _, detail = warning.partition(": ")
+        yield Check(f"versions ({field})", WARN, detail)
+
+
 def run_checks(lab: Lab) -> list[Check]:
-    return [*check_python_deps(), *check_vagrant(lab), *check_host_size(lab), *check_network(lab)]
+    return [*check_python_deps(), *check_vagrant(lab), *check_host_size(lab), *check_network(lab),
+            *check_versions(lab)]

@@ -17,7 +17,8 @@ from kubernetes import config as k8s_config
 from kubernetes.config.config_exception import ConfigException
 
 from labdef.errors import UserError
-from scheduler.client import ApiError, Client, pod_path
+from labkit.console import warn
+from scheduler.client import ApiError, Client, pod_path, unverified_tls_notice
 
 Obj = dict[str, Any]
 REQUEST_TIMEOUT = 15  # seconds for one call; waits are loops of short calls, never one long one
@@ -60,6 +61,8 @@ class Kube:
                                         client_configuration=configuration)
         except ConfigException as err:
             raise KubeconfigError(f"{kubeconfig}: {err}; check --context against `kubectl config get-contexts`") from None
+        if notice := unverified_tls_notice(configuration, str(kubeconfig)):
+            warn(notice)
         # qps 0: no client-side rate limit (a run makes a few calls a second).
         return cls(Client(configuration, qps=0), f"{configuration.host} (kubeconfig {kubeconfig})")
 

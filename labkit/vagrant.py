@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from packaging.version import Version
+
 from labdef.errors import UserError
 from labdef.lab import Lab
 from labkit.paths import PROJECT_ROOT, LabPaths
@@ -27,9 +30,20 @@ Progress = Callable[[str], None]
 T = TypeVar("T")
 
 VAGRANT_INSTALL_HINT = (
-    "install Vagrant (https://developer.hashicorp.com/vagrant/install; on Debian/Ubuntu: "
-    "apt-get install --no-install-recommends vagrant), then run ./lab doctor"
+    "install Vagrant from HashiCorp's own packages (https://developer.hashicorp.com/vagrant/install: apt and "
+    "yum repositories, macOS and Windows installers; Debian's and Ubuntu's vagrant 2.3 stops at VirtualBox 7.0), "
+    "then run ./lab doctor"
 )
+# VirtualBox minor -> the first Vagrant release with a driver for it (Vagrant's CHANGELOG.md: "provider/virtualbox:
+# Add support for VirtualBox 7.2" in 2.4.9, 7.1 in 2.4.2, 7.0 in 2.3.2, 6.1 in 2.2.7, 6.0 in 2.2.1). Vagrant
+# refuses a VirtualBox it has no driver for; older ones are known to every Vagrant in use.
+VAGRANT_FOR_VIRTUALBOX = {
+    (6, 0): Version("2.2.1"),
+    (6, 1): Version("2.2.7"),
+    (7, 0): Version("2.3.2"),
+    (7, 1): Version("2.4.2"),
+    (7, 2): Version("2.4.9"),
+}
 PROVIDER_TOOLS = {
     # provider -> (command that proves it is installed, what to tell the user)
     "virtualbox": ("VBoxManage", ("install VirtualBox 7 (https://www.virtualbox.org/wiki/Downloads), or on "
@@ -41,6 +55,10 @@ PROVIDER_TOOLS = {
 
 class ToolMissing(UserError):
     """A program the lab needs is not installed; the message says what to install."""
+
+
+class ToolsMismatch(UserError):
+    """Vagrant and VirtualBox are installed but this Vagrant cannot drive this VirtualBox."""
 
 
 class VagrantFailed(UserError):
@@ -89,6 +107,69 @@ def require_tools(provider: str) -> None:
     tool, hint = PROVIDER_TOOLS[provider]
     if not shutil.which(tool):
         raise ToolMissing(f"the {provider} provider is not available (no `{tool}` on PATH): {hint}")
+
+
+def tool_output(command: list[str]) -> str:
+    """What a short query (`vagrant --version`) prints (stdout, else stderr); "" when it is missing or fails."""
+    try:
+        out = subprocess.run(command, check=False, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return (out.stdout or out.stderr).strip() if out.returncode == 0 else ""
+
+
+def vagrant_version(output: str) -> Version | None:
+    """From `vagrant --version`: "Vagrant 2.3.7" (a development build: "Vagrant 2.4.10.dev")."""
+    found = re.search(r"^Vagrant (\d+\.\d+\.\d+(?:\.dev)?)", output, re.MULTILINE)
+    return Version(found[1]) if found else None
+
+
+def virtualbox_version(output: str) -> Version | None:
+    """From `VBoxManage --version`: "7.1.4r165100", "7.0.16_Ubuntur162802" (Ubuntu's build), possibly after
+    WARNING lines about the kernel modules."""
+    found = re.search(r"^(\d+\.\d+\.\d+)(?:_\w*)?r\d+", output, re.MULTILINE)
+    return Version(found[1]) if found else None
+
+
+def check_virtualbox_pair(vagrant: Version, virtualbox: Version) -> str:
+    """Refuse (ToolsMismatch, naming both versions and the fix) a Vagrant that cannot drive this VirtualBox.
+
+    Returns a warning for a VirtualBox newer than the pairs known here ("" otherwise): Vagrant may or may not
+    know it yet, but one that does not even know the newest known minor certainly does not.
+    """
+    minor = (virtualbox.major, virtualbox.minor)
+    newest = max(VAGRANT_FOR_VIRTUALBOX)
+    if minor in VAGRANT_FOR_VIRTUALBOX:
+        needed, likely = VAGRANT_FOR_VIRTUALBOX[minor], ""
+    elif minor > newest:
+        needed, likely = VAGRANT_FOR_VIRTUALBOX[newest], f" (the first to know {newest[0]}.{newest[1]}), likely newer"
+    else:
+        return ""  # older than the table: every Vagrant in use drives it
+    if vagrant < needed:
+        raise ToolsMismatch(
+            f"Vagrant {vagrant} cannot drive VirtualBox {virtualbox}: VirtualBox {minor[0]}.{minor[1]} needs "
+            f"Vagrant {needed} or later{likely}. Install Vagrant from HashiCorp's own packages "
+            "(https://developer.hashicorp.com/vagrant/install; Debian's and Ubuntu's vagrant 2.3 stops at "
+            "VirtualBox 7.0), or a VirtualBox this Vagrant knows, then run ./lab doctor")
+    if likely:
+        return (f"VirtualBox {virtualbox} is newer than the pairs kubelab knows (VirtualBox "
+                f"{newest[0]}.{newest[1]} needs Vagrant {needed}+); if Vagrant {vagrant} says it does not support "
+                "this VirtualBox, upgrade Vagrant (https://developer.hashicorp.com/vagrant/install)")
+    return ""
+
+
+def require_virtualbox_pair() -> str:
+    """Read both tools' versions and check the pair (see check_virtualbox_pair); returns its warning."""
+    versions = []
+    for command, parse in ((["vagrant", "--version"], vagrant_version),
+                           (["VBoxManage", "--version"], virtualbox_version)):
+        output = tool_output(command)
+        version = parse(output)
+        if version is None:
+            raise ToolMissing(f"`{' '.join(command)}` printed no version ({output or 'no output'!r}): "
+                              "reinstall it, then run ./lab doctor")
+        versions.append(version)
+    return check_virtualbox_pair(*versions)
 
 
 def _merged_stderr():
@@ -163,6 +244,10 @@ class VagrantLab:
 
         One `vagrant up` for all of them: Vagrant runs machines in parallel where the provider allows it.
         """
+        if self.lab.provider.name == "virtualbox":  # before anything is created
+            warning = require_virtualbox_pair()
+            if warning:
+                self.progress(f"warning: {warning}")
         if "not_created" in self.status().values():
             # New machines have new host keys on the same forwarded ports: start the lab's known_hosts anew.
             self.paths.known_hosts.unlink(missing_ok=True)

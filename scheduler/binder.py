@@ -10,23 +10,34 @@ Outcomes reported to the caller:
 - BOUND         2xx
 - GONE          404: the pod was deleted; nothing to retry
 - CONFLICT      409: already assigned to a node, or the UID no longer matches; nothing to retry
-- ERROR         anything else (5xx, 429, 403, connection): the caller forgets the assumption and retries
+- ERROR         anything else (5xx, 429, 403, connection, no answer within BIND_TIMEOUT): the caller
+                forgets the assumption and retries
+- CANCELLED     never sent: the binder was halted (leadership ended) while the binding waited its turn
+
+Halting is how leadership ends safely: halt() cancels every binding not yet sent (queued, or waiting for
+a client token), drain() waits for those already on the wire, and only then may the Lease be released.
 """
 
 from __future__ import annotations
 
 import enum
 import logging
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.client import ApiError, Client, describe_forbidden, pod_path
+from scheduler.client import ApiError, Client, RequestCancelled, describe_forbidden, pod_path
 from scheduler.model import PodInfo
 
 log = logging.getLogger(__name__)
+
+# A binding the API server has not answered within 15 s is given up (and retried): long enough for a busy
+# server, short enough that a hand-over waiting for in-flight bindings fits kube's default 30 s
+# terminationGracePeriodSeconds with the Lease release after it.
+BIND_TIMEOUT = 15.0
 
 
 class BindOutcome(enum.Enum):
@@ -34,6 +45,7 @@ class BindOutcome(enum.Enum):
     GONE = "gone"
     CONFLICT = "conflict"
     ERROR = "error"
+    CANCELLED = "cancelled"
 
 
 @dataclass(slots=True)
@@ -54,12 +66,15 @@ def binding_body(pod: PodInfo, node: str) -> dict[str, Any]:
     }
 
 
-def bind(client: Client, pod: PodInfo, node: str) -> BindResult:
-    """One binding call, classified. Never raises for API answers."""
+def bind(client: Client, pod: PodInfo, node: str, cancel: threading.Event | None = None) -> BindResult:
+    """One binding call, classified; not sent once `cancel` is set. Never raises for API answers."""
     start = time.perf_counter()
     try:
-        client.request("POST", pod_path(pod.namespace, pod.name, "binding"), body=binding_body(pod, node))
+        client.request("POST", pod_path(pod.namespace, pod.name, "binding"), body=binding_body(pod, node),
+                       timeout=BIND_TIMEOUT, cancel=cancel)
         outcome, error = BindOutcome.BOUND, None
+    except RequestCancelled:
+        outcome, error = BindOutcome.CANCELLED, None
     except ApiError as err:
         error = err
         if err.status == 404:
@@ -78,20 +93,43 @@ class Binder:
         self.client = client
         self._on_done = on_done
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="binder")
+        self._halt = threading.Event()  # replaced by resume(): each leadership term has its own
+        self._unfinished = 0
+        self._idle = threading.Condition()
 
     def submit(self, pod: PodInfo, node: str) -> None:
-        self._pool.submit(self._run, pod, node)
+        with self._idle:
+            self._unfinished += 1
+        self._pool.submit(self._run, pod, node, self._halt)
 
-    def _run(self, pod: PodInfo, node: str) -> None:
+    def halt(self) -> None:
+        """Send nothing more: bindings not yet sent finish at once as CANCELLED."""
+        self._halt.set()
+
+    def resume(self) -> None:
+        """Bind again (a new leadership term); bindings halted before stay cancelled."""
+        self._halt = threading.Event()
+
+    def drain(self, timeout: float) -> bool:
+        """Wait until every submitted binding has finished; False if some were still on the wire."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._unfinished == 0, timeout)
+
+    def _run(self, pod: PodInfo, node: str, halt: threading.Event) -> None:
         try:
-            result = bind(self.client, pod, node)
-        except Exception as exc:  # unexpected: report as an error so the pod is retried, not lost
-            log.exception("binding %s/%s to %s crashed", pod.namespace, pod.name, node)
-            result = BindResult(pod, node, BindOutcome.ERROR, 0.0, ApiError(0, "Internal", str(exc)))
-        try:
-            self._on_done(result)
-        except Exception:
-            log.exception("handling the binding result of %s/%s failed", pod.namespace, pod.name)
+            try:
+                result = bind(self.client, pod, node, halt)
+            except Exception as exc:  # unexpected: report as an error so the pod is retried, not lost
+                log.exception("binding %s/%s to %s crashed", pod.namespace, pod.name, node)
+                result = BindResult(pod, node, BindOutcome.ERROR, 0.0, ApiError(0, "Internal", str(exc)))
+            try:
+                self._on_done(result)
+            except Exception:
+                log.exception("handling the binding result of %s/%s failed", pod.namespace, pod.name)
+        finally:
+            with self._idle:
+                self._unfinished -= 1
+                self._idle.notify_all()
 
     def close(self, wait: bool = True) -> None:
         self._pool.shutdown(wait=wait)

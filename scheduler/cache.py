@@ -115,7 +115,8 @@ class Cache:
     # -- pods seen through the watch -------------------------------------------------------------
     def add_pod(self, pod: PodInfo) -> PodInfo | None:
         """A pod bound to pod.node_name (added or updated). Confirms a matching assumed pod. Returns the
-        version counted before (the assumed copy, or the previous update), None for a pod new here."""
+        version the watch showed before, None for a pod the watch shows for the first time: new here, or
+        assumed by this scheduler and now confirmed (pods rejected before the assume never saw it)."""
         node = pod.node_name
         if not node:
             raise ValueError(f"pod {pod.key} has no nodeName")
@@ -128,7 +129,7 @@ class Cache:
             self._place(pod, node)
             self._pods[pod.uid] = _PodState(pod, node)
             self._assumed.discard(pod.uid)
-            return None if state is None else state.pod
+            return None if state is None or state.assumed else state.pod
 
     def remove_pod(self, uid: str) -> PodInfo | None:
         """A pod deleted, finished (Succeeded/Failed), or otherwise gone."""
@@ -202,7 +203,8 @@ class Cache:
     # -- snapshot --------------------------------------------------------------------------------
     def snapshot(self) -> Snapshot:
         """Bring the loop's snapshot up to date (re-cloning only changed nodes) and return it.
-        Only the scheduling loop calls this; the returned object is valid until its next call.
+        One caller at a time (the scheduling loop; in extender mode, a request holding the extender's
+        lock); the returned object is valid until the next call.
 
         A changed node's clone replaces the old one at the same position of ``nodes``; the list (and its
         index) is rebuilt only when a node was added or removed. Every assume dirties one node, so

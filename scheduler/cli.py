@@ -1,5 +1,6 @@
 """Command line: `python -m scheduler --config FILE [--kubeconfig FILE] [--leader-elect BOOL]
-[--log-level LEVEL]`, `--version`.
+[--log-level LEVEL]`, `--version`; and extender mode, `python -m scheduler extender --config FILE
+[--kubeconfig FILE] [--listen HOST:PORT] [--log-level LEVEL]` (scheduler.extender).
 
 Credentials: --kubeconfig, else clientConnection.kubeconfig from the config, else the pod's service
 account (in-cluster), as kube-scheduler resolves them. Exit codes: 0 after a clean stop (SIGTERM/SIGINT),
@@ -13,15 +14,19 @@ import logging
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from types import FrameType
 
 from scheduler import __version__
 from scheduler.client import Client, CredentialsError, load_configuration
 from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_bind_address
+from scheduler.extender.runtime import ExtenderProcess
 from scheduler.framework import build_profiles
 from scheduler.scheduler import LeaderSettings, RuntimeSettings, Scheduler
 
 log = logging.getLogger("scheduler")
+
+DEFAULT_EXTENDER_LISTEN = "127.0.0.1:8888"
 
 
 def _bool(value: str) -> bool:
@@ -33,22 +38,11 @@ def _bool(value: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        prog="python -m scheduler",
-        description="kubelab's Python scheduler: places pods whose spec.schedulerName "
-        "matches a profile of the configuration.",
-    )
+def _common_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="KubeSchedulerConfiguration YAML (kubescheduler.config.k8s.io/v1)")
     p.add_argument(
         "--kubeconfig",
         help="kubeconfig file; overrides clientConnection.kubeconfig (default: in-cluster service account)",
-    )
-    p.add_argument(
-        "--leader-elect",
-        type=_bool,
-        metavar="BOOL",
-        help="override leaderElection.leaderElect (false for local runs)",
     )
     p.add_argument(
         "--log-level",
@@ -57,10 +51,56 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="debug logs every node's verdict for every pod",
     )
     p.add_argument("--version", action="version", version=f"kubelab-scheduler {__version__}")
-    args = p.parse_args(argv)
+
+
+def _require_config(p: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
     if not args.config:
         p.error("--config FILE is required (a KubeSchedulerConfiguration, e.g. templates' scheduler config)")
     return args
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m scheduler",
+        description="kubelab's Python scheduler: places pods whose spec.schedulerName "
+        "matches a profile of the configuration. `python -m scheduler extender --help`: "
+        "the same plugins as a kube-scheduler extender.",
+    )
+    _common_options(p)
+    p.add_argument(
+        "--leader-elect",
+        type=_bool,
+        metavar="BOOL",
+        help="override leaderElection.leaderElect (false for local runs)",
+    )
+    return _require_config(p, p.parse_args(argv))
+
+
+def _listen_address(value: str) -> tuple[str, int]:
+    try:
+        return parse_bind_address(value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def parse_extender_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m scheduler extender",
+        description="kubelab's plugins as kube-scheduler extender webhooks: POST <urlPrefix>/filter and "
+        "<urlPrefix>/prioritize (both nodeCacheCapable modes), GET /healthz, /readyz, /metrics. "
+        "The profile named by the pod's schedulerName answers, else the configuration's first; "
+        "leaderElection, healthzBindAddress and metricsBindAddress are not used.",
+    )
+    _common_options(p)
+    p.add_argument(
+        "--listen",
+        type=_listen_address,
+        default=DEFAULT_EXTENDER_LISTEN,
+        metavar="HOST:PORT",
+        help=f"address of the extender's HTTP listener (default {DEFAULT_EXTENDER_LISTEN}: loopback, for a "
+        "kube-scheduler in the same pod or on the same machine)",
+    )
+    return _require_config(p, p.parse_args(argv))
 
 
 def settings_from(cfg: KubeSchedulerConfiguration, leader_elect: bool | None) -> RuntimeSettings:
@@ -79,24 +119,24 @@ def settings_from(cfg: KubeSchedulerConfiguration, leader_elect: bool | None) ->
     return RuntimeSettings(leader=leader, serve=serve)
 
 
+def _client(args: argparse.Namespace, cfg: KubeSchedulerConfiguration, pool_size: int) -> Client:
+    """The API client from --kubeconfig, else clientConnection.kubeconfig, else in-cluster credentials."""
+    configuration = load_configuration(args.kubeconfig or cfg.clientConnection.kubeconfig or None)
+    return Client(configuration, qps=cfg.clientConnection.qps, burst=cfg.clientConnection.burst,
+                  pool_size=pool_size)
+
+
 def build(args: argparse.Namespace) -> Scheduler:
     """Config + credentials -> a Scheduler, not started. Raises ConfigError / CredentialsError."""
     cfg = load_config(args.config)
     profiles = build_profiles(cfg)
-    kubeconfig = args.kubeconfig or cfg.clientConnection.kubeconfig or None
-    configuration = load_configuration(kubeconfig)
     settings = settings_from(cfg, args.leader_elect)
-    client = Client(
-        configuration,
-        qps=cfg.clientConnection.qps,
-        burst=cfg.clientConnection.burst,
-        pool_size=settings.bind_workers + 8,
-    )
+    client = _client(args, cfg, pool_size=settings.bind_workers + 8)
     for name, profile in profiles.items():
         log.info("profile %s: %r", name, profile)
     log.info(
         "API server %s, client qps %s burst %s, leader election %s",
-        configuration.host,
+        client.host,
         cfg.clientConnection.qps,
         cfg.clientConnection.burst,
         f"on (lease {settings.leader.namespace}/{settings.leader.name})" if settings.leader else "off",
@@ -104,12 +144,43 @@ def build(args: argparse.Namespace) -> Scheduler:
     return Scheduler(client, profiles, settings)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+def build_extender(args: argparse.Namespace) -> ExtenderProcess:
+    """Config + credentials -> an ExtenderProcess listening on --listen, not started. Raises ConfigError /
+    CredentialsError, and OSError when it cannot listen."""
+    cfg = load_config(args.config)
+    profiles = build_profiles(cfg)
+    client = _client(args, cfg, pool_size=4)  # two watches and their relists
+    for name, profile in profiles.items():
+        log.info("profile %s: %r", name, profile)
+    log.info("API server %s; extender verbs filter and prioritize", client.host)
+    return ExtenderProcess(client, profiles, args.listen)
+
+
+def _setup_logging(level: str) -> None:
+    logging.basicConfig(level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("urllib3").setLevel(logging.WARNING)
+
+
+def _on_stop_signals(stopping: Callable[[], None]) -> threading.Event:
+    """An event set by SIGTERM or SIGINT, which also call ``stopping`` (signal-safe work only)."""
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        log.info("received %s: stopping", signal.Signals(signum).name)
+        stop.set()
+        stopping()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    return stop
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["extender"]:
+        return extender_main(argv[1:])
+    args = parse_args(argv)
+    _setup_logging(args.log_level)
     try:
         sched = build(args)
     except (ConfigError, CredentialsError) as err:
@@ -123,15 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
 
-    stop = threading.Event()
-
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        log.info("received %s: stopping", signal.Signals(signum).name)
-        stop.set()
-        sched.stop_requested()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    stop = _on_stop_signals(sched.stop_requested)
     if not sched.check_server():  # retries with backoff until reachable or stopped
         return 0
     sched.start()
@@ -139,4 +202,26 @@ def main(argv: list[str] | None = None) -> int:
         pass
     sched.stop()
     log.info("stopped after binding %d pods", sched.scheduled_count)
+    return 0
+
+
+def extender_main(argv: list[str]) -> int:
+    args = parse_extender_args(argv)
+    _setup_logging(args.log_level)
+    try:
+        extender = build_extender(args)
+    except (ConfigError, CredentialsError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        host, port = args.listen
+        print(f"error: cannot listen on {host}:{port} ({err.strerror}): choose another --listen HOST:PORT or "
+              "free that port", file=sys.stderr)
+        return 2
+    stop = _on_stop_signals(lambda: None)
+    extender.start()
+    while not stop.wait(1.0):
+        pass
+    extender.stop()
+    log.info("stopped")
     return 0

@@ -15,8 +15,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +27,7 @@ from urllib.parse import quote, urlencode
 import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
+from urllib3.connection import HTTPConnection
 
 log = logging.getLogger(__name__)
 
@@ -34,9 +37,26 @@ USER_AGENT = "kubelab-scheduler"
 # errors only for idempotent verbs, urllib3's default). Anything else is the caller's to retry with backoff.
 _RETRIES = urllib3.Retry(total=2, connect=2, read=1, redirect=0, status=0, other=0, raise_on_status=False)
 
+# TCP keepalive on every socket: when the API server's host vanishes (crash, dropped route) the kernel
+# probes an idle connection after 15 s and gives up after 3 unanswered probes 5 s apart, so a dead peer
+# fails reads within ~30 s instead of never. It cannot see a silent middlebox that still answers TCP
+# (a proxy or load balancer that lost its upstream): watches bound their own silence for that (informer.py).
+_KEEPALIVE = [
+    (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1),
+    *[
+        (socket.IPPROTO_TCP, getattr(socket, name), value)
+        for name, value in (("TCP_KEEPIDLE", 15), ("TCP_KEEPINTVL", 5), ("TCP_KEEPCNT", 3))
+        if hasattr(socket, name)
+    ],
+]
+
 
 class CredentialsError(Exception):
     """Credentials could not be loaded; the message says which file/option to fix."""
+
+
+class RequestCancelled(Exception):
+    """A request given up before it was sent (its `cancel` event was set while it waited for a token)."""
 
 
 class ApiError(Exception):
@@ -82,8 +102,8 @@ class TokenBucket:
         self._stamp = self.clock()
         self._lock = threading.Lock()
 
-    def take(self) -> float:
-        """Block until a token is available; returns the seconds waited."""
+    def take(self, cancel: threading.Event | None = None) -> float:
+        """Block until a token is available (or `cancel` is set); returns the seconds waited."""
         if self.qps <= 0:
             return 0.0
         with self._lock:
@@ -94,8 +114,32 @@ class TokenBucket:
             self._tokens -= 1.0
             wait = 0.0 if self._tokens >= 0 else -self._tokens / self.qps
         if wait > 0:
-            self.sleep(wait)
+            if cancel is None:
+                self.sleep(wait)
+            else:
+                cancel.wait(wait)
         return wait
+
+
+_UNVERIFIED_SERVERS: set[str] = set()
+
+
+def unverified_tls_notice(configuration: k8s_client.Configuration, kubeconfig: str) -> str:
+    """One sentence instead of urllib3's InsecureRequestWarning on every request.
+
+    A kubeconfig with `insecure-skip-tls-verify` makes urllib3 warn on each request (dozens of lines around
+    test-placement's table). This silences that warning for the process and returns our own notice, once per
+    server ("" for a verified or plain-HTTP server, or one already noted).
+    """
+    host = configuration.host
+    if configuration.verify_ssl or not host.startswith("https://"):
+        return ""
+    warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
+    if host in _UNVERIFIED_SERVERS:
+        return ""
+    _UNVERIFIED_SERVERS.add(host)
+    return (f"the kubeconfig {kubeconfig} skips TLS verification for {host}: "
+            "the API server's identity is not checked")
 
 
 def load_configuration(kubeconfig: str | None) -> k8s_client.Configuration:
@@ -111,6 +155,8 @@ def load_configuration(kubeconfig: str | None) -> k8s_client.Configuration:
             k8s_config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
         except Exception as exc:  # the loader raises several unrelated types
             raise CredentialsError(f"cannot load kubeconfig {kubeconfig!r}: {exc}") from exc
+        if notice := unverified_tls_notice(cfg, kubeconfig):
+            log.warning(notice)
         return cfg
     if not os.environ.get("KUBERNETES_SERVICE_HOST"):
         raise CredentialsError(
@@ -136,6 +182,7 @@ class Client:
         pool_size: int = 32,
     ) -> None:
         configuration.connection_pool_maxsize = pool_size
+        configuration.socket_options = HTTPConnection.default_socket_options + _KEEPALIVE
         self.configuration = configuration
         self._api = k8s_client.ApiClient(configuration)
         self._pool = self._api.rest_client.pool_manager
@@ -144,6 +191,12 @@ class Client:
 
     def close(self) -> None:
         self._api.close()
+
+    def drop_connections(self) -> None:
+        """Close every pooled keep-alive connection. Called when a request or a watch found the path to
+        the API server dead: the idle connections beside it are most likely dead too, and a binding sent
+        on one would wait out its whole timeout after the network heals."""
+        self._pool.clear()
 
     def with_own_limiter(self) -> Client:
         """The same connections and credentials behind a separate token bucket: kube-scheduler writes
@@ -176,11 +229,13 @@ class Client:
         body: Any = None,
         content_type: str = "application/json",
         timeout: float = 30.0,
+        cancel: threading.Event | None = None,
     ) -> dict[str, Any]:
-        """One request with a JSON (or bytes) body; returns the parsed JSON answer or raises ApiError."""
+        """One request with a JSON (or bytes) body; returns the parsed JSON answer or raises ApiError.
+        Raises RequestCancelled, without sending, if `cancel` is set before the request goes out."""
         data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
         tmo = urllib3.Timeout(connect=min(timeout, 10.0), read=timeout)
-        raw = self._send(verb, path, query, data, content_type, tmo, stream=False).data
+        raw = self._send(verb, path, query, data, content_type, tmo, stream=False, cancel=cancel).data
         return json.loads(raw) if raw else {}
 
     def _send(
@@ -193,10 +248,13 @@ class Client:
         timeout: urllib3.Timeout,
         *,
         stream: bool,
+        cancel: threading.Event | None = None,
     ) -> urllib3.BaseHTTPResponse:
         """Send one request through the rate limiter; returns the raw response (2xx only) or raises
         ApiError. `stream`: leave the body unread (a watch) instead of reading it whole."""
-        self.limiter.take()
+        self.limiter.take(cancel)
+        if cancel is not None and cancel.is_set():
+            raise RequestCancelled(f"{verb} {path}")
         try:
             resp = self._pool.request(
                 verb,
@@ -208,6 +266,7 @@ class Client:
                 retries=_RETRIES,
             )
         except urllib3.exceptions.HTTPError as exc:
+            self.drop_connections()
             raise ApiError(0, "Unreachable", f"{self.host}: {exc}", verb=verb, path=path) from exc
         if resp.status >= 300:
             raw = resp.data  # reads a streamed body too
@@ -242,6 +301,8 @@ class Client:
         on_open: Callable[[urllib3.BaseHTTPResponse | None], None] = lambda r: None,
     ) -> Iterator[dict[str, Any]]:
         """Stream a watch: one parsed event dict per line. Ends when the server closes the stream.
+        `read_timeout` bounds the silence between two reads: a stream that hears nothing for that long
+        raises ApiError reason "WatchSilent" (and the pool is dropped, as for any dead connection).
         `on_open` receives the response (and None at the end) so another thread can shut it down."""
         tmo = urllib3.Timeout(connect=10.0, read=read_timeout)
         resp = self._send("GET", path, query, None, "", tmo, stream=True)
@@ -258,7 +319,12 @@ class Client:
                         yield json.loads(line)
             if buf.strip():
                 yield json.loads(buf)
+        except urllib3.exceptions.ReadTimeoutError as exc:
+            self.drop_connections()
+            raise ApiError(0, "WatchSilent", f"nothing received for {read_timeout:.0f}s", verb="WATCH",
+                           path=path) from exc
         except (urllib3.exceptions.HTTPError, OSError) as exc:
+            self.drop_connections()
             raise ApiError(0, "WatchBroken", str(exc), verb="WATCH", path=path) from exc
         finally:
             on_open(None)

@@ -26,7 +26,8 @@ class ClusterEvent(enum.Flag):
     NODE_ALLOCATABLE_CHANGED = enum.auto()
     # A pod counted on a node was deleted or finished: its resources and host ports are free again.
     ASSIGNED_POD_DELETED = enum.auto()
-    # A pod newly counted on a node, or one counted whose labels changed: what pod affinity waits for.
+    # A pod newly counted on a node (bound by anyone, or its binding confirmed), or one counted whose labels
+    # changed: what pod affinity and topology spread wait for.
     ASSIGNED_POD_ADDED = enum.auto()
     ASSIGNED_POD_LABELS_CHANGED = enum.auto()
     # Changes to the waiting pod itself.
@@ -36,12 +37,13 @@ class ClusterEvent(enum.Flag):
     POD_TOLERATIONS_CHANGED = enum.auto()
     POD_NODE_AFFINITY_CHANGED = enum.auto()  # spec.nodeSelector or required node affinity
     POD_HOST_PORTS_CHANGED = enum.auto()
+    POD_TOPOLOGY_SPREAD_CHANGED = enum.auto()
     POD_SPEC_ERROR_CHANGED = enum.auto()  # a spec that could not be read now reads, or fails elsewhere
 
     NONE = 0
     POD_UPDATED = (POD_LABELS_CHANGED | POD_ANNOTATIONS_CHANGED | POD_REQUESTS_CHANGED
                    | POD_TOLERATIONS_CHANGED | POD_NODE_AFFINITY_CHANGED | POD_HOST_PORTS_CHANGED
-                   | POD_SPEC_ERROR_CHANGED)
+                   | POD_TOPOLOGY_SPREAD_CHANGED | POD_SPEC_ERROR_CHANGED)
     ANY = (NODE_ADDED | NODE_LABELS_CHANGED | NODE_TAINTS_CHANGED | NODE_ALLOCATABLE_CHANGED
            | ASSIGNED_POD_DELETED | ASSIGNED_POD_ADDED | ASSIGNED_POD_LABELS_CHANGED | POD_UPDATED)
 
@@ -89,6 +91,8 @@ def pod_change(old: PodInfo, new: PodInfo) -> ClusterEvent:
         event |= ClusterEvent.POD_NODE_AFFINITY_CHANGED
     if old.host_ports != new.host_ports:
         event |= ClusterEvent.POD_HOST_PORTS_CHANGED
+    if old.topology_spread != new.topology_spread:
+        event |= ClusterEvent.POD_TOPOLOGY_SPREAD_CHANGED
     if _problem(old) != _problem(new):
         event |= ClusterEvent.POD_SPEC_ERROR_CHANGED
     return event

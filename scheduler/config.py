@@ -37,6 +37,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from scheduler.plugins import DEFAULT_FILTERS, DEFAULT_SCORES, REGISTRY, Args, Plugin
+from scheduler.validation import field_problems
 
 __all__ = [
     "API_VERSION",
@@ -97,11 +98,11 @@ Duration = Annotated[float, BeforeValidator(parse_duration)]
 BindAddress = Annotated[str, BeforeValidator(_bind_address)]
 
 
-class _Strict(BaseModel):
+class _ConfigSection(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class PluginRef(_Strict):
+class PluginRef(_ConfigSection):
     name: str = Field(min_length=1)
     weight: int = Field(0, ge=0, le=1_000_000)  # 0: the plugin's default weight
 
@@ -111,18 +112,18 @@ class PluginRef(_Strict):
         return {"name": value} if isinstance(value, str) else value
 
 
-class PluginSet(_Strict):
+class PluginSet(_ConfigSection):
     enabled: list[PluginRef] = []
     disabled: list[PluginRef] = []
 
 
-class Plugins(_Strict):
+class Plugins(_ConfigSection):
     multiPoint: PluginSet = PluginSet()
     filter: PluginSet = PluginSet()
     score: PluginSet = PluginSet()
 
 
-class PluginConfig(_Strict):
+class PluginConfig(_ConfigSection):
     name: str
     args: dict[str, Any] = {}
 
@@ -138,7 +139,7 @@ class ResolvedProfile(BaseModel):
     percentage_of_nodes_to_score: int | None
 
 
-class ProfileConfig(_Strict):
+class ProfileConfig(_ConfigSection):
     schedulerName: str = Field(min_length=1, pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
     percentageOfNodesToScore: int | None = Field(None, ge=0, le=100)
     plugins: Plugins = Plugins()
@@ -172,7 +173,7 @@ class ProfileConfig(_Strict):
             try:
                 REGISTRY[item.name].args.model_validate(item.args)
             except ValidationError as err:
-                errors.extend(_error_lines(err, f"pluginConfig[{i}].args"))
+                errors.extend(field_problems(err, f"pluginConfig[{i}].args"))
         names = [ref.name for ref in self.plugins.multiPoint.enabled]
         for name in sorted({n for n in names if names.count(n) > 1}):
             errors.append(f"plugins.multiPoint.enabled: {name} is listed twice")
@@ -189,7 +190,8 @@ class ProfileConfig(_Strict):
     def resolve(self, global_percentage: int | None = None) -> ResolvedProfile:
         """The plugins this profile runs at filter and score, after kube-scheduler's merge rules."""
         weights = dict(DEFAULT_SCORES)
-        default_multi = [PluginRef(name=name, weight=weights.get(name, 0)) for name in DEFAULT_FILTERS]
+        names = [*DEFAULT_FILTERS, *(name for name in weights if name not in DEFAULT_FILTERS)]
+        default_multi = [PluginRef(name=name, weight=weights.get(name, 0)) for name in names]
         multi = _merge(default_multi, self.plugins.multiPoint)
         filters = _expand(multi, self.plugins.filter, lambda p: p.filters)
         scores = _expand(multi, self.plugins.score, lambda p: p.scores)
@@ -244,7 +246,7 @@ def _expand(multi: list[PluginRef], point: PluginSet, implements: Any) -> list[P
     return overrides + from_multi + rest
 
 
-class LeaderElection(_Strict):
+class LeaderElection(_ConfigSection):
     leaderElect: bool = True
     leaseDuration: Duration = 15.0
     renewDeadline: Duration = 10.0
@@ -265,13 +267,13 @@ class LeaderElection(_Strict):
         return self
 
 
-class ClientConnection(_Strict):
+class ClientConnection(_ConfigSection):
     kubeconfig: str = ""
     qps: float = Field(50.0, ge=0)  # kube-scheduler's defaults; 0 disables the limit
     burst: int = Field(100, ge=1)
 
 
-class KubeSchedulerConfiguration(_Strict):
+class KubeSchedulerConfiguration(_ConfigSection):
     apiVersion: Literal["kubescheduler.config.k8s.io/v1"]
     kind: Literal["KubeSchedulerConfiguration"]
     profiles: list[ProfileConfig] = Field(min_length=1)
@@ -297,28 +299,6 @@ class KubeSchedulerConfiguration(_Strict):
         return [p.resolve(self.percentageOfNodesToScore) for p in self.profiles]
 
 
-_PATH = re.compile(r"^[A-Za-z][\w.\[\]-]*$")
-
-
-def _error_lines(err: ValidationError, prefix: str = "") -> list[str]:
-    """One line per problem, each starting with the field's full path."""
-    lines = []
-    for item in err.errors():
-        loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in item["loc"]).lstrip(".")
-        where = ".".join(x for x in (prefix, loc) if x)
-        if item["type"] == "extra_forbidden":
-            lines.append(f"{where}: unknown field (remove it; supported fields are listed in scheduler/config.py)")
-        elif item["type"] == "missing":
-            lines.append(f"{where}: required field is missing")
-        else:
-            # a validator may report several problems, one per line, each "relative.path: message"
-            for part in item["msg"].removeprefix("Value error, ").split("\n"):
-                head, sep, rest = part.partition(": ")
-                if sep and _PATH.match(head):
-                    lines.append(f"{where}.{head}: {rest}" if where else part)
-                else:
-                    lines.append(f"{where}: {part}" if where else part)
-    return lines
 
 
 def parse_config(data: Any, source: str = "config") -> KubeSchedulerConfiguration:
@@ -328,7 +308,7 @@ def parse_config(data: Any, source: str = "config") -> KubeSchedulerConfiguratio
     try:
         return KubeSchedulerConfiguration.model_validate(data)
     except ValidationError as err:
-        lines = _error_lines(err)
+        lines = field_problems(err)
         raise ConfigError(f"{source}: invalid scheduler configuration:\n  " + "\n  ".join(lines)) from None
 
 

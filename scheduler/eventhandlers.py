@@ -1,8 +1,9 @@
-"""Informer callbacks: every watch event about a node or a pod, turned into cache and queue updates
+"""Informer callbacks: every watch event about a node, a pod or a namespace, turned into cache and queue updates
 (kube-scheduler's eventhandlers.go).
 
-Which pods are queued: unassigned pods whose spec.schedulerName names a profile, not being deleted, without
-schedulingGates. Every non-terminal pod bound to a node is counted in the cache, whoever placed it.
+CacheHandlers keeps the cache: every node, and every non-terminal pod bound to a node, whoever placed it.
+EventHandlers adds the queue. Which pods are queued: unassigned pods whose spec.schedulerName names a
+profile, not being deleted, without schedulingGates.
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Any
 
+from prometheus_client import Counter
+
 from scheduler.cache import Cache
 from scheduler.client import Client
 from scheduler.cluster_event import ClusterEvent, NodeProperties, assigned_pod_change, node_change
 from scheduler.events import EventRecorder
 from scheduler.informer import Informer, object_key
-from scheduler.metrics import Metrics
 from scheduler.model import LENIENT, PodInfo, PodSpecError
 from scheduler.pending import PendingPods
 from scheduler.queue import SchedulingQueue
@@ -25,45 +27,84 @@ TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
 
 
-class EventHandlers:
-    """What the node and pod informers call, one event at a time from each informer's thread."""
+class CacheHandlers:
+    """What keeps the cache in step with the node and pod informers, and nothing else: every node, and every
+    non-terminal pod bound to a node whoever placed it. The extender needs no more (it places no pods);
+    EventHandlers adds the scheduler's queue. Called one event at a time from each informer's thread."""
+
+    def __init__(self, cache: Cache) -> None:
+        self.cache = cache
+
+    def informers(self, client: Client, relists: Counter) -> tuple[Informer, Informer, Informer]:
+        """The node, pod and namespace informers feeding these handlers (nodes first: decisions wait for
+        all three; namespace labels are what a pod affinity term's namespaceSelector reads); ``relists``
+        counts their relists by resource and cause."""
+        nodes = Informer(client, "nodes", "/api/v1/nodes", _Handler(self.node_changed, self.node_deleted),
+                         on_relist=lambda cause: relists.labels("nodes", cause).inc())
+        pods = Informer(client, "pods", "/api/v1/pods", _Handler(self.pod_changed, self.pod_deleted),
+                        field_selector=POD_FIELD_SELECTOR,
+                        on_relist=lambda cause: relists.labels("pods", cause).inc())
+        namespaces = Informer(client, "namespaces", "/api/v1/namespaces",
+                              _Handler(self.namespace_changed, self.namespace_deleted),
+                              on_relist=lambda cause: relists.labels("namespaces", cause).inc())
+        return nodes, pods, namespaces
+
+    def pod_changed(self, obj: dict[str, Any]) -> None:
+        if (obj.get("status") or {}).get("phase") in TERMINAL_PHASES:
+            self.pod_deleted(obj)
+        elif (obj.get("spec") or {}).get("nodeName"):
+            pod = PodInfo.from_api(obj, LENIENT)
+            self.pod_bound(obj, assigned_pod_change(self.cache.add_pod(pod), pod))
+        else:
+            self.pod_unassigned(obj)
+
+    def pod_bound(self, obj: dict[str, Any], event: ClusterEvent) -> None:
+        """A pod now counted on its node; ``event`` is what that changes for pods counting others by label
+        (nothing more to do for the cache alone)."""
+
+    def pod_unassigned(self, obj: dict[str, Any]) -> None:
+        """A pod waiting for a node (nothing to do for the cache alone)."""
+
+    def pod_deleted(self, obj: dict[str, Any]) -> None:
+        self.cache.remove_pod((obj.get("metadata") or {}).get("uid", ""))
+
+    def node_changed(self, obj: dict[str, Any]) -> None:
+        self.cache.add_node(obj)
+
+    def node_deleted(self, obj: dict[str, Any]) -> None:
+        self.cache.remove_node((obj.get("metadata") or {}).get("name", ""))
+
+    def namespace_changed(self, obj: dict[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        self.cache.set_namespace(str(meta.get("name") or ""),
+                                 {str(k): str(v) for k, v in (meta.get("labels") or {}).items()})
+
+    def namespace_deleted(self, obj: dict[str, Any]) -> None:
+        self.cache.remove_namespace(str((obj.get("metadata") or {}).get("name") or ""))
+
+
+class EventHandlers(CacheHandlers):
+    """The cache's handlers plus the scheduler's: unassigned pods it serves go to the queue, and changes that
+    may make a waiting pod schedulable move it back to the active queue."""
 
     def __init__(self, cache: Cache, queue: SchedulingQueue, pending: PendingPods, recorder: EventRecorder,
                  scheduler_names: Collection[str]) -> None:
-        self.cache = cache
+        super().__init__(cache)
         self.queue = queue
         self.pending = pending
         self.recorder = recorder
         self.scheduler_names = frozenset(scheduler_names)
 
-    def informers(self, client: Client, metrics: Metrics) -> tuple[Informer, Informer, Informer]:
-        """The node, pod and namespace informers feeding these handlers (decisions wait for all three;
-        namespace labels are what a pod affinity term's namespaceSelector reads)."""
-        nodes = Informer(client, "nodes", "/api/v1/nodes", _Handler(self.node_changed, self.node_deleted),
-                         on_relist=lambda cause: metrics.relists.labels("nodes", cause).inc())
-        pods = Informer(client, "pods", "/api/v1/pods", _Handler(self.pod_changed, self.pod_deleted),
-                        field_selector=POD_FIELD_SELECTOR,
-                        on_relist=lambda cause: metrics.relists.labels("pods", cause).inc())
-        namespaces = Informer(client, "namespaces", "/api/v1/namespaces",
-                              _Handler(self.namespace_changed, self.namespace_deleted),
-                              on_relist=lambda cause: metrics.relists.labels("namespaces", cause).inc())
-        return nodes, pods, namespaces
-
     # -- pods ------------------------------------------------------------------------------------
-    def pod_changed(self, obj: dict[str, Any]) -> None:
+    def pod_bound(self, obj: dict[str, Any], event: ClusterEvent) -> None:
+        self.pending.drop(object_key(obj), (obj.get("metadata") or {}).get("uid", ""))
+        if event:  # pods counting others by label (affinity, topology spread) may fit now
+            self.queue.move_for(event)
+
+    def pod_unassigned(self, obj: dict[str, Any]) -> None:
         meta = obj.get("metadata") or {}
         spec = obj.get("spec") or {}
         uid = meta.get("uid", "")
-        if (obj.get("status") or {}).get("phase") in TERMINAL_PHASES:
-            self.pod_deleted(obj)
-            return
-        if spec.get("nodeName"):
-            pod = PodInfo.from_api(obj, LENIENT)
-            event = assigned_pod_change(self.cache.add_pod(pod), pod)
-            self.pending.drop(object_key(obj), uid)
-            if event:
-                self.queue.move_for(event)
-            return
         name = spec.get("schedulerName") or "default-scheduler"
         if name not in self.scheduler_names:
             return  # not ours: never touched
@@ -103,18 +144,6 @@ class EventHandlers:
         event = node_change(before, NodeProperties.of(self.cache.add_node(obj)))
         if event:  # kubelet status heartbeats change nothing the plugins read: the queue stays as it is
             self.queue.move_for(event)
-
-    def node_deleted(self, obj: dict[str, Any]) -> None:
-        self.cache.remove_node((obj.get("metadata") or {}).get("name", ""))
-
-    # -- namespaces ------------------------------------------------------------------------------
-    def namespace_changed(self, obj: dict[str, Any]) -> None:
-        meta = obj.get("metadata") or {}
-        self.cache.set_namespace(str(meta.get("name") or ""),
-                                 {str(k): str(v) for k, v in (meta.get("labels") or {}).items()})
-
-    def namespace_deleted(self, obj: dict[str, Any]) -> None:
-        self.cache.remove_namespace(str((obj.get("metadata") or {}).get("name") or ""))
 
 
 _ObjectCallback = Callable[[dict[str, Any]], None]

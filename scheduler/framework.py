@@ -12,6 +12,8 @@ Public API (stable; changes are listed here first):
         failures {node: Status}, feasible_nodes, scores {plugin: [weighted score per feasible node]},
         totals, num_all_nodes, evaluated_nodes; node_scores(name), top(n), explain(n).
     fit_error_message(num_all_nodes, failures) -> str;  num_feasible_nodes_to_find(percentage, n) -> int
+    Profile.filter_nodes(pod, nodes, cluster) -> (feasible, failures): every node's verdict, no sampling (extender)
+    Profile.score_nodes(pod, nodes, cluster) -> (totals, {plugin: weighted scores}): step 3 for the given nodes
     Profile.requeue_triggers(result.rejected_by) -> ClusterEvent: what may make a pod no node fits
         schedulable (the union of what its rejecting plugins declare)
 
@@ -45,6 +47,7 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from scheduler.cluster_event import ClusterEvent
 from scheduler.config import KubeSchedulerConfiguration, ProfileConfig, ResolvedProfile
@@ -200,12 +203,7 @@ class Profile:
             return ScheduleResult(pod.key, None, 0, 0, message=NO_NODES_MESSAGE)
         if cluster is None:
             cluster = ClusterView(nodes)
-        checks = []
-        for plugin, args in self.filters:
-            state = plugin.prepare_filter(pod, args, cluster)
-            if state is not None:
-                checks.append((plugin.verdicts, state))
-        feasible, failures, evaluated = self._find_feasible(checks, nodes)
+        feasible, failures, evaluated = self._find_feasible(self._pre_filter(pod, cluster), nodes)
         result = ScheduleResult(pod.key, None, num_all, evaluated, [n.name for n in feasible], failures)
         if not feasible:
             result.message = fit_error_message(num_all, failures)
@@ -213,7 +211,8 @@ class Profile:
         if len(feasible) == 1:
             result.node_name = feasible[0].name
             return result
-        totals = self._score(pod, feasible, result, cluster)
+        totals, result.scores = self.score_nodes(pod, feasible, cluster)
+        result.totals = totals
         best = max(totals)
         tied = [i for i, total in enumerate(totals) if total == best]
         result.node_name = feasible[tied[rng.randrange(len(tied))] if len(tied) > 1 else tied[0]].name
@@ -241,36 +240,67 @@ class Profile:
             size = min(max(missing, 16), num_all - pos)
             chunk = _window(nodes, (start + pos) % num_all, size)
             pos += size
-            for check, state in checks:
-                verdicts = check(state, chunk)
-                if verdicts is None or verdicts.count(None) == len(verdicts):
-                    continue
-                failures.update({n.name: v for n, v in zip(chunk, verdicts, strict=True) if v is not None})
-                chunk = [n for n, v in zip(chunk, verdicts, strict=True) if v is None]
-                if not chunk:
-                    break
-            feasible.extend(chunk)
+            feasible.extend(_passing(checks, chunk, failures))
         del feasible[wanted:]
         self._next_start = (start + pos) % num_all
         return feasible, failures, pos
 
-    def _score(self, pod: PodInfo, feasible: list[NodeInfo], result: ScheduleResult,
-               cluster: ClusterView) -> list[int]:
+    def filter_nodes(self, pod: PodInfo, nodes: Sequence[NodeInfo], cluster: ClusterView | None = None,
+                     ) -> tuple[list[NodeInfo], dict[str, Status]]:
+        """Every node's filter verdict, with no sampling and no rotating start: the feasible nodes in the
+        given order and each rejected node's Status. The extender answers with this for the nodes
+        kube-scheduler already chose to evaluate. ``cluster``: the whole snapshot, for plugins that read
+        the cluster (default: built from ``nodes``). Raises model.PodSpecError as ``schedule`` does."""
+        failures: dict[str, Status] = {}
+        checks = self._pre_filter(pod, cluster if cluster is not None else ClusterView(nodes))
+        return _passing(checks, list(nodes), failures), failures
+
+    def score_nodes(self, pod: PodInfo, nodes: list[NodeInfo], cluster: ClusterView | None = None,
+                    ) -> tuple[list[int], dict[str, list[int]]]:
+        """Each node's total (every score plugin normalised to 0..100, times its weight, summed) and each
+        plugin's weighted scores, aligned with ``nodes``. ``cluster``: the whole snapshot, for plugins that
+        read the cluster (default: built from ``nodes``). Raises model.PodSpecError as ``schedule`` does."""
+        if cluster is None:
+            cluster = ClusterView(nodes)
         totals: list[int] | None = None
+        by_plugin: dict[str, list[int]] = {}
         for plugin, args, weight in self.scores:
-            state = plugin.prepare_score(pod, args, cluster)
+            state = plugin.prepare_score(pod, args, cluster, nodes)
             if state is None:
-                result.scores[plugin.name] = [0] * len(feasible)
+                by_plugin[plugin.name] = [0] * len(nodes)
                 continue
-            scores = plugin.raw_scores(state, feasible)
+            scores = plugin.raw_scores(state, nodes)
             if plugin.normalize is not None:
                 plugin.normalize(scores, args)
             if weight != 1:
                 scores = [s * weight for s in scores]
             totals = list(scores) if totals is None else list(map(operator.add, totals, scores))
-            result.scores[plugin.name] = scores
-        result.totals = totals if totals is not None else [0] * len(feasible)
-        return result.totals
+            by_plugin[plugin.name] = scores
+        return (totals if totals is not None else [0] * len(nodes)), by_plugin
+
+    def _pre_filter(self, pod: PodInfo, cluster: ClusterView) -> list[tuple[Any, Any]]:
+        """(verdicts function, per-pod state) of each filter plugin with something to check for this pod;
+        ``cluster`` is the snapshot as plugins that read the whole cluster see it."""
+        checks = []
+        for plugin, args in self.filters:
+            state = plugin.prepare_filter(pod, args, cluster)
+            if state is not None:
+                checks.append((plugin.verdicts, state))
+        return checks
+
+
+def _passing(checks: list[tuple[Any, Any]], chunk: list[NodeInfo], failures: dict[str, Status]) -> list[NodeInfo]:
+    """The nodes of ``chunk`` every check lets through, one plugin at a time over the whole chunk; each
+    rejected node's Status goes into ``failures``."""
+    for check, state in checks:
+        verdicts = check(state, chunk)
+        if verdicts is None or verdicts.count(None) == len(verdicts):
+            continue
+        failures.update({n.name: v for n, v in zip(chunk, verdicts, strict=True) if v is not None})
+        chunk = [n for n, v in zip(chunk, verdicts, strict=True) if v is None]
+        if not chunk:
+            break
+    return chunk
 
 
 def _window(nodes: Sequence[NodeInfo], start: int, size: int) -> list[NodeInfo]:

@@ -2,8 +2,10 @@
 
 - List (paginated with limit/continue: a consistent read from etcd), remember the list's
   resourceVersion, then watch from it with allowWatchBookmarks so quiet streams still advance it.
-- A watch ends normally after timeoutSeconds (5-10 min, randomised like client-go so a fleet of
-  schedulers does not reconnect in step): re-watch from the last resourceVersion, no relist.
+- A watch asks the server to end it after timeoutSeconds (20-30 s, randomised so a fleet of schedulers
+  does not reconnect in step): re-watch from the last resourceVersion, no relist.
+- A watch that hears nothing (no event, no bookmark, no end) for WATCH_SILENCE seconds is presumed dead
+  (a partition that dropped packets without a FIN or RST) and replaced, like a dropped connection.
 - A dropped connection: re-watch from the last resourceVersion after a backoff (0.8 s doubling to 30 s).
 - 410 Gone, as an HTTP status or as an ERROR event carrying a Status with code 410 ("too old resource
   version"): relist, and diff the new list against what the handler has been told, emitting adds,
@@ -28,6 +30,17 @@ import urllib3
 from scheduler.client import ApiError, Client, describe_forbidden
 
 log = logging.getLogger(__name__)
+
+# The bounds of a watch. kube-apiserver sends a bookmark about once a minute, and one 2 s before the
+# watch's deadline, then ends the response at the deadline (k8s.io/apiserver
+# pkg/storage/cacher/cache_watcher.go, nextBookmarkTime).
+# With timeoutSeconds of 20-30 s a healthy watch therefore never goes more than 30 s without hearing
+# something, however quiet the cluster: a silence of WATCH_SILENCE (40 s, 10 s of slack for a busy
+# server) means the connection is dead. It is then replaced on a new connection about 41 s after its
+# last byte, under the minute a silent connection may cost. The cost: one watch request per resource
+# every 20-30 s, resumed from the bookmark's resourceVersion (no relist).
+WATCH_SECONDS = (20, 30)
+WATCH_SILENCE = 40.0
 
 
 class Handler(Protocol):
@@ -67,7 +80,8 @@ class Informer:
         *,
         field_selector: str | None = None,
         page_size: int = 500,
-        min_watch_seconds: int = 300,
+        watch_seconds: tuple[int, int] = WATCH_SECONDS,
+        silence: float = WATCH_SILENCE,
         on_relist: Callable[[str], None] = lambda cause: None,
     ) -> None:
         self.client = client
@@ -76,7 +90,8 @@ class Informer:
         self.handler = handler
         self.field_selector = field_selector
         self.page_size = page_size
-        self.min_watch_seconds = min_watch_seconds
+        self.watch_seconds = watch_seconds
+        self.silence = silence
         self._on_relist = on_relist
         self._seen: dict[str, _Seen] = {}
         self.resource_version = ""
@@ -130,6 +145,15 @@ class Informer:
                         "the kubeconfig's user or the service account token; retrying in %.1fs",
                         self.resource,
                         self.client.host,
+                        delay,
+                    )
+                elif err.reason == "WatchSilent":
+                    log.warning(
+                        "%s: watch silent for %.0fs (no event or bookmark): presuming the connection "
+                        "dead; resuming from resourceVersion %s on a new connection in %.1fs",
+                        self.resource,
+                        self.silence,
+                        self.resource_version,
                         delay,
                     )
                 elif err.reason == "WatchBroken":
@@ -220,14 +244,14 @@ class Informer:
             self._call(self.handler.on_update, obj)
 
     def _watch(self) -> None:
-        timeout = random.randint(self.min_watch_seconds, 2 * self.min_watch_seconds)
+        timeout = random.randint(*self.watch_seconds)
         q = self._query() | {
             "watch": "true",
             "resourceVersion": self.resource_version,
             "allowWatchBookmarks": "true",
             "timeoutSeconds": timeout,
         }
-        for event in self.client.watch_lines(self.path, q, read_timeout=timeout + 30, on_open=self._opened):
+        for event in self.client.watch_lines(self.path, q, read_timeout=self.silence, on_open=self._opened):
             if self._stop.is_set():
                 return
             etype = event.get("type")

@@ -6,10 +6,12 @@
 - Writes are optimistic: PUT with the resourceVersion that was read, so of two candidates racing for an
   expired lease the API lets exactly one win (the other gets 409 Conflict). Creating a missing Lease is a
   POST; a 409 AlreadyExists there means someone else created it first.
-- The leader renews every retryPeriod. If it cannot renew for renewDeadline it stops leading (the
-  scheduling loop is paused before another instance can possibly take over, because
-  renewDeadline < leaseDuration) and becomes a candidate again.
-- On shutdown the leader releases the lease (empty holder) so a standby takes over at once.
+- The leader renews every retryPeriod, each attempt's requests bounded by what is left of renewDeadline
+  (client-go bounds the renewal with a RenewDeadline context). If it cannot renew for renewDeadline it
+  stops leading at once (deciding and sending bindings stop before another instance can possibly take
+  over, because renewDeadline < leaseDuration) and becomes a candidate again.
+- On shutdown the leader first stops leading (on_stopped returns once in-flight bindings are answered),
+  then releases the lease (empty holder) so a standby takes over at once.
 """
 
 from __future__ import annotations
@@ -83,12 +85,14 @@ class LeaderElector:
         return self._leading.is_set()
 
     # -- one attempt -----------------------------------------------------------------------------
-    def try_acquire_or_renew(self) -> bool:
-        """One read-modify-write of the Lease. True if we hold it afterwards."""
+    def try_acquire_or_renew(self, timeout: float | None = None) -> bool:
+        """One read-modify-write of the Lease, each request given `timeout` seconds (default twice the
+        retry period). True if we hold it afterwards."""
         now = self._clock()
         wall = time.time()
+        timeout = timeout or self.retry_period * 2
         try:
-            lease = self.client.get(self.path, timeout=self.retry_period * 2)
+            lease = self.client.get(self.path, timeout=timeout)
         except ApiError as err:
             if err.status != 404:
                 raise
@@ -102,7 +106,7 @@ class LeaderElector:
                 created = self.client.post(
                     f"/apis/coordination.k8s.io/v1/namespaces/{self.namespace}/leases",
                     body,
-                    timeout=self.retry_period * 2,
+                    timeout=timeout,
                 )
             except ApiError as err2:
                 if err2.status == 409:
@@ -127,7 +131,7 @@ class LeaderElector:
             transitions = (spec.get("leaseTransitions") or 0) + 1
         lease["spec"] = self._spec(acquire=acquire, renew=wall, transitions=transitions)
         try:
-            updated = self.client.put(self.path, lease, timeout=self.retry_period * 2)
+            updated = self.client.put(self.path, lease, timeout=timeout)
         except ApiError as err:
             if err.status == 409:
                 return False  # someone else wrote first: their record wins
@@ -149,9 +153,9 @@ class LeaderElector:
         self._observed_spec = spec
         self._observed_at = now
 
-    def _attempt(self) -> bool:
+    def _attempt(self, timeout: float | None = None) -> bool:
         try:
-            return self.try_acquire_or_renew()
+            return self.try_acquire_or_renew(timeout)
         except ApiError as err:
             if err.status == 403:
                 log.error(
@@ -205,7 +209,9 @@ class LeaderElector:
     def _renew(self, stop: threading.Event) -> None:
         last_ok = self._clock()
         while not stop.wait(self.retry_period):
-            if self._attempt():
+            left = last_ok + self.renew_deadline - self._clock()
+            # A GET may be retried once on a fresh connection (client.py): half of what is left each.
+            if left > 0 and self._attempt(timeout=min(self.retry_period * 2, left / 2)):
                 last_ok = self._clock()
             elif self._clock() - last_ok >= self.renew_deadline or (
                 self.holder and self.holder != self.identity

@@ -9,7 +9,8 @@ pod to change.
 
 Binding outcome (binder threads): bound -> the cache starts waiting for the watch to confirm it and a
 Scheduled event is written; the pod gone or bound elsewhere -> dropped; any other error -> the assumption
-is forgotten and the pod retried with backoff.
+is forgotten and the pod retried with backoff; a binding cancelled before it was sent (leadership ended)
+-> the assumption is forgotten and the pod waits in the queue for the next leader.
 """
 
 from __future__ import annotations
@@ -130,6 +131,11 @@ class SchedulingCycle:
             self.recorder.scheduled(pod, res.node, profile_name)
             return
         self.cache.forget(pod.uid)
+        if res.outcome is BindOutcome.CANCELLED:
+            # Never sent (leadership ended): the pod waits in the queue for whoever leads next.
+            log.info("pod %s: binding to %s cancelled (no longer leading)", pod.key, res.node)
+            self._requeue(qp, pod)
+            return
         err = res.error
         if res.outcome in (BindOutcome.GONE, BindOutcome.CONFLICT):
             # Deleted, re-created with a new UID, or bound by someone else: nothing left to do for
@@ -144,6 +150,10 @@ class SchedulingCycle:
             profile_name,
             reason="SchedulerError",
         )
+        self._requeue(qp, pod)
+
+    def _requeue(self, qp: QueuedPod | None, pod: PodInfo) -> None:
+        """Back to the queue (with backoff) to be placed again, if the pod is still ours to place."""
         if qp is not None and self.pending.contains(pod):
             qp.pod = _without_node(pod)
             self.queue.failed(qp, unschedulable=False)

@@ -8,9 +8,13 @@ pool, the leader elector and the health server. Only the loop decides; everythin
 decision is in memory (no API call and no listing per decision).
 
 Leadership: informers run on every instance (a standby keeps warm caches and takes over at once); only
-the leader's loop pops pods. When the lease is lost the loop stops before the next pod and the instance
-stands by for the lease again (kube-scheduler exits instead; here in-flight bindings finish, and their
-UID precondition keeps them safe). Bindings already submitted complete either way.
+the leader's loop pops pods. When leadership ends, the loop finishes the pod it is deciding and decides no
+more, and every binding not yet sent is cancelled (its pod goes back to the queue), so two instances never
+bind from two caches:
+- asked to stop (SIGTERM): bindings already on the wire are awaited (at most BIND_TIMEOUT) and only then
+  is the Lease released, so the next leader's cache has seen them before it decides;
+- the Lease lost (not renewed within renewDeadline): nothing is awaited and the instance stands by again
+  (kube-scheduler exits instead); another instance can take over only after leaseDuration, later still.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from scheduler.binder import BIND_TIMEOUT
 from scheduler.cache import Cache
 from scheduler.client import ApiError, Client
 from scheduler.eventhandlers import EventHandlers
@@ -79,9 +84,10 @@ class Scheduler:
                                      self.recorder, self.metrics, random.Random(settings.seed),
                                      bind_workers=settings.bind_workers)
         self.node_informer, self.pod_informer, self.namespace_informer = self.handlers.informers(
-            client, self.metrics)
+            client, self.metrics.relists)
         self._stop = threading.Event()
         self._leading = threading.Event()
+        self._deciding = threading.Lock()  # held by the loop for one pod's decision and hand-off to the binder
         self.elector: LeaderElector | None = None
         if settings.leader is not None:
             ls = settings.leader
@@ -149,10 +155,13 @@ class Scheduler:
 
     def stop(self) -> None:
         self._stop.set()
-        self._leading.clear()
         self.queue.close()
         if self._elector_thread is not None:
-            self._elector_thread.join(10)
+            # The elector ends leadership (awaiting in-flight bindings) before it releases the Lease.
+            assert self.settings.leader is not None
+            self._elector_thread.join(BIND_TIMEOUT + 4 * self.settings.leader.retry_period + 5)
+        else:
+            self._stopped_leading()
         self._loop_thread.join(10)
         self.node_informer.stop()
         self.pod_informer.stop()
@@ -163,12 +172,20 @@ class Scheduler:
             server.stop()
 
     def _started_leading(self) -> None:
+        self.cycle.binder.resume()
         self.metrics.leader.set(1)
         self._leading.set()
 
     def _stopped_leading(self) -> None:
-        self.metrics.leader.set(0)
+        """Decide nothing more and send no more bindings; when stopping, also wait for those in flight
+        (the elector releases the Lease only after this returns)."""
         self._leading.clear()
+        with self._deciding:
+            pass  # the pod being decided now has reached the binder (or the queue)
+        self.cycle.binder.halt()
+        self.metrics.leader.set(0)
+        if self._stop.is_set() and not self.cycle.binder.drain(BIND_TIMEOUT):
+            log.warning("stopping with bindings still unanswered after %.0fs", BIND_TIMEOUT)
 
     @property
     def is_leading(self) -> bool:
@@ -203,14 +220,15 @@ class Scheduler:
                 self._housekeeping()
             if qp is None:
                 continue
-            if not self._leading.is_set():
-                self.queue.failed(qp, unschedulable=False)  # lost the lease meanwhile: keep it queued
-                continue
-            try:
-                self.cycle.schedule_one(qp)
-            except Exception:
-                log.exception("scheduling %s failed unexpectedly", qp.pod.key)
-                self.queue.failed(qp, unschedulable=False)
+            with self._deciding:
+                if not self._leading.is_set():
+                    self.queue.failed(qp, unschedulable=False)  # lost the lease meanwhile: keep it queued
+                    continue
+                try:
+                    self.cycle.schedule_one(qp)
+                except Exception:
+                    log.exception("scheduling %s failed unexpectedly", qp.pod.key)
+                    self.queue.failed(qp, unschedulable=False)
 
     def _housekeeping(self) -> None:
         self.cycle.requeue_expired()

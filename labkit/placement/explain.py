@@ -172,11 +172,14 @@ def _network_notes(pod: PodInfo, profile: Profile) -> list[str]:
 def _verdicts(pod: PodInfo, nodes: list[NodeInfo], profile: Profile) -> list[NodeVerdict]:
     """Unlike a scheduling cycle, every filter runs on every node, so a node shows all its reasons."""
     verdicts = {n.name: NodeVerdict(n.name, True, pods=n.pod_count) for n in nodes}
-    cluster = ClusterView(nodes)  # what plugins that read the whole cluster (InterPodAffinity) see
+    cluster = ClusterView(nodes)  # what plugins that read the whole cluster (spread, affinity) see
     for plugin, args in profile.filters:
-        for node in nodes:
-            status = plugin.filter(pod, node, args, cluster)
-            if not status.ok:
+        state = plugin.prepare_filter(pod, args, cluster)  # once per plugin, as in a scheduling cycle
+        statuses = None if state is None else plugin.verdicts(state, nodes)
+        if statuses is None:  # every node passes
+            continue
+        for node, status in zip(nodes, statuses, strict=True):
+            if status is not None:
                 verdicts[node.name].fits = False
                 verdicts[node.name].reasons.extend(f"{plugin.name}: {r}" for r in status.reasons)
     feasible = [n for n in nodes if verdicts[n.name].fits]

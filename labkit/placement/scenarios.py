@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from labdef.errors import UserError
-from labdef.lab import pydantic_problems  # the lab definition's messages: one style for both files
+from labdef.lab import StrictModel
+from scheduler.validation import field_problems
 
 SCENARIOS_FILE = Path(__file__).resolve().parent / "scenarios.yaml"
 
@@ -26,17 +27,14 @@ class ScenarioError(UserError):
     """The scenarios file is unusable; the message names the file and each bad field."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class PodDefaults(_Strict):
-    image: str = "registry.k8s.io/pause:3.10"
+class PodDefaults(StrictModel):
+    # Unset: the sandbox (pause) image of the lab's Kubernetes minor, already on every node.
+    image: str | None = None
     cpu: str = "10m"
     memory: str = "16Mi"
 
 
-class Pods(_Strict):
+class Pods(StrictModel):
     count: int | None = Field(None, ge=1, le=500)
     # spread scenarios: this many pods per eligible node (the batch must be able to level them)
     per_eligible_node: int | None = Field(None, ge=1, le=50)
@@ -50,13 +48,13 @@ class Pods(_Strict):
         return self
 
 
-class Expect(_Strict):
+class Expect(StrictModel):
     placement: Placement
     observe_seconds: float = Field(5.0, gt=0, le=600)  # ignored: how long the pod must stay untouched
     pending_seconds: float = Field(3.0, gt=0, le=600)  # bound-after-restart: Pending time at zero replicas
 
 
-class Scenario(_Strict):
+class Scenario(StrictModel):
     id: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$")
     title: str
     high_speed_label: Literal["applied", "removed", "untouched"] = "untouched"
@@ -80,7 +78,7 @@ class Scenario(_Strict):
         return self
 
 
-class ScenarioSet(_Strict):
+class ScenarioSet(StrictModel):
     pod: PodDefaults = PodDefaults()
     scenarios: list[Scenario] = Field(min_length=1)
 
@@ -110,7 +108,7 @@ def parse_scenarios(data: object, source: str = "<scenarios>") -> ScenarioSet:
     try:
         return ScenarioSet.model_validate(data)
     except ValidationError as err:
-        lines = "\n".join(f"  - {p}" for p in pydantic_problems(err))
+        lines = "\n".join(f"  - {p}" for p in field_problems(err))
         raise ScenarioError(f"{source}: the placement scenarios are invalid:\n{lines}") from None
 
 

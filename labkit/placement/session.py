@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from labdef import versions
 from labdef.lab import Lab
 from labdef.render import render
 from labkit.console import Echo
@@ -25,17 +26,28 @@ SCENARIO_LABEL = "kubelab.io/placement-scenario"
 NAMESPACE_PREFIX = "placement-"
 
 
-def render_pod(defaults: PodDefaults, name: str, namespace: str, scenario: str, annotations: dict[str, str],
-               scheduler_name: str) -> dict[str, Any]:
+def pod_image(defaults: PodDefaults, lab: Lab) -> str:
+    """The scenarios' image, else the sandbox image the lab's nodes already hold (no pull, no registry): the
+    one kubeadm expects for the lab's minor, or the newest known for a minor newer than labdef.versions."""
+    minor = lab.kubernetes.minor_number
+    return defaults.image or versions.pause_image(minor) or versions.pause_image(max(versions.KUBERNETES))
+
+
+def render_pod(defaults: PodDefaults, lab: Lab, name: str, namespace: str, scenario: str,
+               annotations: dict[str, str], scheduler_name: str) -> dict[str, Any]:
     """One test pod from templates/placement/pod.yaml.j2."""
     text = render("placement/pod.yaml.j2", name=name, namespace=namespace,
                   labels={**MANAGED_BY, SCENARIO_LABEL: scenario}, annotations=annotations,
-                  scheduler_name=scheduler_name, image=defaults.image, cpu=defaults.cpu, memory=defaults.memory)
+                  scheduler_name=scheduler_name, image=pod_image(defaults, lab), cpu=defaults.cpu,
+                  memory=defaults.memory)
     return yaml.safe_load(text)
 
 
 def render_namespace() -> dict[str, Any]:
     return yaml.safe_load(render("placement/namespace.yaml.j2", prefix=NAMESPACE_PREFIX, labels=MANAGED_BY))
+
+
+EVENT_GRACE_SECONDS = 5.0  # how long a bound pod's Scheduled event may trail its binding
 
 
 class Session:
@@ -68,7 +80,7 @@ class Session:
 
     def pod_manifest(self, name: str, scenario: str, *, high_speed: bool, scheduler_name: str) -> dict[str, Any]:
         annotations = {self.annotation_key: self.label_value} if high_speed else {}
-        return render_pod(self.scenarios.pod, name, self.namespace, scenario, annotations, scheduler_name)
+        return render_pod(self.scenarios.pod, self.lab, name, self.namespace, scenario, annotations, scheduler_name)
 
     def scenario_pod(self, scenario: Scenario, name: str) -> dict[str, Any]:
         """A pod as the scenario's `pods` asks: the high-speed annotation, the lab's or an unserved scheduler."""
@@ -106,7 +118,16 @@ class Session:
             return states if all(s.node for s in states) else None
 
         self.wait(all_bound, self.options.timeout)
-        return self.read_all(names)
+        # A scheduler records its Scheduled event after the binding, asynchronously (kube-scheduler too):
+        # give the events a moment to arrive, so a miss shows them.
+        latest: list[PodState] = []
+
+        def events_seen() -> bool:
+            latest[:] = self.read_all(names)
+            return all(s.events for s in latest if s.node)
+
+        self.wait(events_seen, min(EVENT_GRACE_SECONDS, self.options.timeout))
+        return latest
 
     def wait_running(self, states: list[PodState]) -> Verdict | None:
         """--wait-running: every bound pod must reach Running; None when they all do."""

@@ -32,6 +32,7 @@ class NodeInfo:
     pod_count: int = 0
     used_ports: dict[tuple[str, int], dict[str, int]] = field(default_factory=dict)
     pods: dict[str, PodInfo] = field(default_factory=dict)
+    images: dict[str, int] = field(default_factory=dict)  # every name in status.images -> sizeBytes
     generation: int = 0
     resource_version: str = ""
 
@@ -62,6 +63,7 @@ class NodeInfo:
                                                         LENIENT)
         taints = parse_node_taints(spec)
         self.taints = tuple(taints + condition_taints(status.get("conditions") or [], taints))
+        self.images = _images(status.get("images"))
 
     # pods ------------------------------------------------------------------------------------------
 
@@ -116,6 +118,22 @@ class NodeInfo:
             pod_count=self.pod_count,
             used_ports={k: dict(v) for k, v in self.used_ports.items()},
             pods=dict(self.pods),
+            images=self.images,  # replaced, never mutated, by _load
             generation=self.generation,
             resource_version=self.resource_version,
         )
+
+
+def _images(listed: Any) -> dict[str, int]:
+    """status.images as {name: sizeBytes}, every name of an image (tag and digest forms) keyed alike. The
+    kubelet writes this list, so an entry that does not read is skipped rather than refused."""
+    images: dict[str, int] = {}
+    for image in listed if isinstance(listed, list) else ():
+        if not isinstance(image, dict):
+            continue
+        size = image.get("sizeBytes")
+        size = size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else 0
+        for name in image.get("names") or ():
+            if isinstance(name, str):
+                images[name] = size
+    return images

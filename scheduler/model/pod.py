@@ -18,6 +18,7 @@ from scheduler.model.resources import (
     pod_requests,
 )
 from scheduler.model.taints import Toleration, parse_tolerations
+from scheduler.model.topology_spread import SpreadConstraint, parse_topology_spread
 
 
 @dataclass(slots=True, eq=False)
@@ -44,6 +45,8 @@ class PodInfo:
     pod_affinity: PodAffinity | None = None  # inter-pod affinity and anti-affinity (None: states none)
     tolerations: tuple[Toleration, ...] = ()
     host_ports: frozenset[tuple[str, str, int]] = frozenset()
+    images: tuple[str, ...] = ()  # one per init container and container, as written ("" when missing)
+    topology_spread: tuple[SpreadConstraint, ...] = ()
     priority: int = 0
     creation_timestamp: str = ""
     deletion_timestamp: str | None = None
@@ -67,8 +70,10 @@ class PodInfo:
         init: list[tuple[Resources, bool]] = []
         init_nz: list[tuple[Resources, bool]] = []
         port_sources: list[tuple[Mapping[str, Any], str]] = []
+        images: list[str] = []
         for section, i, container in _containers(spec, policy):
             path = f"spec.{section}[{i}]"
+            images.append(str(container.get("image") or ""))
             req = container_requests(container, path, policy)
             nz = non_zero_requests(req, container)
             if section == "containers":
@@ -97,6 +102,11 @@ class PodInfo:
         except PodSpecError as err:
             policy.unreadable(err)
             pod_affinity = None
+        try:
+            topology_spread = parse_topology_spread(spec, labels)
+        except PodSpecError as err:
+            policy.unreadable(err)
+            topology_spread = ()
         priority = spec.get("priority")
         return cls(
             uid=str(meta.get("uid") or ""),
@@ -117,6 +127,8 @@ class PodInfo:
             pod_affinity=pod_affinity,
             tolerations=parse_tolerations(spec, policy),
             host_ports=_host_ports(port_sources, policy),
+            images=tuple(images),
+            topology_spread=topology_spread,
             priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,
             creation_timestamp=str(meta.get("creationTimestamp") or ""),
             deletion_timestamp=meta.get("deletionTimestamp") or None,

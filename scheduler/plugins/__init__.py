@@ -1,8 +1,11 @@
 """The scheduler's plugins, one module each, registered by the name a KubeSchedulerConfiguration uses.
 
-``DEFAULT_FILTERS`` and ``DEFAULT_SCORES`` are kube-scheduler's default plugin set (v1 config), reduced to
-the plugins this scheduler has, in kube-scheduler's order and with its default score weights:
-TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1, InterPodAffinity 2. NetworkAware and LeastLoaded are opt-in.
+``DEFAULT_FILTERS`` and ``DEFAULT_SCORES`` are kube-scheduler's default plugin set (v1 config,
+pkg/scheduler/apis/config/v1/default_plugins.go), reduced to the plugins this scheduler has, in
+kube-scheduler's order and with its default score weights: TaintToleration 3, NodeAffinity 2,
+NodeResourcesFit 1, PodTopologySpread 2, InterPodAffinity 2, NodeResourcesBalancedAllocation 1,
+ImageLocality 1. The multiPoint default is the filters, then the score-only plugins. NetworkAware and
+LeastLoaded are opt-in.
 
 Adding a plugin: write a module with pure ``pre_filter``/``filter_node`` and/or ``pre_score``/
 ``score_node`` (see ``base.py``), an ``Args`` model if it takes pluginConfig args, a ``PLUGIN =
@@ -12,6 +15,8 @@ Plugin(...)`` descriptor, and list it in ``REGISTRY`` below; the config then acc
 from __future__ import annotations
 
 from scheduler.plugins import (
+    balanced_allocation,
+    image_locality,
     inter_pod_affinity,
     least_loaded,
     network_aware,
@@ -20,6 +25,7 @@ from scheduler.plugins import (
     node_ports,
     node_resources_fit,
     node_unschedulable,
+    pod_topology_spread,
     taint_toleration,
 )
 from scheduler.plugins.base import SUCCESS, Args, ClusterView, Code, NoArgs, Plugin, Status
@@ -39,6 +45,9 @@ REGISTRY: dict[str, Plugin] = {
         inter_pod_affinity.PLUGIN,
         network_aware.PLUGIN,
         least_loaded.PLUGIN,
+        balanced_allocation.PLUGIN,
+        image_locality.PLUGIN,
+        pod_topology_spread.PLUGIN,
     )
 }
 
@@ -50,11 +59,15 @@ DEFAULT_FILTERS: tuple[str, ...] = (
     "NodeAffinity",
     "NodePorts",
     "NodeResourcesFit",
+    "PodTopologySpread",
     "InterPodAffinity",
 )
 DEFAULT_SCORES: tuple[tuple[str, int], ...] = (
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
     ("NodeResourcesFit", 1),
+    ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("NodeResourcesBalancedAllocation", 1),
+    ("ImageLocality", 1),
 )

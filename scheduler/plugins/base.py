@@ -15,9 +15,13 @@ on success, allocates nothing. ``Plugin.filter(pod, node, args)``, ``Plugin.scor
 and ``Plugin.score_nodes(pod, nodes, args)`` (normalised) wrap both halves for tests and for the
 placement explainer.
 
-Plugins that need more than the pod and one node (InterPodAffinity counts matching pods per topology
-domain across the cluster) set ``reads_cluster``: their ``pre_filter`` / ``pre_score`` then take a third
-argument, the cycle's ``ClusterView`` (every node with its pods, and namespace labels).
+Plugins that need more than the pod and one node set ``reads_cluster``: their ``pre_filter(pod, args,
+cluster)`` gets the cycle's ``ClusterView`` (every node of the snapshot with its pods, namespace labels, and
+the pod index InterPodAffinity counts from), and their ``pre_score(pod, args, cluster, feasible)`` the view
+and the nodes being scored (kube-scheduler's PreFilter and PreScore reading its snapshot lister).
+PodTopologySpread counts pods per zone over ``cluster.nodes``, ImageLocality the nodes holding an image,
+InterPodAffinity matching pods per topology domain from ``cluster.index``. The per-node halves stay as they
+are: whatever the node loop needs from other nodes is computed once, in the pre step.
 
 Requeue triggers: ``requeue_on`` names the cluster events (``scheduler.cluster_event``) that can undo the
 plugin's rejection, such as a new node or a changed taint for TaintToleration; the scheduling queue retries a
@@ -140,7 +144,8 @@ class ClusterView:
 
 _NO_LABELS: Mapping[str, str] = {}
 
-PreFn = Callable[..., Any]  # (pod, args), or (pod, args, cluster) for a plugin that reads_cluster
+# (pod, args); a plugin that reads_cluster: pre_filter (pod, args, cluster), pre_score (pod, args, cluster, feasible)
+PreFn = Callable[..., Any]
 FilterFn = Callable[[Any, NodeInfo], "Status | None"]
 ScoreFn = Callable[[Any, NodeInfo], int]
 NormalizeFn = Callable[[list[int], Any], None]
@@ -180,14 +185,18 @@ class Plugin:
         return self.args()
 
     def prepare_filter(self, pod: PodInfo, args: Args, cluster: ClusterView) -> Any:
-        """The pre_filter state for one cycle (None: every node passes)."""
+        """The pre_filter state for one cycle over the snapshot ``cluster`` (None: every node passes)."""
         assert self.pre_filter is not None, f"{self.name} does not filter"
         return self.pre_filter(pod, args, cluster) if self.reads_cluster else self.pre_filter(pod, args)
 
-    def prepare_score(self, pod: PodInfo, args: Args, cluster: ClusterView) -> Any:
-        """The pre_score state for one cycle (None: every node scores 0)."""
+    def prepare_score(self, pod: PodInfo, args: Args, cluster: ClusterView,
+                      feasible: Sequence[NodeInfo] | None = None) -> Any:
+        """The pre_score state for scoring ``feasible`` (default: every node of ``cluster``) within the
+        snapshot ``cluster`` (None: every node scores 0)."""
         assert self.pre_score is not None, f"{self.name} does not score"
-        return self.pre_score(pod, args, cluster) if self.reads_cluster else self.pre_score(pod, args)
+        if self.reads_cluster:
+            return self.pre_score(pod, args, cluster, cluster.nodes if feasible is None else feasible)
+        return self.pre_score(pod, args)
 
     def filter(self, pod: PodInfo, node: NodeInfo, args: Args | None = None,
                cluster: ClusterView | None = None) -> Status:
@@ -205,7 +214,7 @@ class Plugin:
         """Raw (not normalised) score of one node; ``cluster`` defaults to that node alone."""
         assert self.score_node is not None, f"{self.name} does not score"
         state = self.prepare_score(pod, args if args is not None else self.default_args(),
-                                   cluster if cluster is not None else ClusterView([node]))
+                                   cluster if cluster is not None else ClusterView([node]), (node,))
         return 0 if state is None else self.score_node(state, node)
 
     def score_nodes(self, pod: PodInfo, nodes: list[NodeInfo], args: Args | None = None,
@@ -214,7 +223,7 @@ class Plugin:
         ``cluster`` defaults to these nodes."""
         assert self.score_node is not None, f"{self.name} does not score"
         args = args if args is not None else self.default_args()
-        state = self.prepare_score(pod, args, cluster if cluster is not None else ClusterView(nodes))
+        state = self.prepare_score(pod, args, cluster if cluster is not None else ClusterView(nodes), nodes)
         if state is None:
             return [0] * len(nodes)
         scores = self.raw_scores(state, nodes)

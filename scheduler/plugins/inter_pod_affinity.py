@@ -28,7 +28,7 @@ the pods whose terms score others.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pydantic import Field
@@ -122,7 +122,10 @@ def _satisfies_affinity(state: _FilterState, labels: Mapping[str, str]) -> bool:
 TopologyScores = dict[str, dict[str, int]]  # topology key -> value -> score
 
 
-def pre_score(pod: PodInfo, args: InterPodAffinityArgs, cluster: ClusterView) -> TopologyScores | None:
+def pre_score(pod: PodInfo, args: InterPodAffinityArgs, cluster: ClusterView,
+              feasible: Sequence[NodeInfo]) -> TopologyScores | None:
+    if not feasible:
+        return None  # nothing to score (kube-scheduler's PreScore skips too)
     affinity = pod.pod_affinity
     own_terms = affinity is not None and affinity.has_preferred
     if args.ignorePreferredTermsOfExistingPods and not own_terms:

@@ -66,7 +66,13 @@ def test_command_writes_tables_and_json(tmp_path: Path) -> None:
     assert "Decisions per second in-process" in text and "test server *" in text
     assert "measures our client path, not a real server" in text
     data = json.loads(out.read_text())
-    assert set(data) == {"machine", "in_process", "end_to_end", "targets", "errors"} and data["errors"] == []
+    assert set(data) == {"machine", "in_process", "extender", "end_to_end", "targets", "errors"}
+    assert data["errors"] == []
+    assert "Extender per-request latency" in text
+    assert [(r["nodes"], r["mode"], r["verb"]) for r in data["extender"]] == [
+        (n, mode, verb) for n in (4, 8) for mode in ("nodeCacheCapable", "Node objects")
+        for verb in ("filter", "prioritize")]
+    assert all(r["mean_ms"] > 0 for r in data["extender"])
     # 2 sizes + anti-affinity pods at 8 + LeastLoaded adaptive and 100% at 4 nodes + 100% at 8 nodes
     assert [(r["nodes"], r["plugins"], r["percentage_of_nodes_to_score"]) for r in data["in_process"]] == [
         (4, "default", None), (8, "default", None), (8, "default, pods with required anti-affinity", None),

@@ -1,11 +1,13 @@
 """A signed apt repository of STAND-IN kubeadm/kubelet/kubectl packages, for machines that can neither
 download Kubernetes packages nor run a kubelet (the system suite's lxc lab).
 
-The packages are tiny .debs built with dpkg-deb from the scripts in tests/deploys/standin/: kubeadm
-records its invocations and writes admin.conf / kubelet.conf like the real one, kubectl records what it
-applies. The repository has pkgs.k8s.io's flat layout (Packages, Release, InRelease, Release.key at its
-root), signed with a throwaway key, so the nodes' apt verifies it through the keyring and `signed-by`
-exactly as it would the real one: the same layout is what an air-gapped lab's `package_source` points at.
+The packages are tiny .debs built with dpkg-deb from the scripts in tests/deploys/standin/ (each script's
+header says what it models and what not): kubeadm writes the files and cluster objects the real one
+leaves, kubectl (Python, so the package depends on python3-yaml) keeps the objects it applied and answers
+NotFound for any other, kubelet only sleeps. The repository has pkgs.k8s.io's flat layout (Packages,
+Release, InRelease, Release.key at its root), signed with a throwaway key, so the nodes' apt verifies
+it through the keyring and `signed-by` exactly as it would the real one: the same layout is what an
+air-gapped lab's `package_source` points at.
 """
 
 from __future__ import annotations
@@ -50,8 +52,9 @@ def _script(name: str, kube_version: str) -> str:
     return (STANDIN_DIR / name).read_text().replace("@VERSION@", kube_version)
 
 
-def build_deb(out_dir: Path, package: str, version: str, arch: str, files: dict[str, tuple[str, int]]) -> Path:
-    """files: absolute path in the package -> (content, mode)."""
+def build_deb(out_dir: Path, package: str, version: str, arch: str, files: dict[str, tuple[str, int]],
+              depends: str = "") -> Path:
+    """files: absolute path in the package -> (content, mode); depends: a Depends field, if any."""
     with tempfile.TemporaryDirectory() as tmp:
         tree = Path(tmp) / package
         (tree / "DEBIAN").mkdir(parents=True)
@@ -62,6 +65,7 @@ def build_deb(out_dir: Path, package: str, version: str, arch: str, files: dict[
             target.chmod(mode)
         (tree / "DEBIAN" / "control").write_text(
             f"Package: {package}\nVersion: {version}\nArchitecture: {arch}\nMaintainer: {MAINTAINER}\n"
+            + (f"Depends: {depends}\n" if depends else "") +
             f"Section: admin\nPriority: optional\n"
             f"Description: STAND-IN {package} for kubelab's system tests\n"
             " Records its invocations; runs no Kubernetes component. Never install it on a real machine.\n")
@@ -106,7 +110,8 @@ def build_standin_repo(root: Path, kube_version: str, revision: str) -> StandinR
     pool = root / "pool"
     pool.mkdir(parents=True, exist_ok=True)
     build_deb(pool, "kubeadm", version, arch, {"/usr/bin/kubeadm": (_script("kubeadm", kube_version), 0o755)})
-    build_deb(pool, "kubectl", version, arch, {"/usr/bin/kubectl": (_script("kubectl", kube_version), 0o755)})
+    build_deb(pool, "kubectl", version, arch, {"/usr/bin/kubectl": (_script("kubectl", kube_version), 0o755)},
+              depends="python3, python3-yaml")  # the kubectl stand-in is Python and reads YAML manifests
     build_deb(pool, "kubelet", version, arch, {
         "/usr/bin/kubelet": (_script("kubelet", kube_version), 0o755),
         "/lib/systemd/system/kubelet.service": (_script("kubelet.service", kube_version), 0o644),

@@ -92,16 +92,16 @@ def test_other_autodetection_methods_stay_on_the_host_only_network(method, expec
 
 
 def test_apt_source_is_signed_by_the_keyring_and_follows_the_minor():
-    lab = make_lab(kubernetes={"version": "1.33.4"})
+    lab = make_lab(kubernetes={"version": "1.35.2"})
     lines = [line for line in f.apt_source(lab).splitlines() if not line.startswith("#")]
-    assert lines == [f"deb [signed-by={f.KEYRING}] https://pkgs.k8s.io/core:/stable:/v1.33/deb/ /"]
-    assert lab.kubernetes.key_url == "https://pkgs.k8s.io/core:/stable:/v1.33/deb/Release.key"
+    assert lines == [f"deb [signed-by={f.KEYRING}] https://pkgs.k8s.io/core:/stable:/v1.35/deb/ /"]
+    assert lab.kubernetes.key_url == "https://pkgs.k8s.io/core:/stable:/v1.35/deb/Release.key"
 
 
 def test_local_mirror_package_source():
     lab = make_lab(kubernetes={"package_source": "file:///srv/kube-debs/v{minor}/"})
-    assert "] file:///srv/kube-debs/v1.34/ /" in f.apt_source(lab)
-    assert lab.kubernetes.key_url == "file:///srv/kube-debs/v1.34/Release.key"
+    assert "] file:///srv/kube-debs/v1.36/ /" in f.apt_source(lab)
+    assert lab.kubernetes.key_url == "file:///srv/kube-debs/v1.36/Release.key"
 
 
 def test_node_files():
@@ -113,7 +113,7 @@ def test_node_files():
                        "net.ipv4.ip_forward": "1"}
     modules = [line for line in f.modules_load().splitlines() if line and not line.startswith("#")]
     assert modules == ["overlay", "br_netfilter"]
-    assert f.kube_package_specs(lab) == ["kubelet=1.34.2-1.1", "kubeadm=1.34.2-1.1", "kubectl=1.34.2-1.1"]
+    assert f.kube_package_specs(lab) == ["kubelet=1.36.4-1.1", "kubeadm=1.36.4-1.1", "kubectl=1.36.4-1.1"]
 
 
 def test_render_refuses_missing_values_and_templates():

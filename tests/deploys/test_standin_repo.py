@@ -3,7 +3,7 @@
 STAND-IN: the kubeadm/kubectl/kubelet packages here are tiny scripts (tests/deploys/standin/), not
 Kubernetes. What is real: dpkg-deb packages, a flat repository signed with gpg, apt-get verifying it
 through `signed-by` over HTTP, and the scripts' behaviour the deploys rely on (init/join refuse to run
-twice, the join token printed by `token create` is the one `join` records).
+twice (kubeadm's preflight), the join token printed by `token create` is the one `join` records).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def test_standin_kubeadm_inits_once_and_joins_with_the_minted_token(repo, tmp_pa
     assert run(cp_root, "token", "create").returncode == 1  # no admin.conf yet, like the real one
     assert run(cp_root, "init", "--config", str(config)).returncode == 0
     second = run(cp_root, "init", "--config", str(config))
-    assert second.returncode == 1 and "admin.conf already exists" in second.stderr
+    assert second.returncode == 1 and "/etc/kubernetes/manifests/kube-apiserver.yaml already exists" in second.stderr
     admin = (cp_root / "etc/kubernetes/admin.conf").read_text()
     assert "server: https://10.213.0.10:6443" in admin
 

@@ -59,7 +59,7 @@ Served API
   before returning (Terminating, then gone).
 - One global resourceVersion; watch (`?watch=true`) from a resourceVersion streams later
   ADDED/MODIFIED/DELETED, BOOKMARK with allowWatchBookmarks (every `bookmark_interval` s without
-  events and before timeout), honours timeoutSeconds; no resourceVersion or "0" starts with ADDED
+  events, and 2 s before the watch's deadline as the watch cache does), honours timeoutSeconds; no resourceVersion or "0" starts with ADDED
   for current objects; an RV older than the history window gets an ERROR event with Status 410
   Expired "too old resource version: N (M)". Objects leaving a selector arrive as DELETED.
 - fieldSelector (per resource; pods: metadata.name, metadata.namespace, spec.nodeName,

@@ -208,18 +208,25 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
             self._write_chunk(self._bookmark(plan, plan.start_rv, initial_end=True))
         cursor = plan.start_rv
         last_sent = time.monotonic()
+        # The watch cache sends a bookmark 2 s before a watch's deadline (none for a watch shorter than
+        # that) besides its periodic ones: k8s.io/apiserver pkg/storage/cacher/cache_watcher.go,
+        # nextBookmarkTime ("right before the watcher timeout - for now we simply set it 2s before").
+        pre_timeout = deadline - 2.0
+        pre_timeout_sent = pre_timeout <= last_sent
         shareable = rtype.group != "events.k8s.io"  # other representations are encoded per watcher
         while True:
             now = time.monotonic()
             if now >= deadline:
-                if bookmarks:
-                    # The watch cache sends a bookmark just before a watch times out.
-                    self._write_chunk(self._bookmark(plan, cursor))
                 return True
+            if bookmarks and not pre_timeout_sent and now >= pre_timeout:
+                self._write_chunk(self._bookmark(plan, cursor))
+                last_sent, pre_timeout_sent = now, True
             # Wake at least every second to notice clients that went away while nothing changed.
             wait = min(deadline - now, 1.0)
             if bookmarks:
                 wait = min(wait, server.bookmark_interval)
+                if not pre_timeout_sent:
+                    wait = min(wait, pre_timeout - now)
             changes = server.store.changes_after(cursor, wait, epoch)
             if changes is None:
                 return server.drop_graceful

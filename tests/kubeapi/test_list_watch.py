@@ -4,6 +4,7 @@ compaction, bookmarks, initial events, selector transitions, dropped connections
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from kubernetes import client, watch
@@ -106,6 +107,21 @@ def test_bookmarks_carry_progress_when_requested(kube_api: KubeApiServer, core_v
     assert {e["type"] for e in lines} == {"BOOKMARK"}
     assert lines[-1]["object"]["metadata"]["resourceVersion"] == str(kube_api.resource_version)
     assert lines[-1]["object"]["kind"] == "Node"
+
+
+def test_bookmark_two_seconds_before_the_deadline(kube_api: KubeApiServer, core_v1):
+    """kube-apiserver bookmarks a watch 2 s before its timeoutSeconds run out, then ends it: a client that
+    asks for short watches hears from a healthy server well before the periodic (~1 min) bookmark."""
+    kube_api.bookmark_interval = 60.0  # the watch cache's bookmarkFrequency
+    rv = core_v1.list_node().metadata.resource_version
+    start = time.monotonic()
+    resp = core_v1.list_node(watch=True, resource_version=rv, allow_watch_bookmarks=True,
+                             timeout_seconds=4, _preload_content=False)
+    arrivals = [(time.monotonic() - start, line) for line in resp.stream(1024) if line.strip()]
+    ended = time.monotonic() - start
+    assert len(arrivals) == 1 and b'"BOOKMARK"' in arrivals[0][1]
+    assert 1.5 <= arrivals[0][0] < 3.0, f"bookmark {arrivals[0][0]:.1f}s into a 4 s watch"
+    assert ended >= 3.8
 
 
 def test_no_bookmarks_unless_asked(kube_api: KubeApiServer, core_v1):

@@ -45,8 +45,8 @@ def with_change(data, change):
 
 
 CASES = {
-    "unknown key": (lambda d: d["nodes"][0].update(colour="red"), "nodes[0].colour: unknown key"),
-    "unknown top-level key": (lambda d: d.update(extra=1), "extra: unknown key"),
+    "unknown field": (lambda d: d["nodes"][0].update(colour="red"), "nodes[0].colour: unknown field"),
+    "unknown top-level key": (lambda d: d.update(extra=1), "extra: unknown field"),
     "duplicate name": (lambda d: d["nodes"][1].update(name="k8s-control-plane"), "nodes[1].name: 'k8s-control-plane' is already used"),
     "duplicate ip": (lambda d: d["nodes"][1].update(ip="192.168.56.10"), "nodes[1].ip: 192.168.56.10 is already used"),
     "ip outside host-only": (lambda d: d["nodes"][1].update(ip="10.1.2.3"), "nodes[1].ip: 10.1.2.3 is outside network.host_only_cidr"),
@@ -69,7 +69,7 @@ CASES = {
     "unquoted version": (lambda d: d["kubernetes"].update(version=1.34), "kubernetes.version:"),
     "old version": (lambda d: d["kubernetes"].update(version="1.20.1"), "older than 1.28"),
     "bad calico": (lambda d: d["cni"].update(calico_version="3.30"), "cni.calico_version: '3.30' is not a Calico release tag"),
-    "missing nodes": (lambda d: d.pop("nodes"), "nodes: required but missing"),
+    "missing nodes": (lambda d: d.pop("nodes"), "nodes: required field is missing"),
     "lxc without bridge": (lambda d: d["provider"].update(name="lxc"), "provider.lxc_bridge:"),
     "negative request": (lambda d: d["scheduler"].update(cpu_request="-100m"), "scheduler.cpu_request: '-100m' is negative"),
     "malformed request": (lambda d: d["scheduler"].update(memory_request="12 GB"), "scheduler.memory_request: '12 GB' is not a quantity"),

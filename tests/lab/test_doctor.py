@@ -1,9 +1,11 @@
 """`./lab doctor`'s checks that depend on the lab and the host, with the host's parts pointed at tmp dirs."""
 
+import pytest
 import yaml
 
-from labdef.lab import DEFAULT_LAB_FILE, parse_lab
+from labdef.lab import DEFAULT_LAB_FILE, load_lab, parse_lab
 from labkit import doctor
+from tests.lab import fake_tools as fakes
 
 
 def lxc_lab(bridge="kubelab-doc0"):
@@ -29,3 +31,57 @@ def test_host_memory_below_the_lab_fails(monkeypatch):
     monkeypatch.setattr(doctor, "_host_memory_mb", lambda: 4096)
     memory = next(c for c in doctor.check_host_size(lab) if c.name == "host memory")
     assert memory.verdict == doctor.FAIL and "6144 MB" in memory.detail
+
+
+def pair_check(monkeypatch, tmp_path, vagrant: str, virtualbox: str) -> doctor.Check:
+    bin_dir = tmp_path / "bin"
+    fakes.fake_vagrant_and_virtualbox(bin_dir, vagrant, virtualbox)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    checks = {c.name: c for c in doctor.check_vagrant(load_lab(DEFAULT_LAB_FILE))}
+    assert (checks["vagrant"].detail, checks["virtualbox"].detail) == (vagrant, f"VBoxManage {virtualbox}")
+    return checks["vagrant + virtualbox"]
+
+
+@pytest.mark.parametrize(("vagrant", "virtualbox", "refusal"), [
+    (fakes.VAGRANT_DEBIAN, fakes.VBOX_7_1,
+     "Vagrant 2.3.4 cannot drive VirtualBox 7.1.4: VirtualBox 7.1 needs Vagrant 2.4.2 or later"),
+    (fakes.VAGRANT_2_4_8, fakes.VBOX_7_2_UBUNTU,
+     "Vagrant 2.4.8 cannot drive VirtualBox 7.2.6: VirtualBox 7.2 needs Vagrant 2.4.9 or later")])
+def test_a_vagrant_too_old_for_virtualbox_fails_naming_both_and_the_fix(monkeypatch, tmp_path, vagrant, virtualbox,
+                                                                        refusal):
+    check = pair_check(monkeypatch, tmp_path, vagrant, virtualbox)
+    assert check.verdict == doctor.FAIL
+    assert refusal in check.detail
+    assert "https://developer.hashicorp.com/vagrant/install" in check.detail
+
+
+@pytest.mark.parametrize(("vagrant", "virtualbox"), [
+    (fakes.VAGRANT_DEBIAN, fakes.VBOX_7_0_UBUNTU), (fakes.VAGRANT_2_4_9, fakes.VBOX_7_2_UBUNTU)])
+def test_a_pair_that_works_passes(monkeypatch, tmp_path, vagrant, virtualbox):
+    assert pair_check(monkeypatch, tmp_path, vagrant, virtualbox).verdict == doctor.OK
+
+
+def test_a_virtualbox_newer_than_known_is_a_warning(monkeypatch, tmp_path):
+    check = pair_check(monkeypatch, tmp_path, fakes.VAGRANT_2_4_9, fakes.VBOX_7_3_HYPOTHETICAL)
+    assert check.verdict == doctor.WARN and "newer than the pairs kubelab knows" in check.detail
+
+
+def test_host_memory_on_macos_comes_from_sysctl(monkeypatch, tmp_path):
+    """macOS has no /proc/meminfo; `sysctl -n hw.memsize` gives the bytes."""
+    bin_dir = tmp_path / "bin"
+    fakes.fake_tool(bin_dir, "sysctl", {"-n hw.memsize": fakes.MACOS_MEMSIZE},
+                    "macOS's `sysctl -n hw.memsize` on a 16 GB Mac")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    assert doctor._host_memory_mb(meminfo=tmp_path / "no-proc-meminfo") == 16384
+    assert fakes.calls(bin_dir) == ["sysctl -n hw.memsize"]
+
+
+def test_host_memory_on_linux_comes_from_proc_meminfo(tmp_path):
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:        8029876 kB\nMemFree:          123456 kB\n")
+    assert doctor._host_memory_mb(meminfo=meminfo) == 7841
+
+
+def test_lxc_lab_on_macos_says_it_needs_linux(tmp_path):
+    (check,) = doctor.check_network(lxc_lab(), sys_class_net=tmp_path, platform="darwin")
+    assert check.verdict == doctor.FAIL and "needs a Linux host" in check.detail

@@ -7,10 +7,21 @@ import subprocess
 
 import pytest
 import yaml
+from packaging.version import Version
 
 from labdef.lab import DEFAULT_LAB_FILE, load_lab
 from labkit.paths import PROJECT_ROOT
-from labkit.vagrant import ToolMissing, VagrantLab, parse_ssh_config, require_tools
+from labkit.vagrant import (
+    ToolMissing,
+    ToolsMismatch,
+    VagrantLab,
+    check_virtualbox_pair,
+    parse_ssh_config,
+    require_tools,
+    vagrant_version,
+    virtualbox_version,
+)
+from tests.lab import fake_tools as fakes
 from tests.unavailable import skip_or_fail
 
 # What `vagrant ssh-config` prints for a two-machine VirtualBox lab (Vagrant 2.3).
@@ -71,6 +82,51 @@ def test_missing_virtualbox_says_what_to_install(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ToolMissing, match="no `VBoxManage`.*install VirtualBox"):
         require_tools("virtualbox")
+
+
+@pytest.mark.parametrize(("output", "version"), [
+    (fakes.VAGRANT_DEBIAN, "2.3.4"), ("Vagrant 2.4.10.dev", "2.4.10.dev0"), ("vagrant: command failed", None)])
+def test_vagrant_version_from_its_real_output(output, version):
+    assert str(vagrant_version(output)) == str(version)
+
+
+@pytest.mark.parametrize(("output", "version"), [
+    (fakes.VBOX_7_1, "7.1.4"), (fakes.VBOX_7_0_UBUNTU, "7.0.16"), (fakes.VBOX_7_1_NO_DRIVER, "7.1.4"),
+    ("", None)])
+def test_virtualbox_version_from_its_real_output(output, version):
+    assert str(virtualbox_version(output)) == str(version)
+
+
+@pytest.mark.parametrize(("vagrant", "virtualbox", "needed"), [
+    ("2.3.4", "7.1.4", "2.4.2"), ("2.4.1", "7.1.0", "2.4.2"), ("2.4.8", "7.2.6", "2.4.9"),
+    ("2.4.3", "7.3.0", "2.4.9")])
+def test_pairs_vagrant_cannot_drive_are_refused(vagrant, virtualbox, needed):
+    with pytest.raises(ToolsMismatch) as err:
+        check_virtualbox_pair(Version(vagrant), Version(virtualbox))
+    message = str(err.value)
+    assert f"Vagrant {vagrant} cannot drive VirtualBox {virtualbox}" in message
+    assert f"needs Vagrant {needed} or later" in message
+    assert "https://developer.hashicorp.com/vagrant/install" in message
+
+
+@pytest.mark.parametrize(("vagrant", "virtualbox"), [
+    ("2.3.4", "7.0.16"), ("2.3.4", "6.1.50"), ("2.4.2", "7.1.4"), ("2.4.9", "7.2.6"), ("2.4.10.dev", "7.2.0")])
+def test_pairs_vagrant_drives_pass(vagrant, virtualbox):
+    assert check_virtualbox_pair(Version(vagrant), Version(virtualbox)) == ""
+
+
+def test_a_virtualbox_newer_than_known_is_a_warning():
+    warning = check_virtualbox_pair(Version("2.4.9"), Version("7.3.0"))
+    assert "VirtualBox 7.3.0 is newer than the pairs kubelab knows" in warning
+
+
+def test_up_refuses_debians_vagrant_with_virtualbox_7_1_before_creating_anything(monkeypatch, tmp_path):
+    bin_dir = tmp_path / "bin"
+    fakes.fake_vagrant_and_virtualbox(bin_dir, fakes.VAGRANT_DEBIAN, fakes.VBOX_7_1)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    with pytest.raises(ToolsMismatch, match=r"Vagrant 2\.3\.4 cannot drive VirtualBox 7\.1\.4: .* 2\.4\.2 or later"):
+        VagrantLab(load_lab(DEFAULT_LAB_FILE), DEFAULT_LAB_FILE, root=tmp_path).up()
+    assert fakes.calls(bin_dir) == ["vagrant --version", "VBoxManage --version"]  # no status, no up
 
 
 def test_each_lab_keeps_its_own_vagrant_state():
@@ -144,10 +200,37 @@ def test_vagrantfile_defines_one_machine_per_node(tmp_path):
     assert list(view) == ["k8s-control-plane", "k8s-worker-01", "k8s-worker-02"]
     worker = view["k8s-worker-02"]
     assert worker["vm.hostname"] == "k8s-worker-02"
-    assert worker["vm.network"] == [["private_network", {"ip": "192.168.56.12"}]]
+    assert worker["vm.network"] == [["private_network", {"ip": "192.168.56.12", "netmask": "255.255.255.0"}]]
     assert (worker["vm.provider.cpus"], worker["vm.provider.memory"]) == (1, 1536)
     assert worker["vm.provider.linked_clone"] is True
     assert view["k8s-control-plane"]["vm.provider.memory"] == 4096
+
+
+def wide_lab() -> dict:
+    """A /22 host-only range with nodes in three different /24s of it."""
+    data = yaml.safe_load(DEFAULT_LAB_FILE.read_text())
+    data["network"]["host_only_cidr"] = "192.168.56.0/22"
+    data["nodes"][1]["ip"] = "192.168.57.11"
+    data["nodes"].append({"name": "k8s-worker-02", "role": "worker", "ip": "192.168.59.12", "cpus": 1,
+                          "memory_mb": 1536})
+    return data
+
+
+def test_vagrantfile_gives_each_host_only_adapter_the_labs_netmask(tmp_path):
+    """Vagrant assumes 255.255.255.0 when a private network has only `ip:`: nodes of a /22 in different
+    /24s would then have no route to each other."""
+    view = vagrantfile_view(wide_lab(), tmp_path)
+    assert [machine["vm.network"] for machine in view.values()] == [
+        [["private_network", {"ip": ip, "netmask": "255.255.252.0"}]]
+        for ip in ("192.168.56.10", "192.168.57.11", "192.168.59.12")]
+
+
+def test_vagrant_validates_a_lab_wider_than_a_24(tmp_path):
+    _vagrant_or_skip()
+    lab = tmp_path / "wide.yaml"
+    lab.write_text(yaml.safe_dump(wide_lab()))
+    proc = _validate(lab, tmp_path)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_vagrantfile_lxc_provider_uses_the_lab_bridge(tmp_path):

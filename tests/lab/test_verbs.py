@@ -59,7 +59,7 @@ def test_every_verb_validates_the_lab_first(verb, tmp_path):
     bad = tmp_path / "lab.yaml"
     bad.write_text("name: x\nnodes: []\nbogus: 1\n")
     proc = run(verb, "--lab", str(bad))
-    assert proc.returncode == 2 and "bogus: unknown key" in proc.stderr
+    assert proc.returncode == 2 and "bogus: unknown field" in proc.stderr
 
 
 def test_package_source_override_is_validated_before_anything_runs():

@@ -100,3 +100,24 @@ def test_inter_pod_affinity_is_judged_against_the_whole_cluster():
     why = explain_pod(replica, snapshot(nodes, [*pods, web]), config.profile(SCHEDULER), config.source)
     by_node = {n.node: n for n in why.nodes}
     assert by_node["b"].reasons == ["InterPodAffinity: node(s) didn't match pod anti-affinity rules"]
+
+
+def test_topology_spread_is_explained_against_the_whole_cluster():
+    """PodTopologySpread counts pods over every node, so each node's verdict comes from the cluster: zone z1
+    (node a) already holds a matching pod and zone z2 (node b) none, so with maxSkew 1 only b fits."""
+    nodes, pods = cluster()
+    for node, zone in ((nodes[1], "z1"), (nodes[2], "z2")):
+        node["metadata"]["labels"]["topology.kubernetes.io/zone"] = zone
+    web = make_pod("web-0", node_name="a", labels={"app": "web"})
+    web["metadata"]["uid"] = "web-0"
+    pod = make_pod("web-1", "default", scheduler_name=SCHEDULER, labels={"app": "web"})
+    pod["spec"]["topologySpreadConstraints"] = [{
+        "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "web"}}}]
+    config = lab_config()
+    why = explain_pod(pod, snapshot(nodes, [*pods, web]), config.profile(SCHEDULER), config.source)
+    by_node = {n.node: n for n in why.nodes}
+    assert by_node["a"].reasons == ["PodTopologySpread: node(s) didn't match pod topology spread constraints"]
+    assert by_node["cp"].reasons[-1] == ("PodTopologySpread: node(s) didn't match pod topology spread "
+                                         "constraints (missing required label)")
+    assert why.would_choose == ["b"]

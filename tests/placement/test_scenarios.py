@@ -30,7 +30,7 @@ def test_unknown_scenario_is_named():
      "set opt_in: include-restart"),
     ({"id": "A b", "title": "t", "pods": {"count": 1}, "expect": {"placement": "ignored"}}, "scenarios[0].id"),
     ({"id": "a", "title": "t", "pods": {"count": 1}, "expect": {"placement": "ignored"}, "colour": "red"},
-     "scenarios[0].colour: unknown key"),
+     "scenarios[0].colour: unknown field"),
 ])
 def test_bad_scenarios_name_the_field(scenario, message):
     with pytest.raises(ScenarioError) as err:

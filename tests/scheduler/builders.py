@@ -24,6 +24,7 @@ def pod_obj(
     overhead: dict[str, Any] | None = None,
     host_ports: list[int] | None = None,
     scheduler_name: str = "my-custom-scheduler",
+    spread: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     if containers is None:
         container: dict[str, Any] = {"name": "c", "image": "busybox"}
@@ -45,6 +46,8 @@ def pod_obj(
         spec["nodeName"] = node_name
     if overhead is not None:
         spec["overhead"] = overhead
+    if spread is not None:
+        spec["topologySpreadConstraints"] = spread
     meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": uid or f"uid-{name}"}
     if annotations is not None:
         meta["annotations"] = annotations
@@ -68,6 +71,7 @@ def node_obj(
     taints: list[dict[str, str]] | None = None,
     unschedulable: bool = False,
     conditions: list[dict[str, str]] | None = None,
+    images: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     allocatable = {"cpu": cpu, "memory": memory, "pods": pods, "ephemeral-storage": "20Gi", **(extra or {})}
     spec: dict[str, Any] = {}
@@ -84,6 +88,7 @@ def node_obj(
             "allocatable": allocatable,
             "capacity": allocatable,
             "conditions": conditions if conditions is not None else [{"type": "Ready", "status": "True"}],
+            **({"images": images} if images is not None else {}),
         },
     }
 

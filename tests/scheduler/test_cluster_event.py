@@ -52,6 +52,8 @@ def test_node_update_events(changes, event):
         ({"tolerations": [{"key": "k", "operator": "Exists"}]}, E.POD_TOLERATIONS_CHANGED),
         ({"node_selector": {"disk": "ssd"}}, E.POD_NODE_AFFINITY_CHANGED),
         ({"host_ports": [80]}, E.POD_HOST_PORTS_CHANGED),
+        ({"spread": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]},
+         E.POD_TOPOLOGY_SPREAD_CHANGED),
     ],
 )
 def test_pod_update_events(changes, event):
@@ -68,8 +70,8 @@ def test_pod_label_and_status_changes():
 
 
 def test_assigned_pod_events():
-    """What pod affinity waits for: a pod newly counted on a node, or one counted that is relabelled; the watch
-    confirming an assumed pod, or a status update, is no event."""
+    """What pod affinity and topology spread wait for: a pod newly counted on a node, or one counted that is
+    relabelled; a status update is no event."""
     bound = pod("b", node_name="n1")
     assert assigned_pod_change(None, bound) == E.ASSIGNED_POD_ADDED
     assert assigned_pod_change(bound, pod("b", node_name="n1")) == E.NONE
@@ -119,3 +121,20 @@ def test_pod_no_plugin_rejected_waits_for_any_event():
     profile = Profile.default("s")
     assert profile.schedule(pod("p"), [], random.Random(1)).rejected_by == frozenset()
     assert profile.requeue_triggers(frozenset()) == E.ANY
+
+
+def test_spread_rejection_waits_for_pods_placed_or_gone_and_node_changes():
+    """PodTopologySpread's rejection is undone by a matching pod placed in the emptier zone or gone from
+    the fuller one, a node added or relabelled (a new domain), a taint change (nodeTaintsPolicy: Honor), or
+    the pod's own labels or constraints; not by more allocatable or a new toleration."""
+    spread = [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "web"}}}]
+    full = node("a", labels={"zone": "a"}, pods_on_it=[pod(f"w{i}", labels={"app": "web"}) for i in range(2)])
+    empty = node("b", labels={"zone": "b"}, cpu="0")
+    incoming = pod("p", labels={"app": "web"}, spread=spread, requests={"cpu": "100m"})
+    rejected = _rejected_by(Profile.default("s"), incoming, full, empty)
+    assert rejected == {"PodTopologySpread", "NodeResourcesFit"}
+    triggers = REGISTRY["PodTopologySpread"].requeue_on
+    assert triggers == (E.ASSIGNED_POD_ADDED | E.ASSIGNED_POD_LABELS_CHANGED | E.ASSIGNED_POD_DELETED
+                        | E.NODE_ADDED | E.NODE_LABELS_CHANGED | E.NODE_TAINTS_CHANGED | E.POD_LABELS_CHANGED
+                        | E.POD_TOPOLOGY_SPREAD_CHANGED)

@@ -19,8 +19,10 @@ from scheduler.plugins.network_aware import NetworkAwareArgs
 
 HEAD = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 DEFAULT_FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-                   "NodeResourcesFit", "InterPodAffinity"]
-DEFAULT_SCORES = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("InterPodAffinity", 2)]
+                   "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
+# kube-scheduler's default weights (pkg/scheduler/apis/config/v1/default_plugins.go), for the plugins we have
+DEFAULT_SCORES = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("PodTopologySpread", 2),
+                  ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
 
 NETWORK_AWARE_YAML = """\
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -73,17 +75,16 @@ def test_network_aware_config_file(tmp_path):
          DEFAULT_FILTERS, [*DEFAULT_SCORES, ("LeastLoaded", 4)]),
         # re-listing a default in multiPoint changes its weight in place (kube-scheduler's merge)
         ({"multiPoint": {"enabled": [{"name": "TaintToleration", "weight": 1}]}},
-         DEFAULT_FILTERS, [("TaintToleration", 1), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
-                           ("InterPodAffinity", 2)]),
+         DEFAULT_FILTERS, [("TaintToleration", 1), *DEFAULT_SCORES[1:]]),
         # named under score: overrides the multiPoint entry there, moved first
         ({"score": {"enabled": [{"name": "NodeResourcesFit", "weight": 7}]}},
-         DEFAULT_FILTERS, [("NodeResourcesFit", 7), ("TaintToleration", 3), ("NodeAffinity", 2),
-                           ("InterPodAffinity", 2)]),
+         DEFAULT_FILTERS, [("NodeResourcesFit", 7), *(s for s in DEFAULT_SCORES if s[0] != "NodeResourcesFit")]),
         ({"score": {"disabled": [{"name": "*"}], "enabled": [{"name": "LeastLoaded"}]}},
          DEFAULT_FILTERS, [("LeastLoaded", 1)]),
         ({"score": {"disabled": ["*"], "enabled": ["LeastLoaded"]}}, DEFAULT_FILTERS, [("LeastLoaded", 1)]),
         ({"filter": {"disabled": [{"name": "NodePorts"}, {"name": "NodeName"}]}},
-         ["NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "InterPodAffinity"],
+         ["NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread",
+          "InterPodAffinity"],
          DEFAULT_SCORES),
         ({"multiPoint": {"disabled": [{"name": "*"}], "enabled": [{"name": "NetworkAware"}, {"name": "LeastLoaded"}]}},
          ["NetworkAware"], [("NetworkAware", 1), ("LeastLoaded", 1)]),

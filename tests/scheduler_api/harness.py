@@ -3,10 +3,13 @@ against the Kubernetes API test server in tests/kubeapi, over HTTP with a kubeco
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import yaml
 
@@ -19,6 +22,7 @@ from tests.kubeapi.kubeconfig import write_kubeconfig
 from tests.kubeapi.objects import make_pod
 
 SCHEDULER = "my-custom-scheduler"
+REPO = Path(__file__).resolve().parents[2]
 
 NETWORK_AWARE_CONFIG = f"""
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -74,13 +78,26 @@ def make_scheduler(
     *,
     leader: LeaderSettings | None = None,
     qps: float = 0,
+    burst: int = 100,
     seed: int = 1,
     bind_workers: int = 8,
 ) -> Scheduler:
     cfg = parse_config(yaml.safe_load(config_text))
-    client = Client(load_configuration(str(kubeconfig)), qps=qps, burst=100, pool_size=bind_workers + 8)
+    client = Client(load_configuration(str(kubeconfig)), qps=qps, burst=burst, pool_size=bind_workers + 8)
     settings = RuntimeSettings(leader=leader, serve=(("127.0.0.1", 0),), seed=seed, bind_workers=bind_workers)
     return Scheduler(client, build_profiles(cfg), settings)
+
+
+def scheduler_process(args: list[str], stdout: int | IO[str] = subprocess.PIPE) -> subprocess.Popen:
+    """`python -m scheduler ARGS` from this checkout, as a user runs it (output and errors to `stdout`)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "scheduler", *args],
+        cwd=REPO,
+        text=True,
+        stdout=stdout,
+        stderr=subprocess.STDOUT,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+    )
 
 
 @contextmanager

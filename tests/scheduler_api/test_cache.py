@@ -179,3 +179,16 @@ def test_snapshot_keeps_the_pod_index_and_its_kept_answers_current() -> None:
     assert answers(snap.pod_index) == fresh == ({("zone", "z0"): 20, ("zone", "z1"): 10},) * 2
     cache.set_namespace("default", {"team": "y"})
     assert answers(cache.snapshot().pod_index) == ({}, {})
+
+
+def test_add_pod_returns_the_version_the_watch_showed_before() -> None:
+    """None when the watch shows the pod for the first time, an assumed pod's confirmation included (pods
+    rejected before it was assumed never saw it: to them it is an assigned pod added); else the last
+    version the watch showed."""
+    cache = Cache()
+    cache.add_node(node("n1"))
+    cache.assume(pod("a"), "n1")
+    assert cache.add_pod(pod("a", node_name="n1")) is None
+    confirmed = pod("a", node_name="n1")
+    cache.add_pod(confirmed)
+    assert cache.add_pod(pod("a", node_name="n1")) is confirmed

@@ -3,21 +3,23 @@ kubeconfig for the Kubernetes API test server (tests/kubeapi, a stand-in for kub
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.kubeapi.fixtures import free_port
-from tests.scheduler_api.harness import NETWORK_AWARE_CONFIG, SCHEDULER, unreachable_kubeconfig
+from tests.scheduler_api.harness import (
+    NETWORK_AWARE_CONFIG,
+    SCHEDULER,
+    scheduler_process,
+    unreachable_kubeconfig,
+)
 
 pytestmark = pytest.mark.api
 
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _write_config(tmp_path: Path, kubeconfig: str, extra: str = "") -> Path:
@@ -33,14 +35,7 @@ def _write_config(tmp_path: Path, kubeconfig: str, extra: str = "") -> Path:
 
 
 def _run(args: list[str]) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "scheduler", *args],
-        cwd=REPO,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env=dict(os.environ, PYTHONPATH=str(REPO)),
-    )
+    return scheduler_process(args)
 
 
 def test_places_pods_end_to_end_and_stops_cleanly(kube_api, kube_api_kubeconfig, tmp_path) -> None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
 from scheduler.client import Client, load_configuration
 from scheduler.informer import Informer
+from tests.faults.proxy import FaultProxy
 from tests.kubeapi import running_server
+from tests.kubeapi.kubeconfig import write_kubeconfig
 
 pytestmark = pytest.mark.api
 
@@ -115,3 +118,49 @@ def test_bookmarks_advance_the_resume_point(tmp_path) -> None:
             assert rec.events == []
         finally:
             inf.stop()
+
+
+def test_quiet_watches_on_a_healthy_server_are_never_taken_for_dead(tmp_path, caplog) -> None:
+    """Bounds scaled down 10x from the product's (watches of 2-3 s instead of 20-30 s, silence 4 s instead
+    of 40 s) against a server that bookmarks like kube-apiserver: once a minute, and 2 s before a watch's
+    deadline. Nothing happens for 8 s, yet each watch hears its bookmark and its end in time, resumes
+    from the bookmark's resourceVersion, and is never replaced for silence."""
+    with running_server(bookmark_interval=60.0) as server:
+        kubeconfig = server.write_kubeconfig(tmp_path / "kc")
+        client = Client(load_configuration(str(kubeconfig)), qps=0)
+        inf = Informer(client, "pods", "/api/v1/pods", Recorder(), watch_seconds=(2, 3), silence=4.0)
+        inf.start()
+        try:
+            assert inf.synced.wait(10)
+            server.add_nodes(1)  # another resource moves the global resourceVersion
+            time.sleep(8)
+            assert int(inf.resource_version) == server.resource_version  # a bookmark carried it
+        finally:
+            inf.stop()
+    assert "watch silent" not in caplog.text
+    assert server.request_count("list", "pods") == 1
+
+
+def test_a_silent_watch_is_replaced_after_its_silence_bound(kube_api, tmp_path, caplog) -> None:
+    """The path goes silent (tests/faults/proxy.py: no FIN, no RST) and heals, the watch's connection
+    staying dead: the informer gives it up after `silence` seconds and resumes on a new connection."""
+    proxy = FaultProxy(kube_api.port).start()
+    try:
+        kubeconfig = write_kubeconfig(tmp_path / "kc", proxy.url)
+        client = Client(load_configuration(str(kubeconfig)), qps=0)
+        rec = Recorder()
+        inf = Informer(client, "pods", "/api/v1/pods", rec, silence=2.0)
+        inf.start()
+        try:
+            assert inf.synced.wait(10)
+            kube_api.wait_for(lambda: kube_api.open_watches == 1)
+            proxy.partition()
+            proxy.heal()
+            kube_api.add_pod("after-heal", cpu="10m")
+            kube_api.wait_for(lambda: "after-heal" in rec.names("add"), timeout=10)
+        finally:
+            inf.stop()
+    finally:
+        proxy.stop()
+    assert "watch silent for 2s" in caplog.text
+    assert kube_api.request_count("list", "pods") == 1  # resumed, not relisted

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import time
 
 import pytest
 
@@ -124,3 +125,27 @@ def test_losing_the_lease_stops_scheduling(kube_api, kube_api_kubeconfig) -> Non
     assert kube_api.request_count("create", "pods/binding") == 0
     holder = kube_api.get_object("leases", "my-custom-scheduler", "kube-system")["spec"]["holderIdentity"]
     assert holder == "intruder"  # a stopped standby never releases someone else's lease
+
+
+def test_losing_the_lease_cancels_the_bindings_not_yet_sent(kube_api, kube_api_kubeconfig) -> None:
+    """Bindings queued behind the client's rate limit when another holder takes the Lease are never sent:
+    the next leader decides those pods from its own cache, so a binding sent now could over-commit."""
+    kube_api.add_nodes(2)
+    lease = dict(namespace="kube-system", name="my-custom-scheduler", **FAST)
+    leader = LeaderSettings(identity="one", **lease)
+    with running_scheduler(kube_api_kubeconfig, leader=leader, qps=5, burst=1) as one:
+        kube_api.wait_for(lambda: one.is_leading)
+        kube_api.add_pods(20, cpu="100m", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: kube_api.request_count("create", "pods/binding") >= 2)
+        kube_api.update_object(
+            "leases",
+            "my-custom-scheduler",
+            {"spec": {"holderIdentity": "intruder", "leaseDurationSeconds": 3600}},
+            "kube-system",
+        )
+        kube_api.wait_for(lambda: not one.is_leading)
+        sent = kube_api.request_count("create", "pods/binding")
+        time.sleep(1.5)  # at qps 5, seven more bindings would have gone out
+        assert kube_api.request_count("create", "pods/binding") <= sent + 1  # one may have been on its way
+        # The cancelled ones are back in the queue, for when this instance leads again.
+        kube_api.wait_for(lambda: sum(one.queue.counts().values()) == 20 - len(kube_api.bound_pods()))

@@ -1,0 +1,65 @@
+"""`./lab` on Linux and on macOS (no sha256sum there; `shasum -a 256` instead).
+
+The script runs from a copy of the project's `lab` and pyproject.toml with an already set up .venv whose
+`invoke` is a stand-in that prints its arguments, and a PATH holding only the tools the script needs, so
+whether sha256sum exists is the test's choice. STAND-IN `shasum`: answers `shasum -a 256 FILE` with the
+file's real SHA-256 in shasum's output format ("HEX  FILE"), computed by Python; nothing else.
+"""
+
+import hashlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from labkit.paths import PROJECT_ROOT
+
+SHASUM = """#!/bin/sh
+# STAND-IN for macOS's shasum: `shasum -a 256 FILE` only (see tests/lab/test_lab_script.py).
+[ "$1 $2" = "-a 256" ] && [ $# -eq 3 ] || { echo "stand-in shasum: not modelled: $*" >&2; exit 64; }
+exec python3 -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest() + "  " + sys.argv[1])' "$3"
+"""
+INVOKE = """#!/bin/sh
+# STAND-IN for the virtualenv's invoke: prints what ./lab handed it.
+echo "invoke $*"
+"""
+
+
+def project_copy(tmp_path):
+    project = tmp_path / "project"
+    (project / ".venv" / "bin").mkdir(parents=True)
+    shutil.copy2(PROJECT_ROOT / "lab", project / "lab")
+    shutil.copy2(PROJECT_ROOT / "pyproject.toml", project / "pyproject.toml")
+    invoke = project / ".venv" / "bin" / "invoke"
+    invoke.write_text(INVOKE)
+    invoke.chmod(0o755)
+    # Set up already: the stamp holds the hash of these pins, so a correct hash means no reinstall.
+    digest = hashlib.sha256((project / "pyproject.toml").read_bytes()).hexdigest()
+    (project / ".venv" / ".installed-from").write_text(digest + "\n")
+    return project
+
+
+def tools_path(tmp_path, host: str) -> str:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("bash", "dirname", "cut", "cat"):
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    (bin_dir / "python3").symlink_to(sys.executable)
+    if host == "linux":
+        (bin_dir / "sha256sum").symlink_to(shutil.which("sha256sum"))
+    else:
+        (bin_dir / "shasum").write_text(SHASUM)
+        (bin_dir / "shasum").chmod(0o755)
+    return str(bin_dir)
+
+
+@pytest.mark.parametrize("host", ["linux", "macos"])
+def test_lab_script_finds_its_setup_and_runs_the_verb(tmp_path, host):
+    project = project_copy(tmp_path)
+    env = {"PATH": tools_path(tmp_path, host), "HOME": str(tmp_path)}
+    proc = subprocess.run([str(project / "lab"), "--list"], check=False, capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "invoke --list\n"
+    assert "setting up" not in proc.stderr  # the pins' hash matched the stamp: nothing reinstalled
