@@ -5,9 +5,10 @@ event from the camelCase dicts the API sends (never the client's generated model
 not kept. Everything here is pure: no I/O, no clocks, no globals.
 
 One module per seam: ``parsing`` (the parse policy and PodSpecError), ``resources`` (amounts and a pod's
-effective request), ``taints`` (taints, tolerations), ``affinity`` (node selectors), ``pod_affinity`` (inter-pod affinity terms),
-``pod`` (PodInfo), ``node`` (NodeInfo and its accounting) and ``pod_index`` (counted pods indexed for
-inter-pod affinity). Import from ``scheduler.model``, or from ``pod_affinity`` / ``pod_index`` for theirs.
+effective request), ``taints`` (taints, tolerations), ``affinity`` (node selectors), ``labels`` (label
+selectors), ``pod_affinity`` (inter-pod affinity terms), ``topology_spread`` (spread constraints), ``pod``
+(PodInfo), ``node`` (NodeInfo and its accounting) and ``pod_index`` (counted pods indexed for inter-pod
+affinity). Import from ``scheduler.model``, or from the seam's module for what only its plugin uses.
 """
 
 from scheduler.model.affinity import NodeSelector, PreferredTerm, Requirement, SelectorTerm

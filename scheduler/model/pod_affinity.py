@@ -20,25 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from scheduler.model.affinity import Requirement
-from scheduler.model.parsing import PodSpecError, as_list, as_str_map
+from scheduler.model.labels import LabelSelector, parse_label_selector
+from scheduler.model.parsing import PodSpecError, as_list
 
-_LABEL_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
 _KINDS = (("podAffinity", "affinity"), ("podAntiAffinity", "anti_affinity"))
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
-
-
-@dataclass(slots=True, frozen=True)
-class LabelSelector:
-    """A metav1.LabelSelector: every requirement must hold (none: every label set matches)."""
-
-    requirements: tuple[Requirement, ...] = ()
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        for req in self.requirements:
-            if not req.matches(labels):
-                return False
-        return True
 
 
 @dataclass(slots=True, frozen=True)
@@ -133,36 +120,6 @@ def _parse_term(obj: Any, path: str, namespace: str, labels: Mapping[str, str]) 
     if not namespaces and namespace_selector is None:
         namespaces = [namespace]
     return AffinityTerm(topology_key, selector, frozenset(namespaces), namespace_selector)
-
-
-def parse_label_selector(obj: Any, path: str) -> LabelSelector | None:
-    """A metav1.LabelSelector (None: absent, which selects nothing)."""
-    if obj is None:
-        return None
-    if not isinstance(obj, dict):
-        raise PodSpecError(path, f"expected a label selector, got {obj!r}")
-    requirements = [Requirement(k, "In", frozenset({v}))
-                    for k, v in as_str_map(obj.get("matchLabels"), f"{path}.matchLabels").items()]
-    for i, expr in enumerate(as_list(obj.get("matchExpressions"), f"{path}.matchExpressions")):
-        requirements.append(_parse_expression(expr, f"{path}.matchExpressions[{i}]"))
-    return LabelSelector(tuple(requirements))
-
-
-def _parse_expression(obj: Any, path: str) -> Requirement:
-    if not isinstance(obj, dict):
-        raise PodSpecError(path, f"expected a requirement with key, operator, values; got {obj!r}")
-    key, operator, values = obj.get("key"), obj.get("operator"), obj.get("values") or []
-    if not isinstance(key, str) or not key:
-        raise PodSpecError(f"{path}.key", "must be a non-empty string")
-    if operator not in _LABEL_OPERATORS:
-        raise PodSpecError(f"{path}.operator", f"{operator!r} is not one of In, NotIn, Exists, DoesNotExist")
-    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-        raise PodSpecError(f"{path}.values", f"must be a list of strings, got {values!r}")
-    if operator in ("In", "NotIn") and not values:
-        raise PodSpecError(f"{path}.values", f"operator {operator} needs at least one value")
-    if operator in ("Exists", "DoesNotExist") and values:
-        raise PodSpecError(f"{path}.values", f"operator {operator} takes no values, got {values!r}")
-    return Requirement(key, operator, frozenset(values))
 
 
 def _merge_label_keys(selector: LabelSelector, term: Mapping[str, Any], path: str,

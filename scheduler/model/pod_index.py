@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
 
+from scheduler.model.labels import LabelSelector
 from scheduler.model.node import NodeInfo
 from scheduler.model.pod import PodInfo
-from scheduler.model.pod_affinity import AffinityTerm, LabelSelector
+from scheduler.model.pod_affinity import AffinityTerm
 
 Entry = tuple[Mapping[str, str], PodInfo]  # (labels of the pod's node, pod)
 CountPod = Callable[["TopologyCounts", Mapping[str, str], PodInfo, int], None]

@@ -12,35 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from scheduler.model.affinity import Requirement
-from scheduler.model.parsing import PodSpecError, as_list, as_str_map
+from scheduler.model.labels import LabelSelector, parse_label_selector
+from scheduler.model.parsing import PodSpecError, as_list
 
 DO_NOT_SCHEDULE = "DoNotSchedule"
 SCHEDULE_ANYWAY = "ScheduleAnyway"
 HONOR = "Honor"
 IGNORE = "Ignore"
-_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
 _PATH = "spec.topologySpreadConstraints"
-
-
-@dataclass(frozen=True, slots=True)
-class LabelSelector:
-    """A metav1.LabelSelector: matchLabels and matchExpressions, all ANDed. ``nothing`` is the absent
-    selector, which matches no pod; an empty one ({}) matches every pod (``everything``)."""
-
-    requirements: tuple[Requirement, ...] = ()
-    nothing: bool = False
-
-    @property
-    def everything(self) -> bool:
-        return not self.nothing and not self.requirements
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        if self.nothing:
-            return False
-        for req in self.requirements:
-            if not req.matches(labels):
-                return False
-        return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,28 +31,6 @@ class SpreadConstraint:
     min_domains: int = 1
     honor_node_affinity: bool = True  # nodeAffinityPolicy: Honor (the default)
     honor_node_taints: bool = False  # nodeTaintsPolicy: Ignore (the default)
-
-
-def parse_label_selector(value: Any, path: str) -> LabelSelector:
-    if value is None:
-        return LabelSelector(nothing=True)
-    if not isinstance(value, dict):
-        raise PodSpecError(path, f"expected a label selector map, got {value!r}")
-    requirements = [Requirement(k, "In", frozenset({v}))
-                    for k, v in sorted(as_str_map(value.get("matchLabels"), f"{path}.matchLabels").items())]
-    for i, expr in enumerate(as_list(value.get("matchExpressions"), f"{path}.matchExpressions")):
-        where = f"{path}.matchExpressions[{i}]"
-        if not isinstance(expr, dict) or not isinstance(expr.get("key"), str) or not expr["key"]:
-            raise PodSpecError(where, "expected a map with a key, an operator and values")
-        operator = expr.get("operator")
-        if operator not in _SELECTOR_OPERATORS:
-            raise PodSpecError(f"{where}.operator", f"{operator!r} is not In, NotIn, Exists or DoesNotExist")
-        values = as_list(expr.get("values"), f"{where}.values")
-        if (operator in ("In", "NotIn")) != bool(values):
-            raise PodSpecError(f"{where}.values", f"{operator} needs values" if operator in ("In", "NotIn")
-                               else f"{operator} takes no values")
-        requirements.append(Requirement(expr["key"], operator, frozenset(str(v) for v in values)))
-    return LabelSelector(tuple(requirements))
 
 
 def parse_topology_spread(spec: Mapping[str, Any], labels: Mapping[str, str]) -> tuple[SpreadConstraint, ...]:
@@ -95,7 +52,9 @@ def parse_topology_spread(spec: Mapping[str, Any], labels: Mapping[str, str]) ->
         min_domains = item.get("minDomains")
         if min_domains is not None and not _positive_int(min_domains):
             raise PodSpecError(f"{path}.minDomains", f"must be an integer greater than 0, got {min_domains!r}")
-        selector = parse_label_selector(item.get("labelSelector"), f"{path}.labelSelector")
+        # An absent labelSelector counts no pod (kube-scheduler converts it with LabelSelectorAsSelector).
+        selector = (parse_label_selector(item.get("labelSelector"), f"{path}.labelSelector")
+                    or LabelSelector(nothing=True))
         keys = as_list(item.get("matchLabelKeys"), f"{path}.matchLabelKeys")
         merged = tuple(Requirement(k, "In", frozenset({labels[k]})) for k in keys if k in labels)
         if merged and not selector.nothing:

@@ -139,7 +139,9 @@ def test_assume_twice_or_unknown_node_is_refused() -> None:
 def test_snapshot_keeps_the_pod_index_and_its_kept_answers_current() -> None:
     """The inter-pod affinity counts a snapshot's index answered once follow pods added, moved, relabelled
     and removed, and namespaces relabelled, as an index built afresh from the same nodes answers."""
-    from scheduler.model.pod_affinity import AffinityTerm, LabelSelector, Requirement
+    from scheduler.model.affinity import Requirement
+    from scheduler.model.labels import LabelSelector
+    from scheduler.model.pod_affinity import AffinityTerm
     from scheduler.model.pod_index import PodIndex
 
     def grouped(name: str, node_name: str, group: str = "g") -> PodInfo:
