@@ -60,14 +60,14 @@ _Blocked = tuple[tuple[str, TopologyCounts, Status], ...]
 
 
 @dataclass(frozen=True, slots=True)
-class _FilterState:
+class _AffinityFilterState:
     affinity_terms: tuple[AffinityTerm, ...]
     affinity_counts: TopologyCounts  # domains holding a pod that matches all affinity terms
     first_of_group: bool  # no pod matches the affinity terms anywhere, and the pod matches them itself
     blocked: _Blocked
 
 
-def pre_filter(pod: PodInfo, args: Args, cluster: ClusterView) -> _FilterState | None:
+def pre_filter(pod: PodInfo, args: Args, cluster: ClusterView) -> _AffinityFilterState | None:
     index = cluster.index
     existing = index.anti_affinity_against(pod.namespace, pod.labels)
     affinity = pod.pod_affinity
@@ -82,10 +82,10 @@ def pre_filter(pod: PodInfo, args: Args, cluster: ClusterView) -> _FilterState |
     blocked = [(term.topology_key, counts, _ANTI_AFFINITY_REJECT)
                for term in anti if (counts := index.matching(term))]
     blocked += [(key, existing, _EXISTING_REJECT) for key in {key for key, _ in existing}]
-    return _FilterState(required, affinity_counts, first, tuple(blocked))
+    return _AffinityFilterState(required, affinity_counts, first, tuple(blocked))
 
 
-def filter_node(state: _FilterState, node: NodeInfo) -> Status | None:
+def filter_node(state: _AffinityFilterState, node: NodeInfo) -> Status | None:
     labels = node.labels
     if state.affinity_terms and not _satisfies_affinity(state, labels):
         return _AFFINITY_REJECT
@@ -95,7 +95,7 @@ def filter_node(state: _FilterState, node: NodeInfo) -> Status | None:
     return None
 
 
-def filter_batch(state: _FilterState, nodes: list[NodeInfo]) -> list[Status | None] | None:
+def filter_batch(state: _AffinityFilterState, nodes: list[NodeInfo]) -> list[Status | None] | None:
     if state.affinity_terms:
         return [filter_node(state, node) for node in nodes]
     # One pass per blocking source instead of a call per node; earlier sources win, so they go last.
@@ -106,7 +106,7 @@ def filter_batch(state: _FilterState, nodes: list[NodeInfo]) -> list[Status | No
     return verdicts
 
 
-def _satisfies_affinity(state: _FilterState, labels: Mapping[str, str]) -> bool:
+def _satisfies_affinity(state: _AffinityFilterState, labels: Mapping[str, str]) -> bool:
     pods_exist = True
     for term in state.affinity_terms:
         value = labels.get(term.topology_key)

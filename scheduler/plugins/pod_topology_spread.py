@@ -132,14 +132,14 @@ def _carries_keys(node: NodeInfo, constraints: Sequence[SpreadConstraint]) -> bo
 
 
 @dataclass(frozen=True, slots=True)
-class _FilterState:
+class _SpreadFilterState:
     constraints: tuple[SpreadConstraint, ...]
     counts: tuple[dict[str, int], ...]  # per constraint: domain -> matching pods
     minimums: tuple[int, ...]  # per constraint: the global minimum the skew is measured from
     self_match: tuple[int, ...]  # per constraint: 1 if the pod matches its own selector
 
 
-def pre_filter(pod: PodInfo, args: PodTopologySpreadArgs, cluster: ClusterView) -> _FilterState | None:
+def pre_filter(pod: PodInfo, args: PodTopologySpreadArgs, cluster: ClusterView) -> _SpreadFilterState | None:
     constraints = tuple(c for c in pod.topology_spread if c.when_unsatisfiable == DO_NOT_SCHEDULE)
     if not constraints:
         return None
@@ -157,10 +157,10 @@ def pre_filter(pod: PodInfo, args: PodTopologySpreadArgs, cluster: ClusterView) 
     minimums = tuple(min(domains.values()) if len(domains) >= c.min_domains else 0
                      for c, domains in zip(constraints, counts, strict=True))
     self_match = tuple(int(c.selector.matches(pod.labels)) for c in constraints)
-    return _FilterState(constraints, counts, minimums, self_match)
+    return _SpreadFilterState(constraints, counts, minimums, self_match)
 
 
-def filter_node(s: _FilterState, node: NodeInfo) -> Status | None:
+def filter_node(s: _SpreadFilterState, node: NodeInfo) -> Status | None:
     labels = node.labels
     for i, c in enumerate(s.constraints):
         value = labels.get(c.topology_key)
