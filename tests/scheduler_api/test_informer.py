@@ -121,14 +121,16 @@ def test_bookmarks_advance_the_resume_point(tmp_path) -> None:
 
 
 def test_quiet_watches_on_a_healthy_server_are_never_taken_for_dead(tmp_path, caplog) -> None:
-    """Bounds scaled down 10x from the product's (watches of 2-3 s instead of 20-30 s, silence 4 s instead
-    of 40 s) against a server that bookmarks like kube-apiserver: once a minute, and 2 s before a watch's
-    deadline. Nothing happens for 8 s, yet each watch hears its bookmark and its end in time, resumes
-    from the bookmark's resourceVersion, and is never replaced for silence."""
+    """Bounds scaled down from the product's (watches of 3-4 s instead of 20-30 s, silence 5 s instead of
+    40 s) against a server that bookmarks like kube-apiserver: once a minute, and 2 s before a watch's
+    deadline (none for a watch of 2 s or less, so the scaled range starts above 2 s: with 2-3 s, runs
+    whose watches all drew 2 s heard no bookmark and failed). Nothing happens for 8 s, yet each watch
+    hears its bookmark and its end in time, resumes from the bookmark's resourceVersion, and is never
+    replaced for silence."""
     with running_server(bookmark_interval=60.0) as server:
         kubeconfig = server.write_kubeconfig(tmp_path / "kc")
         client = Client(load_configuration(str(kubeconfig)), qps=0)
-        inf = Informer(client, "pods", "/api/v1/pods", Recorder(), watch_seconds=(2, 3), silence=4.0)
+        inf = Informer(client, "pods", "/api/v1/pods", Recorder(), watch_seconds=(3, 4), silence=5.0)
         inf.start()
         try:
             assert inf.synced.wait(10)
