@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from labkit.kube import pod_path
 from labkit.placement import judge
 from labkit.placement.changes import deployment_path
-from labkit.placement.explain import Explanation, explain_pod, snapshot
+from labkit.placement.explain import Explanation, explain_pod, read_cluster
 from labkit.placement.judge import MISS, SKIP, PodState, Verdict
 from labkit.placement.scenarios import Placement, Scenario
 from labkit.placement.session import Session
@@ -61,8 +61,7 @@ def labelled_node(session: Session, scenario: Scenario) -> ScenarioResult:
 def spread(session: Session, scenario: Scenario) -> ScenarioResult:
     # The nodes the scheduler's filters allow for one of the batch's pods, and the pods already on them.
     sample = session.scenario_pod(scenario, f"{scenario.id}-0")
-    nodes = snapshot(session.kube.nodes(), session.kube.live_pods())
-    plain = explain_pod(sample, nodes, session.config.profile(session.lab.scheduler.name), session.config.source)
+    plain = explain_pod(sample, read_cluster(session.kube), session.config.profile(session.lab.scheduler.name), session.config.source)
     eligible = [v.node for v in plain.nodes if v.fits]
     before = {v.node: v.pods for v in plain.nodes if v.fits}
     per_node = scenario.pods.per_eligible_node or 1
