@@ -154,9 +154,11 @@ class Explanation:
     chosen: str | None = None  # the node the scheduler's own decision picks (ties: the seeded draw)
     bound_to: str | None = None  # where the pod is bound now, if it is
     weights: dict[str, int] = field(default_factory=dict)  # score plugin -> weight, in the profile's order
+    scheduler: str = ""  # the profile's schedulerName
 
     def as_json(self) -> dict[str, Any]:
-        return {"pod": self.pod, "config_source": self.config_source, "message": self.message,
+        return {"pod": self.pod, "scheduler": self.scheduler, "config_source": self.config_source,
+                "message": self.message,
                 "chosen": self.chosen, "would_choose": self.would_choose, "bound_to": self.bound_to,
                 "notes": self.notes, "weights": self.weights, "nodes": [n.as_json() for n in self.nodes]}
 
@@ -169,7 +171,7 @@ def explain_pod(pod_obj: dict[str, Any], cluster: ClusterView, profile: Profile,
         return explain_readable_pod(pod_obj, cluster, profile, config_source, seed)
     except PodSpecError as err:  # the scheduler reports these in a FailedScheduling event too
         return Explanation(_key(pod_obj), config_source, [], f"the scheduler cannot read this pod: {err}",
-                           bound_to=_bound_to(pod_obj))
+                           bound_to=_bound_to(pod_obj), scheduler=profile.scheduler_name)
 
 
 def explain_readable_pod(pod_obj: dict[str, Any], cluster: ClusterView, profile: Profile, config_source: str,
@@ -185,7 +187,8 @@ def explain_readable_pod(pod_obj: dict[str, Any], cluster: ClusterView, profile:
     message = result.message or _choice(result.node_name, would, bound_to)
     notes = _scheduler_name_notes(pod, profile) + _network_notes(pod, profile)
     return Explanation(_key(pod_obj), config_source, _ranked(verdicts, result.node_name), message, would, notes,
-                       result.node_name, bound_to, {plugin.name: weight for plugin, _args, weight in profile.scores})
+                       result.node_name, bound_to, {plugin.name: weight for plugin, _args, weight in profile.scores},
+                       profile.scheduler_name)
 
 
 def _key(pod_obj: dict[str, Any]) -> str:
