@@ -1,5 +1,13 @@
-"""Why a pod went (or did not go) where it did: for each node, the filter reasons and weighted scores the
-bundled scheduler computes for that pod, from the cluster's current nodes and pods.
+"""Why a pod went (or would go) where it did: for each node, every failing filter's reason and each score
+plugin's raw, normalised and weighted score the bundled scheduler computes for that pod, and the node its
+own decision code picks (Profile.schedule; ties drawn with a seeded generator). One path for
+`./lab explain` (explain_verb.py) and test-placement's misses (checks.py).
+
+The cluster is seen as the scheduler's plugins see it: the nodes, live pods and namespaces listed from the
+API go through the scheduler's own cache handlers and cache (cluster_view), so pod counts, the pod index
+and the namespace labels a namespaceSelector reads are the scheduler's. What the explainer cannot see: pods
+the scheduler has assumed but not yet bound (a moment's difference), and, at 100 nodes and more, which
+nodes the scheduler's percentageOfNodesToScore sampling would have visited (every node is explained).
 
 The plugins, their args and weights are the scheduler's own (`scheduler.framework.Profile` built from a
 KubeSchedulerConfiguration), read from the first of:
