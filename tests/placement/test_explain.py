@@ -8,6 +8,7 @@ import random
 import yaml
 
 from labkit.placement.explain import SchedulerConfig, cluster_view, explain_pod
+from labkit.placement.explain_view import abbreviations
 from labkit.scheduler_deploy.manifests import render_config
 from scheduler.cache import Cache
 from scheduler.config import parse_config
@@ -251,3 +252,8 @@ def test_the_explainer_chooses_what_the_scheduler_decides_on_the_same_state_and_
             assert next(n for n in why.nodes if n.node == node).total == total, (case, node)
         if decided.node_name is None:
             assert why.message == decided.message
+
+
+def test_plugin_columns_are_abbreviated_without_clashes():
+    assert abbreviations(["TaintToleration", "NodeAffinity", "NetworkAware", "LeastLoaded"]) == {
+        "TaintToleration": "TT", "NodeAffinity": "NoAf", "NetworkAware": "NeAw", "LeastLoaded": "LL"}

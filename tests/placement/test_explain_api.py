@@ -52,6 +52,10 @@ def test_a_bound_pod_is_explained_as_if_unbound(configured: Cluster) -> None:
         server.add_pod(f"busy-{i}", node_name=WORKERS[0], cpu="10m")
     server.add_pod("web-0", scheduler_name=SCHEDULER, node_name=WORKERS[0], cpu="10m", labels={"app": "web"})
     report = explain_json(configured, "web-0")
+    assert list(report) == ["pod", "scheduler", "config_source", "message", "chosen", "would_choose", "bound_to",
+                            "notes", "weights", "nodes"]  # the keys the README documents
+    assert list(report["nodes"][0]) == ["node", "fits", "reasons", "scores", "raw_scores", "normalized_scores",
+                                        "total", "pods"]
     assert report["pod"] == "default/web-0" and report["scheduler"] == SCHEDULER
     assert report["config_source"] == CONFIG_SOURCE
     assert report["bound_to"] == WORKERS[0] and report["chosen"] == WORKERS[1]
@@ -107,6 +111,24 @@ def test_what_if_explains_a_manifest_without_creating_it(configured: Cluster, tm
     nodes = {n["node"]: n for n in report["nodes"]}
     assert nodes[WORKERS[1]]["reasons"] == ["NodeAffinity: node(s) didn't match Pod's node affinity/selector"]
     assert configured.server.get_object("pods", "web-9", "team") is None
+
+
+def test_what_if_stands_in_for_an_existing_pod_of_that_name(configured: Cluster, tmp_path: Path) -> None:
+    """What if web-0, bound to worker 1 with 1.5 CPUs, asked for 100m and named worker 1 in its nodeSelector:
+    the bound pod is left out of the cluster (its 1.5 CPUs not counted), so worker 1 fits."""
+    configured.server.add_pod("web-0", scheduler_name=SCHEDULER, node_name=WORKERS[0], cpu="1500m")
+    manifest = tmp_path / "web-0.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web-0}\n"
+        f"spec:\n  schedulerName: {SCHEDULER}\n  nodeSelector: {{kubernetes.io/hostname: {WORKERS[0]}}}\n"
+        "  containers: [{name: c, image: pause, resources: {requests: {cpu: 1}}}]\n")
+    report = explain_json(configured, "web-0", "--what-if", str(manifest))
+    assert report["chosen"] == WORKERS[0]
+    assert report["notes"] == [(f"the existing pod default/web-0 (bound to {WORKERS[0]}) is left out: the manifest "
+                               "stands in for it")]
+    proc = explain(configured, "web-1", "--what-if", str(manifest))
+    assert proc.returncode == 2
+    assert "metadata.name is 'web-0', not the 'web-1' given on the command line" in " ".join(proc.stderr.split())
 
 
 def test_what_if_names_the_field_the_scheduler_cannot_read(configured: Cluster, tmp_path: Path) -> None:
