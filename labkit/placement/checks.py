@@ -91,23 +91,22 @@ def spread(session: Session, scenario: Scenario) -> ScenarioResult:
 
 
 def one_per_node(session: Session, scenario: Scenario) -> ScenarioResult:
-    plain = eligibility(session, scenario)
-    eligible = sorted(v.node for v in plain.nodes if v.fits)
-    expected = f"one per node on {len(eligible)}, {scenario.pods.extra} Pending"
-    return _constrained_set(session, scenario, expected, eligible, plain, judge.one_per_node)
+    return _constrained_set(session, scenario, judge.one_per_node,
+                            lambda nodes: f"one per node on {nodes}, {scenario.pods.extra} Pending")
 
 
 def even_spread(session: Session, scenario: Scenario) -> ScenarioResult:
+    return _constrained_set(session, scenario, judge.even_spread, lambda nodes: f"max-min <= 1 over {nodes} nodes")
+
+
+def _constrained_set(session: Session, scenario: Scenario,
+                     verdict_of: Callable[[list[PodState], list[str]], Verdict],
+                     expected_on: Callable[[int], str]) -> ScenarioResult:
+    """Create per_eligible_node x the eligible nodes + extra pods of a set constrained among itself, wait
+    until each is bound or reported unschedulable, and judge; a miss explains a pending pod (else the last)."""
     plain = eligibility(session, scenario)
     eligible = sorted(v.node for v in plain.nodes if v.fits)
-    return _constrained_set(session, scenario, f"max-min <= 1 over {len(eligible)} nodes", eligible, plain,
-                            judge.even_spread)
-
-
-def _constrained_set(session: Session, scenario: Scenario, expected: str, eligible: list[str], plain: Explanation,
-                     verdict_of: Callable[[list[PodState], list[str]], Verdict]) -> ScenarioResult:
-    """Create per_eligible_node x eligible + extra pods of a set constrained among itself, wait until each is
-    bound or reported unschedulable, and judge; a miss explains a pending pod (else the last one)."""
+    expected = expected_on(len(eligible))
     if not eligible:
         return ScenarioResult(scenario, expected, verdict_of([], eligible), explanation=plain)
     per_node = scenario.pods.per_eligible_node or 1

@@ -1,8 +1,9 @@
-"""`./lab explain POD` and `./lab explain --what-if FILE`: why the lab's scheduler would put a pod where it
-would, node by node, from the cluster's current state and the configuration the deployed scheduler runs
-(explain.py finds it). A pod already bound is explained as if it were not (its own requests not counted),
-with where it is bound. With --what-if FILE the pod is the manifest in FILE, read and validated as the
-scheduler reads pods, explained without being created (a pod of that name already there is left out). The output: explain_view's table, or `Explanation.as_json()`."""
+"""`./lab explain POD [--what-if FILE]`: why the lab's scheduler would put a pod where it would, node by
+node, from the cluster's current state and the configuration the deployed scheduler runs (explain.py finds
+it). A pod already bound is explained as if it were not (its own requests not counted), with where it is
+bound. With --what-if the pod is the manifest in FILE, named POD, read and validated as the scheduler reads
+pods and explained without being created (a pod of that name already there is left out). The output:
+explain_view's table, or `Explanation.as_json()`."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def _explain_manifest(kube: Kube, manifest: dict[str, Any], source: str, config:
         explanation = explain_readable_pod(manifest, read_cluster(kube, skip_uid=uid),
                                            config.profile(scheduler_name), config.source)
     except PodSpecError as err:  # a field only a plugin reads (an annotation it parses)
-        raise ExplainError(f"{source}: {err.field}: {err.reason}; the scheduler would refuse this pod") from None
+        raise _refused(source, err) from None
     if existing is not None:
         bound = (existing.get("spec") or {}).get("nodeName")
         explanation.notes.append(f"the existing pod {explanation.pod}{f' (bound to {bound})' if bound else ''} "
@@ -99,8 +100,12 @@ def load_what_if(path: Path, name: str, namespace: str | None) -> dict[str, Any]
     try:
         PodInfo.from_api(obj)
     except PodSpecError as err:
-        raise ExplainError(f"{path}: {err.field}: {err.reason}; the scheduler would refuse this pod") from None
+        raise _refused(str(path), err) from None
     return obj
+
+
+def _refused(source: str, err: PodSpecError) -> ExplainError:
+    return ExplainError(f"{source}: {err.field}: {err.reason}; the scheduler would refuse this pod")
 
 
 def print_result(out: Console, explanation: Explanation, json_output: bool) -> None:
