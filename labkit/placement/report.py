@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from labkit.placement.checks import ScenarioResult
-from labkit.placement.explain import Explanation
+from labkit.placement.explain_view import print_explanation
 from labkit.placement.judge import MISS, PASS
 from labkit.placement.runner import RunReport
 
@@ -39,21 +39,6 @@ def verdict_table(report: RunReport, width: int = 120) -> Table:
     return table
 
 
-def explanation_table(explanation: Explanation) -> Table:
-    plugins = list(dict.fromkeys(p for n in explanation.nodes for p in n.scores))  # the profile's order
-    table = Table(title=f"why: {explanation.pod} (config: {explanation.config_source})", title_justify="left")
-    table.add_column("node")
-    table.add_column("pods", justify="right")
-    table.add_column("filters", overflow="fold")
-    for name in (*plugins, "total"):
-        table.add_column(name, justify="right")
-    for n in explanation.nodes:
-        filters = "[green]fits[/]" if n.fits else "[red]" + escape("; ".join(n.reasons)) + "[/]"
-        scores = [str(n.scores[p]) if p in n.scores else "-" for p in plugins]
-        table.add_row(n.node, str(n.pods), filters, *scores, "-" if n.total is None else str(n.total))
-    return table
-
-
 def print_misses(console: Console, results: list[ScenarioResult]) -> None:
     for r in results:
         if r.verdict.verdict != MISS:
@@ -67,11 +52,7 @@ def print_misses(console: Console, results: list[ScenarioResult]) -> None:
             else:
                 console.print(f"  {pod.name}: no events")
         if r.explanation is not None:
-            if r.explanation.nodes:
-                console.print(explanation_table(r.explanation))
-            for note in r.explanation.notes:
-                console.print(f"  note: {escape(note)}")
-            console.print(f"  scheduler's verdict now: {escape(r.explanation.message)}")
+            print_explanation(console, r.explanation)
 
 
 def print_report(console: Console, report: RunReport) -> None:
