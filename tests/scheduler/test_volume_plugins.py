@@ -6,6 +6,7 @@ volumezone/volume_zone_test.go (TestSingleZone, TestMultiZone)."""
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -13,8 +14,11 @@ import pytest
 
 from scheduler.cache import Cache
 from scheduler.cluster_event import ClusterEvent
+from scheduler.config import parse_config
 from scheduler.eventhandlers import CacheHandlers
-from scheduler.framework import Profile
+from scheduler.extender.service import Extender
+from scheduler.framework import Profile, build_profiles
+from scheduler.metrics import ExtenderMetrics
 from scheduler.model import LENIENT, PodInfo
 from scheduler.model.volumes import VolumeStore
 from scheduler.plugins import REGISTRY, ClusterView, Code, Status
@@ -22,6 +26,7 @@ from tests.scheduler.builders import (
     claim_obj,
     claim_volume,
     node,
+    node_obj,
     on_node,
     pod,
     pod_obj,
@@ -235,3 +240,20 @@ def test_storage_events_only_when_what_plugins_read_changed() -> None:
     assert handlers.claim_changed(claim_obj("a", storage_class="wait", volume_name="pv", bound=True)) is True
     handlers.claim_deleted(claim)
     assert handlers.cache.volumes.claim("default", "a") is None
+
+
+def test_an_extender_leaves_volumes_and_refused_fields_to_kube_scheduler() -> None:
+    """Called by kube-scheduler, which binds volumes and honours these fields itself (its filters run first),
+    the extender neither refuses a pod with an unbound WaitForFirstConsumer claim nor one with DRA claims."""
+    nodes = [node_obj("n1"), node_obj("n2")]
+    cache = Cache()
+    for obj in nodes:
+        CacheHandlers(cache).node_changed(obj)
+    cfg = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+           "profiles": [{"schedulerName": "my-custom-scheduler"}]}
+    extender = Extender(cache, build_profiles(parse_config(cfg)), ExtenderMetrics())
+    for extra in ({"volumes": [claim_volume("data")]}, {"resourceClaims": [{"name": "gpu"}]}):
+        body = json.dumps({"Pod": pod_obj(extra_spec=extra), "Nodes": None, "NodeNames": ["n1", "n2"]}).encode()
+        code, answer = extender.handle("/scheduler/filter", body)
+        assert code == 200
+        assert json.loads(answer)["NodeNames"] == ["n1", "n2"], extra
