@@ -19,6 +19,8 @@ _REASON = "this scheduler does not count CSI volumes against the node's attach l
 
 def pre_filter(pod: PodInfo, args: Args, cluster: ClusterView) -> Status | None:
     """A refusal when the pod uses a CSI volume, else None (nothing to check)."""
+    if not pod.claims and not pod.unsupported:  # most pods: nothing to check
+        return None
     refusal = unsupported_status(pod, NAME)
     if refusal is not None or not pod.claims:
         return refusal

@@ -25,11 +25,11 @@ _CONFLICT = Status(Code.UNSCHEDULABLE, (READ_WRITE_ONCE_POD_CONFLICT,), NAME)
 
 def pre_filter(pod: PodInfo, args: Args, cluster: ClusterView) -> tuple[str, frozenset[str]] | Status | None:
     """(namespace, the pod's ReadWriteOncePod claim names), or a refusal, or None: nothing to check."""
-    refusal = unsupported_status(pod, NAME)
-    if refusal is not None:
-        return refusal
-    if not pod.claims:
+    if not pod.claims and not pod.unsupported:  # most pods: nothing to check
         return None
+    refusal = unsupported_status(pod, NAME)
+    if refusal is not None or not pod.claims:
+        return refusal
     store = cluster.volumes
     exclusive = frozenset(ref.claim for ref in pod.claims
                           if (claim := store.claim(pod.namespace, ref.claim)) is not None
