@@ -125,7 +125,8 @@ class Claim:
             name=str(meta.get("name") or ""),
             volume_name=str(spec.get("volumeName") or ""),
             bind_completed=BIND_COMPLETED in annotations,
-            storage_class=str(annotations.get(BETA_STORAGE_CLASS) or spec.get("storageClassName") or ""),
+            storage_class=str(annotations[BETA_STORAGE_CLASS] if BETA_STORAGE_CLASS in annotations
+                              else spec.get("storageClassName") or ""),
             access_modes=frozenset(str(m) for m in spec.get("accessModes") or ()),
             lost=(obj.get("status") or {}).get("phase") == "Lost",
             deleting=bool(meta.get("deletionTimestamp")),

@@ -257,3 +257,12 @@ def test_an_extender_leaves_volumes_and_refused_fields_to_kube_scheduler() -> No
         code, answer = extender.handle("/scheduler/filter", body)
         assert code == 200
         assert json.loads(answer)["NodeNames"] == ["n1", "n2"], extra
+
+
+def test_claim_class_is_the_beta_annotation_first() -> None:
+    """GetPersistentVolumeClaimClass: the volume.beta.kubernetes.io/storage-class annotation, when present
+    (even empty), wins over spec.storageClassName."""
+    obj = claim_obj("a", storage_class="wait")
+    obj["metadata"]["annotations"] = {"volume.beta.kubernetes.io/storage-class": ""}
+    status = verdict("VolumeBinding", with_claims("a"), node("n"), store(obj, WAIT_CLASS))
+    assert status.reason == "pod has unbound immediate PersistentVolumeClaims"  # no class: Immediate
