@@ -139,7 +139,7 @@ def test_missing_claim_message_is_kube_schedulers_prefilter_form() -> None:
                                            ClusterView([], volumes=store()))
     assert result.node_name is None
     assert result.message == '0/2 nodes are available: persistentvolumeclaim "a" not found.'
-    assert result.rejected_by == {"VolumeBinding"}
+    assert result.rejected_by == {"VolumeRestrictions"}  # first in kube-scheduler's order, with the same text
     assert set(result.failures) == {"n1", "n2"}
 
 
@@ -156,24 +156,29 @@ def test_bound_pv_pins_the_pod_to_its_node() -> None:
 
 
 # -- VolumeRestrictions ----------------------------------------------------------------------------------
-def test_read_write_once_pod_claim_used_on_a_node_conflicts() -> None:
-    """TestAccessModeConflicts: a node where a pod uses the same ReadWriteOncePod claim is Unschedulable
-    (evicting that pod frees it); a ReadWriteMany claim shared is no conflict."""
+def test_read_write_once_pod_claim_in_use_anywhere_refuses_every_node() -> None:
+    """TestAccessModeConflicts: a ReadWriteOncePod claim another pod uses (counted cluster-wide, as upstream's
+    conflictingPVCRefCount) makes every node Unschedulable (evicting that pod frees it); a ReadWriteMany claim
+    shared, or a claim of the same name in another namespace, is no conflict."""
     volumes = store(claim_obj("solo", access_modes=("ReadWriteOncePod",), volume_name="pv1", bound=True),
                     claim_obj("shared", access_modes=("ReadWriteMany",), volume_name="pv2", bound=True))
-    # The bound pod is parsed as the cache parses pods on nodes (leniently): its claims are kept too.
-    busy = node("n", pods_on_it=[PodInfo.from_api(pod_obj("first", volumes=[claim_volume("solo")], node_name="n"),
-                                                  LENIENT)])
-    status = verdict("VolumeRestrictions", with_claims("solo"), busy, volumes)
-    assert (status.code, status.reason) == (
-        Code.UNSCHEDULABLE, "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode")
-    assert verdict("VolumeRestrictions", with_claims("solo"), node("free"), volumes).ok
-    sharing = node("n", pods_on_it=[PodInfo.from_api(pod_obj("first", volumes=[claim_volume("shared")],
-                                                             node_name="n"))])
-    assert verdict("VolumeRestrictions", with_claims("shared"), sharing, volumes).ok
-    other_ns = node("n", pods_on_it=[PodInfo.from_api(pod_obj("first", namespace="other",
-                                                              volumes=[claim_volume("solo")], node_name="n"))])
-    assert verdict("VolumeRestrictions", with_claims("solo"), other_ns, volumes).ok
+
+    def nodes_with(claim: str, namespace: str = "default") -> list[Any]:
+        # The user is parsed as the cache parses pods on nodes (leniently): its claims are kept too.
+        user = PodInfo.from_api(pod_obj("first", namespace=namespace, volumes=[claim_volume(claim)], node_name="n1"),
+                                LENIENT)
+        return [node("n1", pods_on_it=[user]), node("n2")]
+
+    def verdicts(claim: str, nodes: list[Any]) -> set[tuple[Code, str]]:
+        cluster = ClusterView(nodes, volumes=volumes)
+        return {(s.code, s.reason) for s in (REGISTRY["VolumeRestrictions"].filter(with_claims(claim), n, cluster=cluster)
+                                             for n in nodes)}
+
+    conflict = "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+    assert verdicts("solo", nodes_with("solo")) == {(Code.UNSCHEDULABLE, conflict)}  # n2 too
+    assert verdicts("shared", nodes_with("shared")) == {(Code.SUCCESS, "")}
+    assert verdicts("solo", nodes_with("solo", namespace="other")) == {(Code.SUCCESS, "")}
+    assert verdicts("solo", [node("n")]) == {(Code.SUCCESS, "")}  # nobody uses it
 
 
 # -- VolumeZone ----------------------------------------------------------------------------------------------
