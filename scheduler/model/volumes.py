@@ -20,7 +20,7 @@ immutable value, so a reader (the scheduling loop) needs no lock for one lookup.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -186,6 +186,21 @@ class VolumeStore:
         self.claims: dict[str, Claim] = {}
         self.volumes: dict[str, Volume] = {}
         self.classes: dict[str, StorageClass] = {}
+
+    @classmethod
+    def of(cls, objects: Iterable[Mapping[str, Any]]) -> VolumeStore:
+        """A store of API objects listed once (claims, PVs and StorageClasses, told apart by ``kind``), for
+        tools that judge a pod outside the scheduler, such as the placement explainer; others are ignored."""
+        store = cls()
+        for obj in objects:
+            kind = obj.get("kind")
+            if kind == "PersistentVolumeClaim":
+                store.set_claim(Claim.from_api(obj))
+            elif kind == "PersistentVolume":
+                store.set_volume(Volume.from_api(obj))
+            elif kind == "StorageClass":
+                store.set_class(StorageClass.from_api(obj))
+        return store
 
     def claim(self, namespace: str, name: str) -> Claim | None:
         return self.claims.get(f"{namespace}/{name}")

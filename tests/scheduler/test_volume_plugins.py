@@ -40,13 +40,7 @@ ZONE_BETA = "failure-domain.beta.kubernetes.io/zone"
 
 
 def store(*objs: dict[str, Any]) -> VolumeStore:
-    """A VolumeStore fed as the informers feed it."""
-    handlers = CacheHandlers(Cache())
-    feed = {"PersistentVolumeClaim": handlers.claim_changed, "PersistentVolume": handlers.volume_changed,
-            "StorageClass": handlers.storage_class_changed}
-    for obj in objs:
-        feed[obj["kind"]](obj)
-    return handlers.cache.volumes
+    return VolumeStore.of(objs)
 
 
 def verdict(plugin: str, p: PodInfo, n: Any, volumes: VolumeStore) -> Status:
@@ -235,6 +229,16 @@ def test_claim_bound_to_a_csi_volume_is_refused() -> None:
                                     "scheduler does not count CSI volumes")
     local = store(claim_obj("a", volume_name="pv-a", bound=True), pv_obj("pv-a"))
     assert verdict("NodeVolumeLimits", with_claims("a"), node("n"), local).ok
+
+
+def test_informers_fill_the_store_as_a_listing_does() -> None:
+    objs = [claim_obj("a", volume_name="pv-a", bound=True), pv_obj("pv-a", node_terms=on_node("n")), WAIT_CLASS]
+    handlers = CacheHandlers(Cache())
+    handlers.claim_changed(objs[0])
+    handlers.volume_changed(objs[1])
+    handlers.storage_class_changed(objs[2])
+    fed, listed = handlers.cache.volumes, VolumeStore.of([*objs, node_obj("n")])
+    assert (fed.claims, fed.volumes, fed.classes) == (listed.claims, listed.volumes, listed.classes)
 
 
 def test_storage_events_only_when_what_plugins_read_changed() -> None:
