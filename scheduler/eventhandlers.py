@@ -1,5 +1,5 @@
-"""Informer callbacks: every watch event about a node, a pod or a namespace, turned into cache and queue updates
-(kube-scheduler's eventhandlers.go).
+"""Informer callbacks: every watch event about a node, a pod, a namespace or a storage object (claims, PVs,
+StorageClasses), turned into cache and queue updates (kube-scheduler's eventhandlers.go).
 
 CacheHandlers keeps the cache: every node, and every non-terminal pod bound to a node, whoever placed it.
 EventHandlers adds the queue. Which pods are queued: unassigned pods whose spec.schedulerName names a
@@ -19,6 +19,7 @@ from scheduler.cluster_event import ClusterEvent, NodeProperties, assigned_pod_c
 from scheduler.events import EventRecorder
 from scheduler.informer import Informer, object_key
 from scheduler.model import LENIENT, PodInfo, PodSpecError
+from scheduler.model.volumes import Claim, StorageClass, Volume
 from scheduler.pending import PendingPods
 from scheduler.queue import SchedulingQueue
 
@@ -48,6 +49,19 @@ class CacheHandlers:
                               _Handler(self.namespace_changed, self.namespace_deleted),
                               on_relist=lambda cause: relists.labels("namespaces", cause).inc())
         return nodes, pods, namespaces
+
+    def volume_informers(self, client: Client, relists: Counter) -> tuple[Informer, Informer, Informer]:
+        """The PersistentVolumeClaim, PersistentVolume and StorageClass informers the volume plugins read
+        through ``cache.volumes``. A cluster whose pods use no claims pays only for their watch events."""
+        def informer(resource: str, path: str, handler: _Handler) -> Informer:
+            return Informer(client, resource, path, handler,
+                            on_relist=lambda cause: relists.labels(resource, cause).inc())
+        return (informer("persistentvolumeclaims", "/api/v1/persistentvolumeclaims",
+                         _Handler(self.claim_changed, self.claim_deleted)),
+                informer("persistentvolumes", "/api/v1/persistentvolumes",
+                         _Handler(self.volume_changed, self.volume_deleted)),
+                informer("storageclasses", "/apis/storage.k8s.io/v1/storageclasses",
+                         _Handler(self.storage_class_changed, self.storage_class_deleted)))
 
     def pod_changed(self, obj: dict[str, Any]) -> None:
         if (obj.get("status") or {}).get("phase") in TERMINAL_PHASES:
@@ -81,6 +95,38 @@ class CacheHandlers:
 
     def namespace_deleted(self, obj: dict[str, Any]) -> None:
         self.cache.remove_namespace(str((obj.get("metadata") or {}).get("name") or ""))
+
+    # Storage objects: each returns whether what the plugins read of it changed (a new object counts).
+    def claim_changed(self, obj: dict[str, Any]) -> bool:
+        claim = Claim.from_api(obj)
+        if self.cache.volumes.claim(claim.namespace, claim.name) == claim:
+            return False
+        self.cache.volumes.set_claim(claim)
+        return True
+
+    def claim_deleted(self, obj: dict[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        self.cache.volumes.remove_claim(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+    def volume_changed(self, obj: dict[str, Any]) -> bool:
+        volume = Volume.from_api(obj)
+        if self.cache.volumes.volumes.get(volume.name) == volume:
+            return False
+        self.cache.volumes.set_volume(volume)
+        return True
+
+    def volume_deleted(self, obj: dict[str, Any]) -> None:
+        self.cache.volumes.remove_volume(str((obj.get("metadata") or {}).get("name") or ""))
+
+    def storage_class_changed(self, obj: dict[str, Any]) -> bool:
+        storage_class = StorageClass.from_api(obj)
+        if self.cache.volumes.classes.get(storage_class.name) == storage_class:
+            return False
+        self.cache.volumes.set_class(storage_class)
+        return True
+
+    def storage_class_deleted(self, obj: dict[str, Any]) -> None:
+        self.cache.volumes.remove_class(str((obj.get("metadata") or {}).get("name") or ""))
 
 
 class EventHandlers(CacheHandlers):
@@ -144,6 +190,25 @@ class EventHandlers(CacheHandlers):
         event = node_change(before, NodeProperties.of(self.cache.add_node(obj)))
         if event:  # kubelet status heartbeats change nothing the plugins read: the queue stays as it is
             self.queue.move_for(event)
+
+    # -- storage ---------------------------------------------------------------------------------
+    def claim_changed(self, obj: dict[str, Any]) -> bool:
+        changed = super().claim_changed(obj)
+        if changed:  # bound, created, or its access modes changed: pods using it may fit now
+            self.queue.move_for(ClusterEvent.PVC_CHANGED)
+        return changed
+
+    def volume_changed(self, obj: dict[str, Any]) -> bool:
+        changed = super().volume_changed(obj)
+        if changed:
+            self.queue.move_for(ClusterEvent.PV_CHANGED)
+        return changed
+
+    def storage_class_changed(self, obj: dict[str, Any]) -> bool:
+        changed = super().storage_class_changed(obj)
+        if changed:
+            self.queue.move_for(ClusterEvent.STORAGE_CLASS_CHANGED)
+        return changed
 
 
 _ObjectCallback = Callable[[dict[str, Any]], None]

@@ -19,7 +19,8 @@ Public API (stable; changes are listed here first):
 
 How a decision is made (kube-scheduler's scheduling cycle, without preemption):
 1. PreFilter: each filter plugin prepares its per-pod state once; plugins with nothing to check for this
-   pod drop out of the node loop.
+   pod drop out of the node loop, and one that rejects the pod whatever the node (a missing claim) ends the
+   decision: every node fails with its status.
 2. Filter: nodes are visited starting where the previous decision stopped (so successive pods look at
    different nodes), each node stopping at its first failing plugin. The loop ends early once
    ``num_feasible_nodes_to_find`` feasible nodes are found: percentageOfNodesToScore, or when unset/0
@@ -78,8 +79,12 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
     return max(wanted, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-def fit_error_message(num_all_nodes: int, failures: Mapping[str, Status]) -> str:
-    """kube-scheduler's FailedScheduling text for a pod no node fits."""
+def fit_error_message(num_all_nodes: int, failures: Mapping[str, Status],
+                      pre_filter_rejection: Status | None = None) -> str:
+    """kube-scheduler's FailedScheduling text for a pod no node fits; a PreFilter rejection's reasons stand
+    alone ("0/3 nodes are available: persistentvolumeclaim "data" not found."), not counted per node."""
+    if pre_filter_rejection is not None:
+        return f"0/{num_all_nodes} nodes are available: {pre_filter_rejection.reason}."
     counts: Counter[str] = Counter()
     for status in failures.values():
         counts.update(status.reasons)
@@ -181,6 +186,12 @@ class Profile:
         """The default plugin set, as a profile that enables nothing extra gets."""
         return cls.from_resolved(ProfileConfig(schedulerName=scheduler_name).resolve())
 
+    def without(self, plugin_names: Iterable[str]) -> Profile:
+        """This profile minus the named filter plugins."""
+        names = frozenset(plugin_names)
+        return Profile(self.scheduler_name, [(p, a) for p, a in self.filters if p.name not in names], self.scores,
+                       self.percentage_of_nodes_to_score)
+
     def __repr__(self) -> str:
         filters = ", ".join(p.name for p, _ in self.filters)
         scores = ", ".join(f"{p.name}x{w}" for p, _, w in self.scores)
@@ -203,7 +214,12 @@ class Profile:
             return ScheduleResult(pod.key, None, 0, 0, message=NO_NODES_MESSAGE)
         if cluster is None:
             cluster = ClusterView(nodes)
-        feasible, failures, evaluated = self._find_feasible(self._pre_filter(pod, cluster), nodes)
+        checks = self._pre_filter(pod, cluster)
+        if isinstance(checks, Status):  # rejected whatever the node: every node fails with that status
+            result = ScheduleResult(pod.key, None, num_all, 0, failures={n.name: checks for n in nodes})
+            result.message = fit_error_message(num_all, result.failures, checks)
+            return result
+        feasible, failures, evaluated = self._find_feasible(checks, nodes)
         result = ScheduleResult(pod.key, None, num_all, evaluated, [n.name for n in feasible], failures)
         if not feasible:
             result.message = fit_error_message(num_all, failures)
@@ -251,8 +267,10 @@ class Profile:
         given order and each rejected node's Status. The extender answers with this for the nodes
         kube-scheduler already chose to evaluate. ``cluster``: the whole snapshot, for plugins that read
         the cluster (default: built from ``nodes``). Raises model.PodSpecError as ``schedule`` does."""
-        failures: dict[str, Status] = {}
         checks = self._pre_filter(pod, cluster if cluster is not None else ClusterView(nodes))
+        if isinstance(checks, Status):
+            return [], {n.name: checks for n in nodes}
+        failures: dict[str, Status] = {}
         return _passing(checks, list(nodes), failures), failures
 
     def score_nodes(self, pod: PodInfo, nodes: list[NodeInfo], cluster: ClusterView | None = None,
@@ -278,14 +296,18 @@ class Profile:
             by_plugin[plugin.name] = scores
         return (totals if totals is not None else [0] * len(nodes)), by_plugin
 
-    def _pre_filter(self, pod: PodInfo, cluster: ClusterView) -> list[tuple[Any, Any]]:
-        """(verdicts function, per-pod state) of each filter plugin with something to check for this pod;
-        ``cluster`` is the snapshot as plugins that read the whole cluster see it."""
+    def _pre_filter(self, pod: PodInfo, cluster: ClusterView) -> list[tuple[Any, Any]] | Status:
+        """(verdicts function, per-pod state) of each filter plugin with something to check for this pod,
+        or the first plugin's Status that rejects the pod whatever the node (kube-scheduler stops PreFilter
+        there too); ``cluster`` is the snapshot as plugins that read the whole cluster see it."""
         checks = []
         for plugin, args in self.filters:
             state = plugin.prepare_filter(pod, args, cluster)
-            if state is not None:
-                checks.append((plugin.verdicts, state))
+            if state is None:
+                continue
+            if isinstance(state, Status):
+                return state
+            checks.append((plugin.verdicts, state))
         return checks
 
 

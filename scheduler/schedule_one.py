@@ -69,7 +69,7 @@ class SchedulingCycle:
             return
         try:
             snap = self.cache.snapshot()
-            cluster = ClusterView(snap.nodes, snap.namespace_labels, snap.pod_index)
+            cluster = ClusterView(snap.nodes, snap.namespace_labels, snap.pod_index, self.cache.volumes)
             result = profile.schedule(pod, snap.nodes, self.rng, cluster)
         except PodSpecError as err:  # e.g. a malformed annotation a plugin reads
             self._invalid_spec(qp, err, start)

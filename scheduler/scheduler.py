@@ -3,8 +3,8 @@
 informers -> EventHandlers (eventhandlers.py) -> cache + queue -> the scheduling loop, which runs
 SchedulingCycle.schedule_one (schedule_one.py) per popped pod -> assume -> binder -> events.
 
-Threads: one informer per resource (nodes, pods, namespaces), one scheduling loop, a binder pool, an event writer
-pool, the leader elector and the health server. Only the loop decides; everything it needs per
+Threads: one informer per resource (nodes, pods, namespaces, claims, PVs, StorageClasses), one scheduling
+loop, a binder pool, an event writer pool, the leader elector and the health server. Only the loop decides; everything it needs per
 decision is in memory (no API call and no listing per decision).
 
 Leadership: informers run on every instance (a standby keeps warm caches and takes over at once); only
@@ -85,6 +85,7 @@ class Scheduler:
                                      bind_workers=settings.bind_workers)
         self.node_informer, self.pod_informer, self.namespace_informer = self.handlers.informers(
             client, self.metrics.relists)
+        self.volume_informers = self.handlers.volume_informers(client, self.metrics.relists)
         self._stop = threading.Event()
         self._leading = threading.Event()
         self._deciding = threading.Lock()  # held by the loop for one pod's decision and hand-off to the binder
@@ -122,6 +123,8 @@ class Scheduler:
         self.node_informer.start()
         self.pod_informer.start()
         self.namespace_informer.start()
+        for informer in self.volume_informers:
+            informer.start()
         self._loop_thread.start()
         if self.elector is None:
             self._started_leading()
@@ -139,10 +142,11 @@ class Scheduler:
 
     def synced(self) -> bool:
         return (self.node_informer.synced.is_set() and self.pod_informer.synced.is_set()
-                and self.namespace_informer.synced.is_set())
+                and self.namespace_informer.synced.is_set()
+                and all(informer.synced.is_set() for informer in self.volume_informers))
 
     def wait_synced(self, timeout: float | None = None) -> bool:
-        """Wait for every cache (nodes, pods, namespaces) to sync; False on timeout or once the scheduler is asked to stop."""
+        """Wait for every cache (nodes, pods, namespaces, storage objects) to sync; False on timeout or once the scheduler is asked to stop."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self.synced():
             if self._stop.wait(0.02) or (deadline is not None and time.monotonic() > deadline):
@@ -166,6 +170,8 @@ class Scheduler:
         self.node_informer.stop()
         self.pod_informer.stop()
         self.namespace_informer.stop()
+        for informer in self.volume_informers:
+            informer.stop()
         self.cycle.binder.close(wait=True)
         self.recorder.close()
         for server in self.servers:

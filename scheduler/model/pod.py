@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.model.affinity import NodeSelector, PreferredTerm, parse_node_affinity
-from scheduler.model.parsing import STRICT, ParsePolicy, PodSpecError, as_list, as_str_map
+from scheduler.model.parsing import STRICT, ParsePolicy, PodSpecError, Unsupported, as_list, as_str_map
 from scheduler.model.pod_affinity import PodAffinity, parse_pod_affinity
 from scheduler.model.resources import (
     DEFAULT_MEMORY_REQUEST,
@@ -19,6 +19,7 @@ from scheduler.model.resources import (
 )
 from scheduler.model.taints import Toleration, parse_tolerations
 from scheduler.model.topology_spread import SpreadConstraint, parse_topology_spread
+from scheduler.model.volumes import PodClaim, parse_volumes
 
 
 @dataclass(slots=True, eq=False)
@@ -50,6 +51,8 @@ class PodInfo:
     priority: int = 0
     creation_timestamp: str = ""
     deletion_timestamp: str | None = None
+    claims: tuple[PodClaim, ...] = ()  # the PersistentVolumeClaims its volumes use
+    unsupported: tuple[Unsupported, ...] = ()  # fields kube-scheduler honours and this scheduler cannot
     spec_error: PodSpecError | None = None  # set by unreadable(): why the spec cannot be read
 
     @property
@@ -108,10 +111,12 @@ class PodInfo:
             policy.unreadable(err)
             topology_spread = ()
         priority = spec.get("priority")
+        name = str(meta.get("name") or "")
+        claims, unsupported = parse_volumes(spec, name, policy)
         return cls(
             uid=str(meta.get("uid") or ""),
             namespace=namespace,
-            name=str(meta.get("name") or ""),
+            name=name,
             resource_version=str(meta.get("resourceVersion") or ""),
             scheduler_name=str(spec.get("schedulerName") or "default-scheduler"),
             node_name=spec.get("nodeName") or None,
@@ -132,6 +137,8 @@ class PodInfo:
             priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,
             creation_timestamp=str(meta.get("creationTimestamp") or ""),
             deletion_timestamp=meta.get("deletionTimestamp") or None,
+            claims=claims,
+            unsupported=unsupported + _unsupported_fields(spec),
         )
 
 
@@ -150,6 +157,19 @@ class PodInfo:
             scheduler_name=str(spec.get("schedulerName") or "default-scheduler"),
             spec_error=error,
         )
+
+
+def _unsupported_fields(spec: Mapping[str, Any]) -> tuple[Unsupported, ...]:
+    """Pod-wide fields kube-scheduler's default plugins honour and this scheduler does not (volumes aside)."""
+    found = []
+    if spec.get("resourceClaims"):
+        found.append(Unsupported("spec.resourceClaims", "DynamicResources",
+                                 "this scheduler does not allocate DRA ResourceClaims"))
+    resources = spec.get("resources")
+    if isinstance(resources, dict) and (resources.get("requests") or resources.get("limits")):
+        found.append(Unsupported("spec.resources", "NodeResourcesFit",
+                                 "this scheduler does not count pod-level resources"))
+    return tuple(found)
 
 
 def _containers(spec: Mapping[str, Any], policy: ParsePolicy) -> Iterable[tuple[str, int, Mapping[str, Any]]]:

@@ -147,7 +147,20 @@ def _prepare_namespace(ns: Obj) -> Obj:
             "status": {"phase": "Active"}}
 
 
-_CREATE = {"pods": _prepare_pod, "namespaces": _prepare_namespace}
+def _prepare_storage_object(obj: Obj) -> Obj:
+    # PrepareForCreate clears a claim's or PV's status and the v1 defaults (SetDefaults_PersistentVolumeClaim,
+    # SetDefaults_PersistentVolume) read it back as phase Pending; the PV controller moves it on (none here).
+    return {**obj, "status": {"phase": "Pending"}}
+
+
+def _prepare_storage_class(sc: Obj) -> Obj:
+    # pkg/apis/storage/v1 defaults: reclaimPolicy Delete, volumeBindingMode Immediate.
+    return {"reclaimPolicy": "Delete", "volumeBindingMode": "Immediate", **sc}
+
+
+_CREATE = {"pods": _prepare_pod, "namespaces": _prepare_namespace,
+           "persistentvolumeclaims": _prepare_storage_object, "persistentvolumes": _prepare_storage_object,
+           "storageclasses": _prepare_storage_class}
 
 
 def validate_events_v1_create(event_v1: Obj) -> None:
@@ -179,8 +192,8 @@ def validate_events_v1_create(event_v1: Obj) -> None:
 def prepare_update(rtype: ResourceType, new: Obj, old: Obj, subresource: str | None) -> Obj:
     """Carry server-owned metadata over and apply the main-resource/status split.
 
-    PrepareForUpdate of pods, nodes and namespaces (pkg/registry/core/*/strategy.go): an update of the
-    main resource keeps the old status; an update through /status keeps the old spec.
+    PrepareForUpdate of pods, nodes, namespaces, claims and PVs (pkg/registry/core/*/strategy.go): an
+    update of the main resource keeps the old status; an update through /status keeps the old spec.
     """
     meta = dict(new.get("metadata") or {})
     old_meta = old["metadata"]
@@ -191,7 +204,7 @@ def prepare_update(rtype: ResourceType, new: Obj, old: Obj, subresource: str | N
         else:
             meta.pop(system_field, None)
     out = {**new, "apiVersion": old.get("apiVersion"), "kind": old.get("kind"), "metadata": meta}
-    if rtype.storage in ("pods", "nodes", "namespaces"):
+    if rtype.storage in ("pods", "nodes", "namespaces", "persistentvolumeclaims", "persistentvolumes"):
         if subresource == "status":
             out["spec"] = old.get("spec")
             if rtype.storage == "pods":
