@@ -107,11 +107,20 @@ def _parse(text: str, source: str) -> KubeSchedulerConfiguration:
 # ------------------------------------------------------------------------------------------ snapshot
 
 
+@dataclass(frozen=True)
+class StorageObjects:
+    """The claims, PersistentVolumes and StorageClasses a pod's volumes are judged by, as listed."""
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    volumes: list[dict[str, Any]] = field(default_factory=list)
+    classes: list[dict[str, Any]] = field(default_factory=list)
+
+
 def cluster_view(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], namespaces: list[dict[str, Any]],
-                 skip_uid: str = "") -> ClusterView:
+                 skip_uid: str = "", storage: StorageObjects | None = None) -> ClusterView:
     """The cluster as the scheduler's plugins see it: the API objects go through the scheduler's own cache
     handlers into its cache (every node, every non-terminal bound pod, each namespace's labels for a
-    namespaceSelector), and the view is built from its snapshot as a scheduling cycle builds it.
+    namespaceSelector, the claims, PVs and StorageClasses the volume plugins read), and the view is built
+    from its snapshot as a scheduling cycle builds it.
     The pod ``skip_uid`` is left out (a bound pod is explained as if it were not on its node yet)."""
     cache = Cache()
     handlers = CacheHandlers(cache)
@@ -122,13 +131,23 @@ def cluster_view(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], namesp
             handlers.pod_changed(pod)
     for namespace in namespaces:
         handlers.namespace_changed(namespace)
+    storage = storage or StorageObjects()
+    for claim in storage.claims:
+        handlers.claim_changed(claim)
+    for volume in storage.volumes:
+        handlers.volume_changed(volume)
+    for storage_class in storage.classes:
+        handlers.storage_class_changed(storage_class)
     snap = cache.snapshot()
-    return ClusterView(snap.nodes, snap.namespace_labels, snap.pod_index)
+    return ClusterView(snap.nodes, snap.namespace_labels, snap.pod_index, cache.volumes)
 
 
 def read_cluster(kube: Kube, skip_uid: str = "") -> ClusterView:
-    """The cluster's current nodes, pods and namespaces, read as the scheduler's informers list them."""
-    return cluster_view(kube.nodes(), kube.live_pods(), kube.items("/api/v1/namespaces"), skip_uid)
+    """The cluster's current nodes, pods, namespaces and storage objects, read from the paths the
+    scheduler's informers list (list items carry no kind, so each list goes to its own handler)."""
+    storage = StorageObjects(kube.items("/api/v1/persistentvolumeclaims"), kube.items("/api/v1/persistentvolumes"),
+                             kube.items("/apis/storage.k8s.io/v1/storageclasses"))
+    return cluster_view(kube.nodes(), kube.live_pods(), kube.items("/api/v1/namespaces"), skip_uid, storage)
 
 
 # ------------------------------------------------------------------------------------------ explain

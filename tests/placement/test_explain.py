@@ -7,7 +7,7 @@ import random
 
 import yaml
 
-from labkit.placement.explain import SchedulerConfig, cluster_view, explain_pod
+from labkit.placement.explain import SchedulerConfig, StorageObjects, cluster_view, explain_pod
 from labkit.placement.explain_view import abbreviations
 from labkit.scheduler_deploy.manifests import render_config
 from scheduler.cache import Cache
@@ -17,6 +17,7 @@ from scheduler.framework import build_profiles
 from scheduler.model import PodInfo
 from scheduler.plugins import ClusterView
 from tests.kubeapi.objects import make_node, make_pod
+from tests.scheduler.builders import claim_obj, claim_volume, on_node, pv_obj, storage_class_obj
 from tests.placement.standins import CONTROL_PLANE_TAINT, make_lab
 
 SCHEDULER = "my-custom-scheduler"
@@ -257,3 +258,24 @@ def test_the_explainer_chooses_what_the_scheduler_decides_on_the_same_state_and_
 def test_plugin_columns_are_abbreviated_without_clashes():
     assert abbreviations(["TaintToleration", "NodeAffinity", "NetworkAware", "LeastLoaded"]) == {
         "TaintToleration": "TT", "NodeAffinity": "NoAf", "NetworkAware": "NeAw", "LeastLoaded": "LL"}
+
+
+def test_a_claim_bound_to_a_local_volume_is_judged_by_the_volumes_node_affinity():
+    """The explainer has the claims, PVs and StorageClasses the scheduler's volume informers give it: a pod
+    whose claim is bound to a PV pinned to b fits only b, with VolumeBinding's reason on a. List items carry
+    no kind, so the objects go in as the API lists them."""
+    nodes, pods = cluster()
+    claim = claim_obj("data", namespace="ns", volume_name="pv-b", bound=True, storage_class="local")
+    volume = pv_obj("pv-b", node_terms=on_node("b"))
+    storage_class = storage_class_obj("local", "WaitForFirstConsumer")
+    listed = [{k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
+              for obj in (claim, volume, storage_class)]
+    pod = make_pod("writer", "ns", scheduler_name=SCHEDULER)
+    pod["spec"]["volumes"] = [claim_volume("data")]
+    config = lab_config()
+    view = cluster_view(nodes, pods, [], storage=StorageObjects([listed[0]], [listed[1]], [listed[2]]))
+    why = explain_pod(pod, view, config.profile(SCHEDULER), config.source)
+    by_node = {n.node: n for n in why.nodes}
+    assert by_node["a"].reasons == ["VolumeBinding: node(s) had volume node affinity conflict"]
+    assert by_node["b"].fits
+    assert why.chosen == "b"
