@@ -189,8 +189,9 @@ class VolumeStore:
 
     @classmethod
     def of(cls, objects: Iterable[Mapping[str, Any]]) -> VolumeStore:
-        """A store of API objects listed once (claims, PVs and StorageClasses, told apart by ``kind``), for
-        tools that judge a pod outside the scheduler, such as the placement explainer; others are ignored."""
+        """A store of whole API objects (claims, PVs and StorageClasses, told apart by ``kind``; others are
+        ignored). Items of a List carry no kind: feed those through the cache handlers instead, as the
+        placement explainer does."""
         store = cls()
         for obj in objects:
             kind = obj.get("kind")
