@@ -1,6 +1,7 @@
 """A strict check of the KubeSchedulerConfiguration deploy-scheduler renders for kube-scheduler in extender
-mode, against kube-scheduler's v1 configuration API (k8s.io/kube-scheduler/config/v1, types.go, with
-component-base's LeaderElectionConfiguration; the rules of pkg/scheduler/apis/config/validation).
+mode (and the benchmark for a kube-scheduler binary), against kube-scheduler's v1 configuration API
+(k8s.io/kube-scheduler/config/v1 types.go, with component-base's LeaderElectionConfiguration and
+ClientConnectionConfiguration; the rules of pkg/scheduler/apis/config/validation).
 
 Only the fields we render are known here, each with the JSON type kube-scheduler decodes it into; any other
 field is refused too, so a template change that adds one must add it here with its upstream type. kube-scheduler
@@ -45,6 +46,14 @@ class LeaderElection(_V1):
     resourceNamespace: NonEmpty
 
 
+class ClientConnection(_V1):
+    """componentbaseconfigv1alpha1.ClientConnectionConfiguration (the fields the benchmark renders)."""
+
+    kubeconfig: str
+    qps: float  # float32
+    burst: int  # int32
+
+
 class Profile(_V1):
     """KubeSchedulerProfile: the profile serving one schedulerName, with kube-scheduler's default plugins."""
 
@@ -74,6 +83,7 @@ class KubeSchedulerConfiguration(_V1):
     apiVersion: Literal[API_VERSION]  # type: ignore[valid-type]
     kind: Literal["KubeSchedulerConfiguration"]
     leaderElection: LeaderElection
+    clientConnection: ClientConnection | None = None
     profiles: Annotated[list[Profile], Field(min_length=1)]
     extenders: list[Extender] = []
 
