@@ -25,7 +25,9 @@ MANIFESTS = ("serviceaccount.yaml", "rbac.yaml", "configmap.yaml", "deployment.y
 EXTENDER_TEMPLATES = {"serviceaccount.yaml": "serviceaccount.yaml.j2", "rbac.yaml": "extender/rbac.yaml.j2",
                       "configmap.yaml": "extender/configmap.yaml.j2",
                       "deployment.yaml": "extender/deployment.yaml.j2"}
-KUBE_SCHEDULER_CONFIG_FILE = "kube-scheduler-config.yaml"  # what --render-only writes for a user's kube-scheduler
+# What --render-only also writes in extender mode, for a kube-scheduler and extender of the user's own.
+KUBE_SCHEDULER_CONFIG_FILE = "kube-scheduler-config.yaml"
+EXTENDER_CONFIG_FILE = "extender-config.yaml"
 KUBE_SCHEDULER_IMAGE = "registry.k8s.io/kube-scheduler"
 KUBE_SCHEDULER_CPU_REQUEST = "100m"  # what kubeadm requests for the cluster's own kube-scheduler
 # klog verbosity for the lab's log_level: 2 is kubeadm's default for its kube-scheduler, 4 logs each decision.
@@ -151,9 +153,11 @@ def write_manifests(manifests: list[Manifest], directory: Path) -> list[Path]:
     return paths
 
 
-def write_kube_scheduler_config(lab: Lab, directory: Path) -> Path:
-    """Extender mode: the KubeSchedulerConfiguration alone, for a user's own kube-scheduler."""
+def write_extender_mode_configs(lab: Lab, directory: Path) -> tuple[Path, Path]:
+    """Extender mode: kube-scheduler's configuration and the extender's, each in a file of its own, for a
+    kube-scheduler and `python -m scheduler extender` the user runs."""
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / KUBE_SCHEDULER_CONFIG_FILE
-    path.write_text(render_kube_scheduler_config(lab))
-    return path
+    kube_scheduler, extender = directory / KUBE_SCHEDULER_CONFIG_FILE, directory / EXTENDER_CONFIG_FILE
+    kube_scheduler.write_text(render_kube_scheduler_config(lab))
+    extender.write_text(render_config(lab))
+    return kube_scheduler, extender

@@ -17,6 +17,7 @@ import yaml
 from labdef.lab import DEFAULT_LAB_FILE, Lab, load_lab, with_changes
 from labkit.scheduler_deploy.manifests import (
     CHECKSUM_ANNOTATION,
+    EXTENDER_CONFIG_FILE,
     KUBE_SCHEDULER_CONFIG_FILE,
     MANIFESTS,
     render_manifests,
@@ -204,13 +205,16 @@ def test_render_only_writes_the_manifests_and_kube_schedulers_configuration(tmp_
     out = tmp_path / "out"
     run_verb(load_lab(lab_file), lab_file, render_only=out, echo=lines.append)
     names = sorted(p.name for p in out.iterdir())
-    assert names == sorted([*(f"{i:02d}-{m}" for i, m in enumerate(MANIFESTS, start=1)), KUBE_SCHEDULER_CONFIG_FILE])
-    alone = yaml.safe_load((out / KUBE_SCHEDULER_CONFIG_FILE).read_text())
-    in_configmap = yaml.safe_load((out / "03-configmap.yaml").read_text())["data"]["kube-scheduler.yaml"]
-    assert alone == yaml.safe_load(in_configmap)
-    assert any("python -m scheduler extender --listen 127.0.0.1:8888" in line for line in lines)
+    assert names == sorted([*(f"{i:02d}-{m}" for i, m in enumerate(MANIFESTS, start=1)),
+                            KUBE_SCHEDULER_CONFIG_FILE, EXTENDER_CONFIG_FILE])
+    in_configmap = yaml.safe_load((out / "03-configmap.yaml").read_text())["data"]
+    for alone, key in ((KUBE_SCHEDULER_CONFIG_FILE, "kube-scheduler.yaml"), (EXTENDER_CONFIG_FILE, "config.yaml")):
+        assert (out / alone).read_text() == in_configmap[key]
+    parse_config(yaml.safe_load((out / EXTENDER_CONFIG_FILE).read_text()), EXTENDER_CONFIG_FILE)
+    assert any(f"python -m scheduler extender --config {out / EXTENDER_CONFIG_FILE} --kubeconfig FILE --listen "
+               "127.0.0.1:8888" in line for line in lines), lines
 
 
 def test_render_only_in_standalone_mode_writes_no_kube_scheduler_configuration(tmp_path: Path) -> None:
     run_verb(load_lab(), DEFAULT_LAB_FILE, render_only=tmp_path, echo=lambda _line: None)
-    assert not (tmp_path / KUBE_SCHEDULER_CONFIG_FILE).exists()
+    assert not (tmp_path / KUBE_SCHEDULER_CONFIG_FILE).exists() and not (tmp_path / EXTENDER_CONFIG_FILE).exists()
