@@ -103,9 +103,8 @@ def _wait_extender_ready(proc: subprocess.Popen[bytes], port: int, log: Path, ti
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         _alive(proc, log, "the extender")
-        with contextlib.suppress(OSError):
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2):
-                return
+        with contextlib.suppress(OSError), urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2):
+            return
         time.sleep(0.2)
     raise KubeSchedulerError(f"the extender's caches did not sync within {timeout:.0f}s:\n{_tail(log)}")
 
