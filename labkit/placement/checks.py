@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from labkit.kube import pod_path
 from labkit.placement import judge
 from labkit.placement.changes import deployment_path
-from labkit.placement.explain import Explanation, explain_pod, snapshot
+from labkit.placement.explain import Explanation, explain_pod, read_cluster
 from labkit.placement.judge import MISS, SKIP, PodState, Verdict
 from labkit.placement.scenarios import Placement, Scenario
 from labkit.placement.session import Session
@@ -58,11 +58,16 @@ def labelled_node(session: Session, scenario: Scenario) -> ScenarioResult:
     return result
 
 
+def eligibility(session: Session, scenario: Scenario) -> Explanation:
+    """One of the scenario's pods explained before any is created: its fitting nodes are the eligible ones."""
+    sample = session.scenario_pod(scenario, f"{scenario.id}-0")
+    return explain_pod(sample, read_cluster(session.kube), session.config.profile(session.lab.scheduler.name),
+                       session.config.source)
+
+
 def spread(session: Session, scenario: Scenario) -> ScenarioResult:
     # The nodes the scheduler's filters allow for one of the batch's pods, and the pods already on them.
-    sample = session.scenario_pod(scenario, f"{scenario.id}-0")
-    nodes = snapshot(session.kube.nodes(), session.kube.live_pods())
-    plain = explain_pod(sample, nodes, session.config.profile(session.lab.scheduler.name), session.config.source)
+    plain = eligibility(session, scenario)
     eligible = [v.node for v in plain.nodes if v.fits]
     before = {v.node: v.pods for v in plain.nodes if v.fits}
     per_node = scenario.pods.per_eligible_node or 1
@@ -82,6 +87,36 @@ def spread(session: Session, scenario: Scenario) -> ScenarioResult:
     if not verdict.ok:
         unbound = [s for s in states if s.node is None]
         result.explanation = session.explain((unbound or states)[-1].name)
+    return result
+
+
+def one_per_node(session: Session, scenario: Scenario) -> ScenarioResult:
+    return _constrained_set(session, scenario, judge.one_per_node,
+                            lambda nodes: f"one per node on {nodes}, {scenario.pods.extra} Pending")
+
+
+def even_spread(session: Session, scenario: Scenario) -> ScenarioResult:
+    return _constrained_set(session, scenario, judge.even_spread, lambda nodes: f"max-min <= 1 over {nodes} nodes")
+
+
+def _constrained_set(session: Session, scenario: Scenario,
+                     verdict_of: Callable[[list[PodState], list[str]], Verdict],
+                     expected_on: Callable[[int], str]) -> ScenarioResult:
+    """Create per_eligible_node x the eligible nodes + extra pods of a set constrained among itself, wait
+    until each is bound or reported unschedulable, and judge; a miss explains a pending pod (else the last)."""
+    plain = eligibility(session, scenario)
+    eligible = sorted(v.node for v in plain.nodes if v.fits)
+    expected = expected_on(len(eligible))
+    if not eligible:
+        return ScenarioResult(scenario, expected, verdict_of([], eligible), explanation=plain)
+    per_node = scenario.pods.per_eligible_node or 1
+    names = session.create_pods(scenario, per_node * len(eligible) + scenario.pods.extra)
+    states = session.wait_decided(names)
+    verdict = verdict_of(states, eligible)
+    result = ScenarioResult(scenario, expected, verdict, states)
+    if not verdict.ok:
+        pending = [s for s in states if s.node is None]
+        result.explanation = session.explain((pending or states)[-1].name)
     return result
 
 
@@ -152,4 +187,6 @@ CHECKS: dict[Placement, Check] = {
     "unschedulable": unschedulable,
     "ignored": ignored,
     "bound-after-restart": restart,
+    "one-per-node": one_per_node,
+    "even-spread": even_spread,
 }

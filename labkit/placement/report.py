@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from labkit.placement.checks import ScenarioResult
-from labkit.placement.explain import Explanation
+from labkit.placement.explain_view import print_explanation
 from labkit.placement.judge import MISS, PASS
 from labkit.placement.runner import RunReport
 
@@ -40,22 +40,6 @@ def verdict_table(report: RunReport, width: int = 120) -> Table:
     return table
 
 
-def explanation_table(explanation: Explanation, mode: str = "standalone") -> Table:
-    plugins = list(dict.fromkeys(p for n in explanation.nodes for p in n.scores))  # the profile's order
-    whose = "the extender's verdicts, computed here with its " if mode == "extender" else ""
-    table = Table(title=f"why: {explanation.pod} ({whose}config: {explanation.config_source})", title_justify="left")
-    table.add_column("node")
-    table.add_column("pods", justify="right")
-    table.add_column("filters", overflow="fold")
-    for name in (*plugins, "total"):
-        table.add_column(name, justify="right")
-    for n in explanation.nodes:
-        filters = "[green]fits[/]" if n.fits else "[red]" + escape("; ".join(n.reasons)) + "[/]"
-        scores = [str(n.scores[p]) if p in n.scores else "-" for p in plugins]
-        table.add_row(n.node, str(n.pods), filters, *scores, "-" if n.total is None else str(n.total))
-    return table
-
-
 def print_misses(console: Console, results: list[ScenarioResult], mode: str = "standalone") -> None:
     for r in results:
         if r.verdict.verdict != MISS:
@@ -69,15 +53,7 @@ def print_misses(console: Console, results: list[ScenarioResult], mode: str = "s
             else:
                 console.print(f"  {pod.name}: no events")
         if r.explanation is not None:
-            if r.explanation.nodes:
-                console.print(explanation_table(r.explanation, mode))
-            for note in r.explanation.notes:
-                console.print(f"  note: {escape(note)}")
-            if mode == "extender":
-                console.print("  note: kube-scheduler's own plugins ran before the extender; its verdict is in "
-                              "the events above")
-            console.print(f"  {'extender' if mode == 'extender' else 'scheduler'}'s verdict now: "
-                          f"{escape(r.explanation.message)}")
+            print_explanation(console, r.explanation, mode)
 
 
 def print_report(console: Console, report: RunReport) -> None:

@@ -69,7 +69,7 @@ def test_a_miss_in_extender_mode_shows_the_extenders_verdicts(cluster: Cluster,
         assert not node["fits"] and node["reasons"] == [NETWORK_REASON + " requested by pod annotation "
                                                         "my-network-preference"], node
     proc = cluster.run("--only", "high-speed", "--timeout", "10", lab_file=wrong)
-    assert "why: placement-" in proc.stdout and "the extender's verdicts, computed here with its config" in proc.stdout
+    assert "why: placement-" in proc.stdout and "the extender's verdicts, computed here; scheduler" in proc.stdout
     assert "extender's verdict now: 0/3 nodes are available" in proc.stdout
 
 
