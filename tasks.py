@@ -83,7 +83,8 @@ def up(c, lab=None, provision=True, inventory=None, package_source=None, timeout
 
 @task(help=LAB_HELP | {
     "kubeconfig": "cluster to deploy to (default: the lab's exported kubeconfig)",
-    "render-only": "write the manifests that would be applied to this directory and stop",
+    "render-only": "write the manifests that would be applied to this directory and stop (extender mode: also "
+                   "kube-scheduler-config.yaml)",
     "inventory": "side-load onto the hosts of this pyinfra inventory instead of the lab's VMs",
     "timeout": "seconds to wait for the scheduler's rollout (default: 300)",
 })

@@ -15,6 +15,11 @@ KubeSchedulerConfiguration), read from the first of:
    config.yaml) -- what the running scheduler was started with;
 2. a file given with --scheduler-config (a scheduler running beside the cluster);
 3. the config `deploy-scheduler` would render from the lab definition.
+
+In extender mode the ConfigMap also holds kube-scheduler's configuration (key kube-scheduler.yaml) and
+config.yaml is the extender's: the verdicts are then the extender's own, computed here in-process with its
+plugins and config (the extender listens on its pod's loopback, which nothing outside the pod can reach
+without port-forward rights), not kube-scheduler's, whose default plugins run before it.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from scheduler.plugins.least_loaded import LeastLoadedArgs
 from scheduler.plugins.network_aware import NetworkAwareArgs
 
 CONFIG_KEY = "config.yaml"
+KUBE_SCHEDULER_CONFIG_KEY = "kube-scheduler.yaml"  # present in extender mode (templates/scheduler/extender/)
 
 
 class ExplainError(UserError):
@@ -50,6 +56,7 @@ class ExplainError(UserError):
 class SchedulerConfig:
     config: KubeSchedulerConfiguration
     source: str  # "ConfigMap kube-system/x-config", "file ...", "rendered from lab.yaml"
+    mode: str = "standalone"  # or "extender": the config is the extender's, beside a kube-scheduler
 
     def profile(self, scheduler_name: str) -> Profile:
         """The scheduler's profile for that name, scanning every node (explanations look at all of them)."""
@@ -84,17 +91,19 @@ def load_scheduler_config(kube: Kube, lab: Lab, config_file: Path | None = None)
     configmap = kube.get_or_none(f"/api/v1/namespaces/{s.namespace}/configmaps/{configmap_name(lab)}")
     if configmap is not None:
         source = f"ConfigMap {s.namespace}/{configmap_name(lab)}"
-        text = (configmap.get("data") or {}).get(CONFIG_KEY)
+        data = configmap.get("data") or {}
+        text = data.get(CONFIG_KEY)
         if text is None:
             raise ExplainError(f"{source}: no {CONFIG_KEY} key; redeploy with `./lab deploy-scheduler`")
-        return SchedulerConfig(_parse(text, source), source)
+        mode = "extender" if KUBE_SCHEDULER_CONFIG_KEY in data else "standalone"  # what is deployed
+        return SchedulerConfig(_parse(text, source), source, mode)
     if config_file is not None:
         try:
-            return SchedulerConfig(load_config(config_file), f"file {config_file}")
+            return SchedulerConfig(load_config(config_file), f"file {config_file}", s.mode)
         except ConfigError as err:
             raise ExplainError(str(err)) from None
     return SchedulerConfig(_parse(render_config(lab), "rendered from the lab definition"),
-                           "rendered from the lab definition")
+                           "rendered from the lab definition", s.mode)
 
 
 def _parse(text: str, source: str) -> KubeSchedulerConfiguration:

@@ -28,10 +28,13 @@ def scoring_plugins(explanation: Explanation) -> list[str]:
             if any(n.raw_scores.get(p) or n.normalized_scores.get(p) for n in explanation.nodes)]
 
 
-def explanation_table(explanation: Explanation) -> Table:
+def explanation_table(explanation: Explanation, mode: str = "standalone") -> Table:
     plugins = scoring_plugins(explanation)
     short = abbreviations(list(explanation.weights))
-    title = f"why: {explanation.pod} (scheduler {explanation.scheduler}, config: {explanation.config_source})"
+    # Extender mode: the verdicts are the extender's plugins', computed here (explain.py), not kube-scheduler's.
+    whose = "the extender's verdicts, computed here; " if mode == "extender" else ""
+    title = (f"why: {explanation.pod} ({whose}scheduler {explanation.scheduler}, "
+             f"config: {explanation.config_source})")
     table = Table(title=escape(title),
                   title_justify="left", caption=_legend(explanation, plugins, short), caption_justify="left")
     table.add_column("node")
@@ -61,10 +64,14 @@ def _legend(explanation: Explanation, shown: list[str], short: dict[str, str]) -
     return escape(legend)
 
 
-def print_explanation(console: Console, explanation: Explanation) -> None:
-    """The table (when there are nodes to show), the notes, and the scheduler's verdict."""
+def print_explanation(console: Console, explanation: Explanation, mode: str = "standalone") -> None:
+    """The table (when there are nodes to show), the notes, and the scheduler's (or the extender's) verdict."""
     if explanation.nodes:
-        console.print(explanation_table(explanation))
+        console.print(explanation_table(explanation, mode))
     for note in explanation.notes:
         console.print(f"  note: {escape(note)}")
-    console.print(f"  scheduler's verdict now: {escape(explanation.message)}")
+    if mode == "extender":
+        console.print("  note: kube-scheduler's own plugins ran before the extender; its verdict is in the pod's "
+                      "events")
+    judge = "extender" if mode == "extender" else "scheduler"
+    console.print(f"  {judge}'s verdict now: {escape(explanation.message)}")

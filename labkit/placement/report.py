@@ -18,6 +18,7 @@ COLOURS = {PASS: "green", MISS: "red"}
 
 
 SHORT_COLUMN_MAX = 20
+MODES = {"standalone": "standalone", "extender": "extender mode: kube-scheduler asking the extender"}
 
 
 def verdict_table(report: RunReport, width: int = 120) -> Table:
@@ -28,8 +29,8 @@ def verdict_table(report: RunReport, width: int = 120) -> Table:
     # Fixed widths: what is left goes to the reason, the line people read (left to itself, rich would
     # shrink every column alike).
     reason_width = max(30, width - sum(widths) - 3 * len(widths) - 4)
-    table = Table(title=f"placement: scheduler {report.scheduler}, namespace {report.namespace}",
-                  title_justify="left")
+    table = Table(title=f"placement: scheduler {report.scheduler} ({MODES[report.mode]}), "
+                        f"namespace {report.namespace}", title_justify="left")
     for name, w in zip(short, widths, strict=True):
         table.add_column(name, width=w, overflow="fold")
     table.add_column("reason or event", width=reason_width, overflow="fold")
@@ -39,7 +40,7 @@ def verdict_table(report: RunReport, width: int = 120) -> Table:
     return table
 
 
-def print_misses(console: Console, results: list[ScenarioResult]) -> None:
+def print_misses(console: Console, results: list[ScenarioResult], mode: str = "standalone") -> None:
     for r in results:
         if r.verdict.verdict != MISS:
             continue
@@ -52,7 +53,7 @@ def print_misses(console: Console, results: list[ScenarioResult]) -> None:
             else:
                 console.print(f"  {pod.name}: no events")
         if r.explanation is not None:
-            print_explanation(console, r.explanation)
+            print_explanation(console, r.explanation, mode)
 
 
 def print_report(console: Console, report: RunReport) -> None:
@@ -62,7 +63,7 @@ def print_report(console: Console, report: RunReport) -> None:
         console.print(f"[bold red]{escape(report.problem)}[/]")
     if report.results:
         console.print(verdict_table(report, console.width))
-        print_misses(console, report.results)
+        print_misses(console, report.results, report.mode)
     for line in report.cleanup:
         console.print(f"[dim]cleanup: {escape(line)}[/]")
     if report.kept:
@@ -82,6 +83,7 @@ def as_json(report: RunReport) -> dict[str, Any]:
         "scheduler": report.scheduler,
         "namespace": report.namespace,
         "config_source": report.config_source,
+        "mode": report.mode,
         "ok": report.exit_code == 0,
         "exit_code": report.exit_code,
         "problem": report.problem,
