@@ -4,7 +4,8 @@
 pkg/scheduler/apis/config/v1/default_plugins.go), reduced to the plugins this scheduler has, in
 kube-scheduler's order and with its default score weights: TaintToleration 3, NodeAffinity 2,
 NodeResourcesFit 1, PodTopologySpread 2, InterPodAffinity 2, NodeResourcesBalancedAllocation 1,
-ImageLocality 1. The multiPoint default is the filters, then the score-only plugins. NetworkAware and
+ImageLocality 1. The multiPoint default is the filters, then DefaultPreemption (PostFilter), then the
+score-only plugins. NetworkAware and
 LeastLoaded are opt-in.
 
 Adding a plugin: write a module with pure ``pre_filter``/``filter_node`` and/or ``pre_score``/
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from scheduler.plugins import (
     balanced_allocation,
+    default_preemption,
     image_locality,
     inter_pod_affinity,
     least_loaded,
@@ -30,7 +32,7 @@ from scheduler.plugins import (
 )
 from scheduler.plugins.base import SUCCESS, Args, ClusterView, Code, NoArgs, Plugin, Status
 
-__all__ = ["DEFAULT_FILTERS", "DEFAULT_SCORES", "REGISTRY", "SUCCESS", "Args", "ClusterView", "Code", "NoArgs",
+__all__ = ["DEFAULT_FILTERS", "DEFAULT_POST_FILTERS", "DEFAULT_SCORES", "REGISTRY", "SUCCESS", "Args", "ClusterView", "Code", "NoArgs",
            "Plugin", "Status"]
 
 REGISTRY: dict[str, Plugin] = {
@@ -48,6 +50,7 @@ REGISTRY: dict[str, Plugin] = {
         balanced_allocation.PLUGIN,
         image_locality.PLUGIN,
         pod_topology_spread.PLUGIN,
+        default_preemption.PLUGIN,
     )
 }
 
@@ -62,6 +65,8 @@ DEFAULT_FILTERS: tuple[str, ...] = (
     "PodTopologySpread",
     "InterPodAffinity",
 )
+# Run when no node passes the filters; kube-scheduler lists it after InterPodAffinity.
+DEFAULT_POST_FILTERS: tuple[str, ...] = ("DefaultPreemption",)
 DEFAULT_SCORES: tuple[tuple[str, int], ...] = (
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
