@@ -59,18 +59,18 @@ def test_preemption_evicts_nominates_and_keeps_the_room(tmp_path: Path) -> None:
                                  if c["type"] == "DisruptionTarget")
                 assert (condition["reason"], condition["message"]) == (
                     "PreemptionByScheduler", f"{SCHEDULER}: preempting to accommodate a higher priority pod")
-            assert pod_events(kube_api, "high-1", "FailedScheduling")[0]["message"] == (
+            assert kube_api.wait_for(lambda: pod_events(kube_api, "high-1", "FailedScheduling"))[0]["message"] == (
                 "0/1 nodes are available: 1 Insufficient cpu.")
 
             # A lower-priority pod that may not preempt arrives while the victims terminate.
             kube_api.add_pod(pod_with("mid-1", "1", "mid-never"))
-            kube_api.wait_for(lambda: pod_events(kube_api, "mid-1", "FailedScheduling"))
-            assert pod_events(kube_api, "mid-1", "FailedScheduling")[0]["message"] == (
+            assert kube_api.wait_for(lambda: pod_events(kube_api, "mid-1", "FailedScheduling"))[0]["message"] == (
                 "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to "
                 "preemptionPolicy=Never.")
             # One victim gone: 1 cpu is free, enough for mid-1, but high-1 is nominated there.
             kube_api.finish_pod_deletion("low-1")
-            kube_api.wait_for(lambda: len(pod_events(kube_api, "mid-1", "FailedScheduling")) >= 2)
+            kube_api.wait_for(lambda: len(pod_events(kube_api, "mid-1", "FailedScheduling")) >= 2
+                              or "default/mid-1" in kube_api.bound_pods())
             assert "default/mid-1" not in kube_api.bound_pods()
 
             kube_api.finish_pod_deletion("low-2")
