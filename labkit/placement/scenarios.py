@@ -20,7 +20,8 @@ from scheduler.validation import field_problems
 
 SCENARIOS_FILE = Path(__file__).resolve().parent / "scenarios.yaml"
 
-Placement = Literal["labelled-node", "least-loaded-spread", "unschedulable", "ignored", "bound-after-restart"]
+Placement = Literal["labelled-node", "least-loaded-spread", "unschedulable", "ignored", "bound-after-restart",
+                    "preempts"]
 
 
 class ScenarioError(UserError):
@@ -73,6 +74,8 @@ class Scenario(StrictModel):
             raise ValueError("least-loaded-spread needs pods.per_eligible_node (the batch size per worker)")
         if kind == "ignored" and self.pods.scheduler != "unserved":
             raise ValueError("ignored needs pods.scheduler: unserved")
+        if kind == "preempts" and self.pods.count != 1:
+            raise ValueError("preempts needs pods.count: 1 (the high-priority pod; the fillers are one per worker)")
         if kind == "bound-after-restart" and self.opt_in != "include-restart":
             raise ValueError("bound-after-restart changes the cluster's scheduler: set opt_in: include-restart")
         return self

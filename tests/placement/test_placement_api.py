@@ -41,8 +41,8 @@ def test_every_scenario_passes_and_the_cluster_is_left_as_found(cluster: Cluster
     results = by_scenario(report)
     assert code == 0, report
     assert report["ok"] and report["problem"] is None
-    assert [r["verdict"] for r in report["results"]] == ["pass"] * 5, report["results"]
-    assert list(results) == ["high-speed", "spread", "unserved", "no-high-speed-node", "restart"]
+    assert [r["verdict"] for r in report["results"]] == ["pass"] * 6, report["results"]
+    assert list(results) == ["high-speed", "spread", "unserved", "no-high-speed-node", "preemption", "restart"]
     assert report["config_source"] == "ConfigMap kube-system/my-custom-scheduler-config"
     # 1: the high-speed pod is on the labelled worker
     assert results["high-speed"]["pods"][0]["node"] == WORKERS[0]
@@ -56,7 +56,14 @@ def test_every_scenario_passes_and_the_cluster_is_left_as_found(cluster: Cluster
         "0/3 nodes are available: ")
     # 4: untouched by any scheduler
     assert results["unserved"]["pods"][0]["node"] is None and results["unserved"]["pods"][0]["events"] == []
-    # 5: bound only once the scheduler was back
+    # 5: one low-priority pod per worker, one of them preempted with an event, the high-priority pod in its place
+    preemption = results["preemption"]["pods"]
+    victims = [p for p in preemption if p["node"] is None]
+    assert len(preemption) == 1 + len(WORKERS) and len(victims) == 1
+    assert preemption[-1]["node"] in WORKERS
+    assert any(e["reason"] == "Preempted" for e in victims[0]["events"])
+    assert cluster.server.list_objects("priorityclasses") == []
+    # 6: bound only once the scheduler was back
     assert results["restart"]["pods"][0]["node"] in WORKERS
     assert deployed.starts == 2
     # cleanup: namespace gone, labels as before, the scheduler scaled back to 1
@@ -75,7 +82,7 @@ def test_table_lists_each_scenario_with_its_verdict(cluster: Cluster, deployed: 
         assert row is not None and "pass" in row, proc.stdout
     assert "0/3 nodes are available" in proc.stdout
     assert "restart" not in proc.stdout  # opt-in only
-    assert "4 passed, 0 missed, 0 skipped" in proc.stdout
+    assert "5 passed, 0 missed, 0 skipped" in proc.stdout
 
 
 def test_wrong_label_value_in_the_lab_is_a_miss_with_the_why(cluster: Cluster, deployed: DeploymentStandIn) -> None:
@@ -130,7 +137,7 @@ def test_wrong_label_key_leaves_the_pod_pending_and_the_table_shows_why(cluster:
     assert len(worker_rows) == 4  # one explanation per miss, a row per worker
     for line in worker_rows:
         assert "NetworkAware: node(s) didn't have label network-topology=high-speed" in line
-    assert "2 passed, 2 missed, 0 skipped" in out
+    assert "3 passed, 2 missed, 0 skipped" in out  # preemption passes too
 
 
 def test_no_scheduler_says_so_and_how_to_deploy_it(cluster: Cluster) -> None:
