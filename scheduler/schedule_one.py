@@ -127,11 +127,13 @@ class SchedulingCycle:
         nominated_to = self.nominator.node_of(pod.uid)  # set by an earlier cycle, maybe not yet seen in status
         if nominated_to and nominated_to != pod.nominated_node_name:
             pod = dataclasses.replace(pod, nominated_node_name=nominated_to)
+        self.metrics.preemption_attempts.inc()
         outcome = preempt(profile, args, pod, result, snap.nodes, cluster, self.budgets.all(), nominated, self.rng)
         if outcome.node is None:
             if outcome.clear_nomination:
                 self.preemption.clear_nomination(pod)
             return f"{result.message} {outcome.message}"
+        self.metrics.preemption_victims.observe(len(outcome.victims))
         self.preemption.carry_out(pod, outcome, profile.scheduler_name)
         return result.message
 

@@ -93,11 +93,14 @@ def test_a_pdb_steers_preemption_to_the_node_whose_eviction_violates_none(kube_a
     kube_api.update_object("poddisruptionbudgets", "db",
                            {"status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1,
                                        "expectedPods": 1}}, "default")
-    with running_scheduler(kube_api_kubeconfig, config_with()):
+    with running_scheduler(kube_api_kubeconfig, config_with()) as sched:
         kube_api.add_pod(pod_with("high-1", "1", "high"))
         kube_api.wait_for(lambda: status_of(kube_api, "high-1").get("nominatedNodeName"))
         assert status_of(kube_api, "high-1")["nominatedNodeName"] == "w2"
         kube_api.wait_for(lambda: kube_api.bound_pods().get("default/high-1") == "w2")
+        registry = sched.metrics.registry
+        assert registry.get_sample_value("scheduler_preemption_attempts_total") == 1
+        assert registry.get_sample_value("scheduler_preemption_victims_sum") == 1
     assert kube_api.get_object("pods", "guarded", "default") is not None
     assert kube_api.get_object("pods", "plain", "default") is None
 
