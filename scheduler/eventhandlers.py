@@ -13,6 +13,7 @@ from typing import Any
 
 from prometheus_client import Counter
 
+from scheduler.budgets import PDB_PATH, DisruptionBudgets
 from scheduler.cache import Cache
 from scheduler.client import Client
 from scheduler.cluster_event import ClusterEvent, NodeProperties, assigned_pod_change, node_change
@@ -20,6 +21,7 @@ from scheduler.events import EventRecorder
 from scheduler.informer import Informer, object_key
 from scheduler.model import LENIENT, PodInfo, PodSpecError
 from scheduler.model.volumes import Claim, StorageClass, Volume
+from scheduler.nominator import Nominator
 from scheduler.pending import PendingPods
 from scheduler.queue import SchedulingQueue
 
@@ -134,8 +136,9 @@ class EventHandlers(CacheHandlers):
     may make a waiting pod schedulable move it back to the active queue."""
 
     def __init__(self, cache: Cache, queue: SchedulingQueue, pending: PendingPods, recorder: EventRecorder,
-                 scheduler_names: Collection[str]) -> None:
+                 scheduler_names: Collection[str], nominator: Nominator) -> None:
         super().__init__(cache)
+        self.nominator = nominator
         self.queue = queue
         self.pending = pending
         self.recorder = recorder
@@ -143,7 +146,9 @@ class EventHandlers(CacheHandlers):
 
     # -- pods ------------------------------------------------------------------------------------
     def pod_bound(self, obj: dict[str, Any], event: ClusterEvent) -> None:
-        self.pending.drop(object_key(obj), (obj.get("metadata") or {}).get("uid", ""))
+        uid = (obj.get("metadata") or {}).get("uid", "")
+        self.pending.drop(object_key(obj), uid)
+        self.nominator.remove(uid)
         if event:  # pods counting others by label (affinity, topology spread) may fit now
             self.queue.move_for(event)
 
@@ -157,12 +162,14 @@ class EventHandlers(CacheHandlers):
         key = object_key(obj)
         if meta.get("deletionTimestamp"):
             self.pending.drop(key, uid)
+            self.nominator.remove(uid)
             return
         if self.cache.is_assumed(uid):
             return  # decided, bind in flight: the watch will show it bound
         if spec.get("schedulingGates"):
             # Pod scheduling readiness: not a candidate until every gate is removed (an update).
             self.pending.gate(key, uid)
+            self.nominator.remove(uid)
             return
         self.pending.add(key, uid)
         try:
@@ -170,6 +177,7 @@ class EventHandlers(CacheHandlers):
         except PodSpecError as err:
             # Queued like any pod so that only the leader reports it, from the scheduling cycle.
             pod = PodInfo.unreadable(obj, err)
+        self.nominator.update(pod)
         self.queue.add(pod)
 
     def pod_deleted(self, obj: dict[str, Any]) -> None:
@@ -178,6 +186,7 @@ class EventHandlers(CacheHandlers):
         removed = self.cache.remove_pod(uid)
         self.pending.drop(object_key(obj), uid)
         self.pending.forget(uid)
+        self.nominator.remove(uid)
         self.recorder.forget(uid)
         if removed is not None:
             self.queue.move_for(ClusterEvent.ASSIGNED_POD_DELETED)
@@ -209,6 +218,12 @@ class EventHandlers(CacheHandlers):
         if changed:
             self.queue.move_for(ClusterEvent.STORAGE_CLASS_CHANGED)
         return changed
+
+
+def budget_informer(client: Client, budgets: DisruptionBudgets, relists: Counter) -> Informer:
+    """The PodDisruptionBudget informer feeding preemption's view of the budgets."""
+    return Informer(client, "poddisruptionbudgets", PDB_PATH, _Handler(budgets.changed, budgets.deleted),
+                    on_relist=lambda cause: relists.labels("poddisruptionbudgets", cause).inc())
 
 
 _ObjectCallback = Callable[[dict[str, Any]], None]

@@ -179,6 +179,45 @@ def restart(session: Session, scenario: Scenario) -> ScenarioResult:
     return result
 
 
+LOW_PRIORITY, HIGH_PRIORITY = -10, 1000  # below the default 0, so the fillers are the cheapest victims
+
+
+def preempts(session: Session, scenario: Scenario) -> ScenarioResult:
+    """Fill every eligible worker's free cpu with one low-priority pod each (largest first, each bound before
+    the next, so each lands where it was sized for), then create the high-priority pod."""
+    expected = "one low-priority pod preempted, bound to its node"
+    profile = session.config.profile(session.lab.scheduler.name)
+    resolved = session.config.config.resolved_profiles()
+    if not any(r.scheduler_name == profile.scheduler_name and r.post_filter is not None for r in resolved):
+        return ScenarioResult(scenario, expected, Verdict(
+            SKIP, f"DefaultPreemption is disabled in the scheduler's configuration ({session.config.source})"))
+    nodes = read_cluster(session.kube).nodes
+    eligible = {v.node for v in eligibility(session, scenario).nodes if v.fits}
+    free = sorted(((n.allocatable.milli_cpu - n.requested.milli_cpu, n.name) for n in nodes if n.name in eligible),
+                  reverse=True)
+    if not free:
+        return ScenarioResult(scenario, expected, Verdict(MISS, "no node can take a plain pod to preempt from"))
+    low, high = f"{session.namespace}-low", f"{session.namespace}-high"
+    session.changes.create_priority_class(low, LOW_PRIORITY)
+    session.changes.create_priority_class(high, HIGH_PRIORITY)
+    fillers: dict[str, str] = {}
+    for i, (milli_cpu, node) in enumerate(free, 1):
+        (name,) = session.create_pods(scenario, 1, prefix=f"low{i}-", priority_class=low, cpu=f"{milli_cpu}m")
+        (state,) = session.wait_bound([name])
+        if state.node is None:
+            return ScenarioResult(scenario, expected, Verdict(
+                MISS, f"low-priority {name} ({milli_cpu}m cpu, sized for {node}) was not bound"), [state])
+        fillers[name] = state.node
+    names = session.create_pods(scenario, 1, priority_class=high)
+    session.wait_bound(names)
+    states = session.read_all([*fillers, *names])
+    verdict = judge.preempted(fillers, states[:-1], states[-1])
+    result = ScenarioResult(scenario, expected, verdict, states)
+    if not verdict.ok and states[-1].node is None:
+        result.explanation = session.explain(names[0])
+    return result
+
+
 Check = Callable[[Session, Scenario], ScenarioResult]
 
 CHECKS: dict[Placement, Check] = {
@@ -189,4 +228,5 @@ CHECKS: dict[Placement, Check] = {
     "bound-after-restart": restart,
     "one-per-node": one_per_node,
     "even-spread": even_spread,
+    "preempts": preempts,
 }

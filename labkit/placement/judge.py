@@ -221,3 +221,22 @@ def _last_failure(pending: list[PodState]) -> str:
         if failed:
             return f": {failed[-1].message}"
     return ""
+
+
+def preempted(fillers: Mapping[str, str], after: Iterable[PodState], pod: PodState) -> Verdict:
+    """A high-priority pod on a cluster whose workers low-priority ``fillers`` (name -> node) filled: exactly
+    one filler preempted (gone, with a Preempted event), and the pod bound to that filler's node."""
+    gone = [s for s in after if s.node is None]
+    if pod.node is None:
+        failed = pod.events_with("FailedScheduling")
+        detail = f": {failed[-1].message}" if failed else ""
+        return Verdict(MISS, f"not bound; {len(gone)} low-priority pod(s) preempted{detail}")
+    if len(gone) != 1:
+        return Verdict(MISS, f"bound to {pod.node} after {len(gone)} low-priority pods went (want exactly 1)")
+    victim = gone[0]
+    if fillers[victim.name] != pod.node:
+        return Verdict(MISS, f"bound to {pod.node}, but the preempted {victim.name} was on {fillers[victim.name]}")
+    events = victim.events_with("Preempted")
+    if not events:
+        return Verdict(MISS, f"{victim.name} was deleted without a Preempted event")
+    return Verdict(PASS, f"bound to {pod.node} after preempting {victim.name} ({events[-1].message})")

@@ -21,7 +21,7 @@ from scheduler.validation import field_problems
 SCENARIOS_FILE = Path(__file__).resolve().parent / "scenarios.yaml"
 
 Placement = Literal["labelled-node", "least-loaded-spread", "unschedulable", "ignored", "bound-after-restart",
-                    "one-per-node", "even-spread"]
+                    "one-per-node", "even-spread", "preempts"]
 
 
 class ScenarioError(UserError):
@@ -86,6 +86,8 @@ class Scenario(StrictModel):
             raise ValueError("one-per-node needs pods.anti_affinity: required and pods.per_eligible_node: 1")
         if kind == "even-spread" and (self.pods.topology_spread is None or self.pods.per_eligible_node is None):
             raise ValueError("even-spread needs pods.topology_spread and pods.per_eligible_node")
+        if kind == "preempts" and self.pods.count != 1:
+            raise ValueError("preempts needs pods.count: 1 (the high-priority pod; the fillers are one per worker)")
         if kind == "bound-after-restart" and self.opt_in != "include-restart":
             raise ValueError("bound-after-restart changes the cluster's scheduler: set opt_in: include-restart")
         return self

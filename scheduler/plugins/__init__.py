@@ -5,7 +5,8 @@ pkg/scheduler/apis/config/v1/default_plugins.go), reduced to the plugins this sc
 kube-scheduler's order and with its default score weights: TaintToleration 3, NodeAffinity 2,
 NodeResourcesFit 1, PodTopologySpread 2, InterPodAffinity 2, NodeResourcesBalancedAllocation 1,
 ImageLocality 1. NodeVolumeLimits and DynamicResources only refuse the pods they would have to
-check (CSI volumes, DRA claims), since this scheduler cannot. The multiPoint default is the filters, then the score-only plugins. NetworkAware and
+check (CSI volumes, DRA claims), since this scheduler cannot. The multiPoint default is the filters, then
+DefaultPreemption (PostFilter), then the score-only plugins. NetworkAware and
 LeastLoaded are opt-in.
 
 Adding a plugin: write a module with pure ``pre_filter``/``filter_node`` and/or ``pre_score``/
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from scheduler.plugins import (
     balanced_allocation,
+    default_preemption,
     dynamic_resources,
     image_locality,
     inter_pod_affinity,
@@ -36,7 +38,7 @@ from scheduler.plugins import (
 )
 from scheduler.plugins.base import SUCCESS, Args, ClusterView, Code, NoArgs, Plugin, Status
 
-__all__ = ["DEFAULT_FILTERS", "DEFAULT_SCORES", "KUBE_SCHEDULER_DOES", "REGISTRY", "SUCCESS", "Args", "ClusterView", "Code", "NoArgs",
+__all__ = ["DEFAULT_FILTERS", "DEFAULT_POST_FILTERS", "DEFAULT_SCORES", "KUBE_SCHEDULER_DOES", "REGISTRY", "SUCCESS", "Args", "ClusterView", "Code", "NoArgs",
            "Plugin", "Status"]
 
 REGISTRY: dict[str, Plugin] = {
@@ -59,6 +61,7 @@ REGISTRY: dict[str, Plugin] = {
         volume_binding.PLUGIN,
         volume_zone.PLUGIN,
         dynamic_resources.PLUGIN,
+        default_preemption.PLUGIN,
     )
 }
 
@@ -78,6 +81,8 @@ DEFAULT_FILTERS: tuple[str, ...] = (
     "InterPodAffinity",
     "DynamicResources",
 )
+# Run when no node passes the filters; kube-scheduler lists it after InterPodAffinity.
+DEFAULT_POST_FILTERS: tuple[str, ...] = ("DefaultPreemption",)
 DEFAULT_SCORES: tuple[tuple[str, int], ...] = (
     ("TaintToleration", 3),
     ("NodeAffinity", 2),

@@ -147,6 +147,12 @@ class ClusterView:
             self._index = PodIndex.of(self.nodes, self.namespace_labels)
         return self._index
 
+    def replacing(self, node: NodeInfo) -> ClusterView:
+        """The same view with ``node`` standing in for the node of its name (a what-if copy, such as a node
+        with preemption victims removed). The pod index is shared: it still counts the original's pods."""
+        nodes = [node if n.name == node.name else n for n in self.nodes]
+        return ClusterView(nodes, self.namespace_labels, self._index)
+
     def labels_of_namespace(self, namespace: str) -> Mapping[str, str]:
         return self.namespace_labels.get(namespace, _NO_LABELS)
 
@@ -188,6 +194,7 @@ class Plugin:
     score_batch: ScoreBatchFn | None = None
     requeue_on: ClusterEvent = ClusterEvent.ANY
     reads_cluster: bool = False
+    post_filter: bool = False  # runs when no node passes the filters (DefaultPreemption, scheduler.preemption)
 
     @property
     def filters(self) -> bool:

@@ -84,6 +84,12 @@ RESOURCES: tuple[ResourceType, ...] = (
     # Stored only (no controller makes pods from them); the placement tests drive a stand-in controller.
     ResourceType("apps", "v1", "deployments", "Deployment", True, "deployments", _getters(),
                  frozenset({"status"}), ("deploy",)),
+    # Read by the Priority admission plugin at pod creation (strategies.admit_priority).
+    ResourceType("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, "priorityclasses",
+                 _getters(), short_names=("pc",)),
+    # No disruption controller here: tests write status.disruptionsAllowed/disruptedPods themselves.
+    ResourceType("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, "poddisruptionbudgets",
+                 _getters(), frozenset({"status"}), ("pdb",)),
     # events.k8s.io/v1 is another representation of the same stored events; its field labels
     # (regarding.*, reportingController, ...) are converted to the core ones.
     ResourceType("events.k8s.io", "v1", "events", "Event", True, "events",

@@ -17,8 +17,8 @@ from scheduler.framework import build_profiles
 from scheduler.model import PodInfo
 from scheduler.plugins import ClusterView
 from tests.kubeapi.objects import make_node, make_pod
-from tests.scheduler.builders import claim_obj, claim_volume, on_node, pv_obj, storage_class_obj
 from tests.placement.standins import CONTROL_PLANE_TAINT, make_lab
+from tests.scheduler.builders import claim_obj, claim_volume, on_node, pv_obj, storage_class_obj
 
 SCHEDULER = "my-custom-scheduler"
 

@@ -13,6 +13,7 @@ from labkit.placement.judge import (
     ignored,
     labelled_node,
     one_per_node,
+    preempted,
     spread,
     unschedulable,
     water_fill,
@@ -131,3 +132,24 @@ def test_even_spread_needs_every_pod_bound_within_max_skew():
     pending = even_spread([pod("w1", name="s-1"), pod(events=[FAILED], name="s-2")], ["w1", "w2"])
     assert pending.verdict == MISS and pending.reason.startswith("1 of 2 pods not bound (s-2): 0/3 nodes")
     assert "s-1->cp" in even_spread([pod("cp", name="s-1")], ["w1"]).reason
+
+
+PREEMPTED = {"reason": "Preempted", "message": "Preempted by pod u-1 on node w1", "reportingComponent": "s"}
+
+
+@pytest.mark.parametrize(("after", "high", "verdict", "reason"), [
+    ([PodState("low1-1", None, "Deleted", events=(pod(events=[PREEMPTED]).events)), pod("w2", name="low2-1")],
+     pod("w1", name="preemption-1"), PASS, "bound to w1 after preempting low1-1 (Preempted by pod u-1 on node w1)"),
+    ([PodState("low1-1", None, "Deleted"), pod("w2", name="low2-1")],
+     pod("w1", name="preemption-1"), MISS, "low1-1 was deleted without a Preempted event"),
+    ([pod("w1", name="low1-1"), PodState("low2-1", None, "Deleted")],
+     pod("w1", name="preemption-1"), MISS, "bound to w1, but the preempted low2-1 was on w2"),
+    ([pod("w1", name="low1-1"), pod("w2", name="low2-1")],
+     pod(None, events=[FAILED], name="preemption-1"), MISS, "not bound; 0 low-priority pod(s) preempted: 0/3"),
+    ([PodState("low1-1", None, "Deleted"), PodState("low2-1", None, "Deleted")],
+     pod("w1", name="preemption-1"), MISS, "after 2 low-priority pods went (want exactly 1)"),
+])
+def test_preempted(after, high, verdict, reason):
+    result = preempted({"low1-1": "w1", "low2-1": "w2"}, after, high)
+    assert result.verdict == verdict
+    assert reason in result.reason

@@ -42,9 +42,9 @@ def test_every_scenario_passes_and_the_cluster_is_left_as_found(cluster: Cluster
     results = by_scenario(report)
     assert code == 0, report
     assert report["ok"] and report["problem"] is None
-    assert [r["verdict"] for r in report["results"]] == ["pass"] * 7, report["results"]
+    assert [r["verdict"] for r in report["results"]] == ["pass"] * 8, report["results"]
     assert list(results) == ["high-speed", "spread", "unserved", "no-high-speed-node", "anti-affinity",
-                             "topology-spread", "restart"]
+                             "topology-spread", "preemption", "restart"]
     assert report["config_source"] == "ConfigMap kube-system/my-custom-scheduler-config"
     # 1: the high-speed pod is on the labelled worker
     assert results["high-speed"]["pods"][0]["node"] == WORKERS[0]
@@ -66,7 +66,14 @@ def test_every_scenario_passes_and_the_cluster_is_left_as_found(cluster: Cluster
     # 6: DoNotSchedule spread over the workers (the tainted control plane is no domain): 5 pods as 3 + 2
     spread_counts = sorted(Counter(p["node"] for p in results["topology-spread"]["pods"]).items())
     assert [n for n, _ in spread_counts] == sorted(WORKERS) and sorted(c for _, c in spread_counts) == [2, 3]
-    # 7: bound only once the scheduler was back
+    # 7: one low-priority pod per worker, one of them preempted with an event, the high-priority pod in its place
+    preemption = results["preemption"]["pods"]
+    victims = [p for p in preemption if p["node"] is None]
+    assert len(preemption) == 1 + len(WORKERS) and len(victims) == 1
+    assert preemption[-1]["node"] in WORKERS
+    assert any(e["reason"] == "Preempted" for e in victims[0]["events"])
+    assert cluster.server.list_objects("priorityclasses") == []
+    # 8: bound only once the scheduler was back
     assert results["restart"]["pods"][0]["node"] in WORKERS
     assert deployed.starts == 2
     # cleanup: namespace gone, labels as before, the scheduler scaled back to 1
@@ -85,7 +92,7 @@ def test_table_lists_each_scenario_with_its_verdict(cluster: Cluster, deployed: 
         assert row is not None and "pass" in row, proc.stdout
     assert "0/3 nodes are available" in proc.stdout
     assert "restart" not in proc.stdout  # opt-in only
-    assert "6 passed, 0 missed, 0 skipped" in proc.stdout
+    assert "7 passed, 0 missed, 0 skipped" in proc.stdout
 
 
 def test_wrong_label_value_in_the_lab_is_a_miss_with_the_why(cluster: Cluster, deployed: DeploymentStandIn) -> None:
@@ -140,7 +147,7 @@ def test_wrong_label_key_leaves_the_pod_pending_and_the_table_shows_why(cluster:
     assert len(worker_rows) == 4  # one explanation per miss, a row per worker
     for line in worker_rows:
         assert "NetworkAware: node(s) didn't have label network-topology=high-speed" in line
-    assert "4 passed, 2 missed, 0 skipped" in out
+    assert "5 passed, 2 missed, 0 skipped" in out  # preemption passes too
 
 
 def test_no_scheduler_says_so_and_how_to_deploy_it(cluster: Cluster) -> None:

@@ -7,13 +7,13 @@ import pytest
 from labkit.placement.scenarios import ScenarioError, load_scenarios, parse_scenarios
 
 
-def test_bundled_scenarios_cover_the_five_cases_with_restart_opt_in():
+def test_bundled_scenarios_cover_the_six_cases_with_restart_opt_in():
     scenarios = load_scenarios()
     assert [s.expect.placement for s in scenarios.scenarios] == [
         "labelled-node", "least-loaded-spread", "ignored", "unschedulable", "one-per-node", "even-spread",
-        "bound-after-restart"]
+        "preempts", "bound-after-restart"]
     assert [s.id for s in scenarios.selected()] == ["high-speed", "spread", "unserved", "no-high-speed-node",
-                                                    "anti-affinity", "topology-spread"]
+                                                    "anti-affinity", "topology-spread", "preemption"]
     assert scenarios.selected(include_restart=True)[-1].id == "restart"
     assert [s.id for s in scenarios.selected(only=["spread"])] == ["spread"]
 
@@ -30,6 +30,8 @@ def test_unknown_scenario_is_named():
      "scenarios[0].pods: give exactly one of count or per_eligible_node"),
     ({"id": "a", "title": "t", "pods": {"count": 1}, "expect": {"placement": "bound-after-restart"}},
      "set opt_in: include-restart"),
+    ({"id": "a", "title": "t", "pods": {"count": 2}, "expect": {"placement": "preempts"}},
+     "scenarios[0]: preempts needs pods.count: 1"),
     ({"id": "A b", "title": "t", "pods": {"count": 1}, "expect": {"placement": "ignored"}}, "scenarios[0].id"),
     ({"id": "a", "title": "t", "pods": {"count": 1}, "expect": {"placement": "ignored"}, "colour": "red"},
      "scenarios[0].colour: unknown field"),
