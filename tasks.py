@@ -348,3 +348,33 @@ def kubeconfig(c, lab=None, merge=False, force=False):
     if result.backup:
         console.print(f"backup: {result.backup}")
     console.print(f"merged into {result.target}: kubectl --context {definition.name} get nodes")
+
+
+@task(help=LAB_HELP | {
+    "follow": "keep streaming new lines (Ctrl-C ends it)",
+    "previous": "the previous instance of each container (after a restart or crash)",
+    "since": "only lines newer than this duration: 30s, 5m, 1h, 1h30m",
+    "container": "only this container of each pod (extender mode runs two)",
+    "kubeconfig": "cluster to read from (default: the lab's exported kubeconfig)",
+})
+def logs(c, lab=None, follow=False, previous=False, since=None, container=None, kubeconfig=None):
+    """The scheduler's logs, the leader's first, each line prefixed with its pod; says why when none runs.
+
+    Example: ./lab logs --follow --since 10m
+    """
+    from labkit.kube import Kube
+    from labkit.scheduler_logs import LogOptions, parse_since, show_logs
+
+    definition, _ = _load(lab)
+    with _user_errors():
+        options = LogOptions(follow=follow, previous=previous, container=container,
+                             since_seconds=parse_since(since) if since else None)
+        kube = Kube.from_kubeconfig(Path(kubeconfig) if kubeconfig else LabPaths.for_lab(definition.name).kubeconfig)
+        try:
+            complete = show_logs(kube, definition, options, out=print, err=lambda line: print(line, file=sys.stderr))
+        except KeyboardInterrupt:
+            complete = True
+        finally:
+            kube.close()
+    if not complete:
+        raise Exit(code=1)
