@@ -89,11 +89,12 @@ def up(c, lab=None, provision=True, inventory=None, package_source=None, timeout
     "render-only": "write the manifests that would be applied to this directory and stop",
     "inventory": "side-load onto the hosts of this pyinfra inventory instead of the lab's VMs",
     "timeout": "seconds to wait for the scheduler's rollout (default: 300)",
+    "watch": "deploy again on every saved change under scheduler/ (a failed round waits for the next save)",
 })
-def deploy_scheduler(c, lab=None, kubeconfig=None, render_only=None, inventory=None, timeout=300):
+def deploy_scheduler(c, lab=None, kubeconfig=None, render_only=None, inventory=None, timeout=300, watch=False):
     """Build the scheduler image, side-load it into every node, apply its config and manifests, wait.
 
-    Example: ./lab deploy-scheduler --render-only /tmp/manifests
+    Example: ./lab deploy-scheduler --watch   (rebuild, side-load, roll out on every save under scheduler/)
     """
     from labkit.scheduler_deploy.verb import run_verb  # pulls in pyinfra (slow): only this verb needs it
 
@@ -101,7 +102,8 @@ def deploy_scheduler(c, lab=None, kubeconfig=None, render_only=None, inventory=N
     step("deploy-scheduler")
     with _user_errors():
         run_verb(definition, path, Path(kubeconfig) if kubeconfig else None,
-                 Path(render_only) if render_only else None, inventory, float(timeout), echo=console.print)
+                 Path(render_only) if render_only else None, inventory, float(timeout), echo=console.print,
+                 watch=watch)
 
 
 @task(help=LAB_HELP)
