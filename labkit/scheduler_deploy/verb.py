@@ -67,11 +67,12 @@ def run_verb(lab: Lab, lab_file: Path, kubeconfig: Path | None = None, render_on
             echo(f"wrote {path}")
         return
     paths = LabPaths.for_lab(lab.name)
-    inventory = lab_hosts(lab, lab_file, inventory_file)
 
     def deploy() -> dict[str, Any]:
-        return deploy_scheduler(lab, kubeconfig or paths.kubeconfig, inventory, paths.state_dir / "images",
-                                timeout, echo)
+        # A fresh inventory each round: pyinfra's hosts keep the operations of the last run they were part
+        # of, and a second run over the same Host objects fails on them (KeyError in State.get_op_order).
+        return deploy_scheduler(lab, kubeconfig or paths.kubeconfig, lab_hosts(lab, lab_file, inventory_file),
+                                paths.state_dir / "images", timeout, echo)
 
     if watch:
         watch_and_deploy(deploy, echo)

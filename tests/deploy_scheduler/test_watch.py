@@ -83,3 +83,17 @@ def test_stopping_ends_the_loop_cleanly(loop):
 def test_the_timings_line_names_every_step():
     assert timings_line({"image": 4.21, "side-load": 3.0, "apply": 0.12, "rollout": 2.5}) == (
         "took 9.8 s: image 4.2 s, side-load 3.0 s, apply 0.1 s, rollout 2.5 s")
+
+
+def test_every_round_gets_a_fresh_inventory(monkeypatch, tmp_path):
+    """pyinfra Host objects keep their last run's operations: a second run over the same inventory fails
+    (KeyError in State.get_op_order, seen in the system suite's inner-loop test), so each round loads anew."""
+    from labdef.lab import DEFAULT_LAB_FILE, load_lab
+    from labkit.scheduler_deploy import verb
+
+    used = []
+    monkeypatch.setattr(verb, "lab_hosts", lambda *args: object())
+    monkeypatch.setattr(verb, "deploy_scheduler", lambda lab, kubeconfig, inventory, *rest: used.append(inventory))
+    monkeypatch.setattr(verb, "watch_and_deploy", lambda deploy, echo: (deploy(), deploy()))
+    verb.run_verb(load_lab(DEFAULT_LAB_FILE), DEFAULT_LAB_FILE, tmp_path / "kubeconfig", watch=True)
+    assert len(used) == 2 and used[0] is not used[1]
