@@ -86,7 +86,8 @@ def up(c, lab=None, provision=True, inventory=None, package_source=None, timeout
 
 @task(help=LAB_HELP | {
     "kubeconfig": "cluster to deploy to (default: the lab's exported kubeconfig)",
-    "render-only": "write the manifests that would be applied to this directory and stop",
+    "render-only": "write the manifests that would be applied to this directory and stop (extender mode: also "
+                   "kube-scheduler-config.yaml)",
     "inventory": "side-load onto the hosts of this pyinfra inventory instead of the lab's VMs",
     "timeout": "seconds to wait for the scheduler's rollout (default: 300)",
     "watch": "deploy again on every saved change under scheduler/ (a failed round waits for the next save)",
@@ -216,6 +217,34 @@ def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=
     code = execute(definition, options, json_output=json)
     if code:
         raise Exit(code=code)
+
+
+@task(positional=["pod"], help=LAB_HELP | {
+    "pod": "the pod to explain, by name (with --what-if, the name the manifest's pod is explained under)",
+    "namespace": "the pod's namespace (default: default; with --what-if, the manifest's own)",
+    "what-if": "explain the Pod manifest in this YAML file as POD, without creating it",
+    "json": "print the explanation as JSON (keys: README, `./lab explain`)",
+    "kubeconfig": "cluster to read (default: the lab's exported kubeconfig)",
+    "context": "kubeconfig context (default: its current one)",
+    "scheduler-config": placement_options.HELP["scheduler-config"],
+})
+def explain(c, pod, lab=None, namespace=None, what_if=None, json=False, kubeconfig=None, context=None,
+            scheduler_config=None):
+    """Why the scheduler would place a pod where it would: each node's filter verdicts, scores, the choice."""
+    from labkit.placement.cli import (  # the scheduler's framework: only here
+        default_kubeconfig,
+        output_console,
+    )
+    from labkit.placement.explain_verb import ExplainOptions, explain_target, print_result
+
+    definition, _ = _load(lab)
+    options = ExplainOptions(
+        kubeconfig=Path(kubeconfig) if kubeconfig else default_kubeconfig(definition), context=context, pod=pod,
+        namespace=namespace, what_if=Path(what_if) if what_if else None,
+        scheduler_config=Path(scheduler_config) if scheduler_config else None)
+    with _user_errors():
+        explanation = explain_target(definition, options)
+    print_result(output_console(), explanation, json_output=json)
 
 
 @task(help={"fast": "only the fast suites (no root, no VMs, no image builds)",

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks import cluster
+from benchmarks import cluster, kube_scheduler
 from benchmarks.inprocess import SCHEDULER_NAME, scheduler_config, spread
 
 
@@ -49,6 +49,8 @@ class EndToEndOptions:
     bind_workers: int = 16
     timeout: float = 120.0
     server_label: str = "API server from --kubeconfig"
+    kube_scheduler: Path | None = None  # a kube-scheduler binary schedules instead of ours (kube_scheduler.py)
+    with_extender: bool = False  # that binary asks our extender
 
 
 def _api(kubeconfig: Path, threads: int) -> Any:
@@ -129,7 +131,13 @@ def run(options: EndToEndOptions, *, threads: int = 8, echo: Callable[[str], Non
             raise _explain_api_error(exc, "creating the benchmark's objects") from None
         result["create_seconds"] = round(time.perf_counter() - t0, 2)
         result["untaint_seconds"] = _wait_untainted(api, run_id, options.nodes, options.timeout, echo)
-        result.update(_schedule_and_measure(options, echo))
+        if options.kube_scheduler is None:
+            result.update(_schedule_and_measure(options, echo))
+        else:
+            result.update(kube_scheduler.measure(
+                options.kube_scheduler, options.kubeconfig, namespace, options.pods,
+                with_extender=options.with_extender, qps=options.qps, burst=options.burst, timeout=options.timeout,
+                unbound=kube_scheduler.unbound_pods(api), echo=echo))
         result.update(_read_back(api, namespace, run_id, node_names))
     finally:
         echo(f"deleting what the benchmark created (run {run_id})")

@@ -73,13 +73,24 @@ def judge(in_process: list[dict], end_to_end: list[dict]) -> list[dict[str, Any]
 
 
 def build(in_process: list[dict], end_to_end: list[dict], errors: list[str],
-          at_start: dict[str, Any] | None = None, *, extender: list[dict] | None = None) -> dict[str, Any]:
+          at_start: dict[str, Any] | None = None, *, extender: list[dict] | None = None,
+          kube_scheduler: list[dict] | None = None) -> dict[str, Any]:
     """The report; `at_start` is machine() taken before the runs (its load average is the one shown);
-    `extender` the extender's latency rows (benchmarks.extender.run_size)."""
+    `extender` the extender's latency rows (benchmarks.extender.run_size); `kube_scheduler` the runs of a
+    kube-scheduler binary (benchmarks.kube_scheduler), or the row saying why there are none."""
     info = dict(at_start or machine())
     info["load_average_end"] = machine()["load_average"]
     return {"machine": info, "in_process": in_process, "extender": extender or [], "end_to_end": end_to_end,
-            "targets": judge(in_process, end_to_end), "errors": errors}
+            "kube_scheduler": with_ratio(kube_scheduler or []), "targets": judge(in_process, end_to_end),
+            "errors": errors}
+
+
+def with_ratio(rows: list[dict]) -> list[dict]:
+    """Each kube-scheduler row's pods/s against kube-scheduler alone in the same run (the issue's target: at
+    least 0.5 with the extender, nodeCacheCapable, at 500 nodes)."""
+    alone = next((r.get("pods_per_second") for r in rows if r.get("scheduler") == "kube-scheduler"), None)
+    return [{**r, "vs_alone": round(r["pods_per_second"] / alone, 2)}
+            if alone and r.get("pods_per_second") is not None else r for r in rows]
 
 
 def _spread(pn: dict[str, Any] | None) -> str:
@@ -145,6 +156,18 @@ def render(report: dict[str, Any], console: Console) -> None:
                           _rate(r, "pods_per_second"), _num(r.get("pods_per_second_from_start")),
                           _spread(r.get("pods_per_node")), _num(r.get("scheduler_cpu_seconds"), ".2f"),
                           _num(dropped), _num(sum(warnings.values()) - drop_lines))
+        console.print(table)
+    if report.get("kube_scheduler"):
+        table = Table("scheduler", "API server", "nodes", "bound", "pods/s", "from start", "vs alone",
+                      title="A kube-scheduler binary end to end (pods/s: from the first binding to the last)",
+                      caption=caption)
+        for r in report["kube_scheduler"]:
+            if "not_measured" in r:
+                table.add_row(r["not_measured"], *["-"] * 6)
+                continue
+            table.add_row(r["scheduler"], _server(r["server"]), f"{r['nodes']:,}",
+                          f"{_num(r.get('bound'))}/{r['pods']:,}", _num(r.get("pods_per_second"), ",.1f"),
+                          _num(r.get("pods_per_second_from_start"), ",.1f"), _num(r.get("vs_alone"), ".2f"))
         console.print(table)
     if report["targets"]:
         table = Table("target", "wanted", "measured", "met", title="Targets (2-core machine)",

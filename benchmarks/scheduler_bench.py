@@ -16,7 +16,10 @@ Runs, in order:
 3. end to end through the in-repo API test server (labelled: it measures our client path, not a real server),
    --nodes fake nodes and --pods pending pods: the default plugin set, then LeastLoaded with adaptive sampling
    and with percentageOfNodesToScore 100;
-4. with --kubeconfig, the same three runs through that API server.
+4. with --kubeconfig, the same three runs through that API server;
+5. with --kube-scheduler PATH and --kubeconfig, that kube-scheduler binary end to end through the same API
+   server, alone and then asking our extender (benchmarks/kube_scheduler.py); without a binary the row says
+   it was not measured.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from benchmarks import endtoend, extender, inprocess, report, testserver
+from benchmarks import endtoend, extender, inprocess, kube_scheduler, report, testserver
 
 LEAST_LOADED = report.LEAST_LOADED
 # (extra plugins, percentageOfNodesToScore) of each end-to-end run against one server: the default plugin set
@@ -56,6 +59,7 @@ class Options:
     extender_rows: bool = True
     timeout: float = 120.0
     repeat: int = 1  # runs of each row; the median run is reported, every run's rate is kept
+    kube_scheduler: Path | None = None  # a kube-scheduler binary to run end to end, alone and with the extender
 
 
 def in_process_runs(options: Options) -> list[dict]:
@@ -115,7 +119,31 @@ def run(options: Options, echo: Callable[[str], None] = print) -> dict:
                         _end_to_end, options, label, kubeconfig, plugins, percentage, echo)))
                 except (endtoend.BenchmarkError, RuntimeError, OSError) as err:
                     errors.append(f"end to end through the {label}: {err}")
-    return report.build(in_process, end_to_end, errors, at_start, extender=extender_rows)
+    kube_scheduler_rows = [] if options.in_process_only else kube_scheduler_runs(options, echo, errors)
+    return report.build(in_process, end_to_end, errors, at_start, extender=extender_rows,
+                        kube_scheduler=kube_scheduler_rows)
+
+
+def kube_scheduler_runs(options: Options, echo: Callable[[str], None], errors: list[str]) -> list[dict]:
+    """The kube-scheduler binary end to end, alone and then asking the extender, through --kubeconfig's API
+    server (each run on objects of its own); or one row saying why it was not measured."""
+    if options.kube_scheduler is None:
+        return [{"not_measured": kube_scheduler.NOT_MEASURED}]
+    if options.kubeconfig is None:
+        return [{"not_measured": "not measured: --kube-scheduler needs --kubeconfig (a kube-apiserver; the in-repo "
+                                 "test server serves only what our scheduler uses)"}]
+    rows = []
+    for with_extender in (False, True):
+        echo(f"end to end with {options.kube_scheduler}{' asking the extender' if with_extender else ''}: "
+             f"{options.nodes} nodes, {options.pods} pods")
+        try:
+            rows.append(endtoend.run(endtoend.EndToEndOptions(
+                kubeconfig=options.kubeconfig, nodes=options.nodes, pods=options.pods, qps=options.qps,
+                burst=options.burst, timeout=options.timeout, server_label=f"--kubeconfig {options.kubeconfig}",
+                kube_scheduler=options.kube_scheduler, with_extender=with_extender), echo=echo))
+        except (endtoend.BenchmarkError, RuntimeError, OSError) as err:
+            errors.append(f"kube-scheduler{' with the extender' if with_extender else ''}: {err}")
+    return rows
 
 
 def _median_of(repeat: int, key: str, once: Callable[[], dict]) -> dict:
@@ -191,6 +219,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
     p.add_argument("--no-extender-rows", dest="extender_rows", action="store_false",
                    help="skip the extender's per-request latency rows")
     p.add_argument("--timeout", type=float, default=120.0, help="end to end: seconds to wait for all bindings")
+    p.add_argument("--kube-scheduler", type=Path, metavar="PATH",
+                   help="a kube-scheduler binary: with --kubeconfig, run it end to end alone and asking the extender")
     p.add_argument("--repeat", type=int, default=1,
                    help="run every row this many times and report the median run (a busy machine varies)")
     args = p.parse_args(argv)

@@ -30,6 +30,7 @@ from pydantic import (
 
 from labdef import versions
 from labdef.errors import UserError
+from scheduler.config import parse_duration
 from scheduler.quantity import QuantityError, parse_quantity
 from scheduler.validation import field_problems
 
@@ -256,6 +257,41 @@ class LeastLoaded(StrictModel):
     strategy: Literal["LeastAllocated", "MostAllocated"] = "LeastAllocated"
 
 
+KUBE_SCHEDULER_SECURE_PORT = 10259  # kube-scheduler's /healthz, /readyz and /metrics (HTTPS) in extender mode
+
+
+class Extender(StrictModel):
+    """Extender mode: the `extenders:` stanza of the second kube-scheduler's KubeSchedulerConfiguration,
+    pointing at our extender on the pod's loopback. Read only when scheduler.mode is extender."""
+
+    # kube-scheduler adds each extender score (0..10) x weight x 10 to its plugin total; it refuses a
+    # weight below 1 for an extender with a prioritize verb.
+    weight: int = Field(1, ge=1)
+    # A Go duration (metav1.Duration): how long kube-scheduler waits for a filter or prioritize answer.
+    http_timeout: str = "5s"
+    # true: requests carry node names, answered from the extender's own cache; false: full Node objects.
+    node_cache_capable: bool = True
+    # true: kube-scheduler schedules without the extender when it fails or is unreachable.
+    ignorable: bool = False
+    # The extender's listener on the pod's loopback (127.0.0.1:port), shared with kube-scheduler.
+    port: int = Field(8888, ge=1024, le=65535)
+
+    @field_validator("http_timeout")
+    @classmethod
+    def _http_timeout(cls, value: str) -> str:
+        if parse_duration(value) <= 0:
+            raise ValueError(f"{value!r} is not a positive duration; use e.g. 5s or 500ms")
+        return value
+
+    @field_validator("port")
+    @classmethod
+    def _port(cls, value: int) -> int:
+        if value == KUBE_SCHEDULER_SECURE_PORT:
+            raise ValueError(f"{value} is kube-scheduler's own secure port in the same pod; pick another, "
+                             "e.g. 8888")
+        return value
+
+
 # An image repository without tag or digest (the distribution reference grammar, lower-case).
 IMAGE_REPOSITORY = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._/-][a-z0-9]+)*)*$")
 
@@ -263,6 +299,10 @@ IMAGE_REPOSITORY = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+
 class SchedulerSettings(StrictModel):
     name: DnsLabel = "my-custom-scheduler"
     namespace: DnsLabel = "kube-system"
+    # standalone: our scheduler places the pods; extender: a second kube-scheduler (the cluster's own
+    # version) places them and asks our plugins through the extender webhooks (`extender` below).
+    mode: Literal["standalone", "extender"] = "standalone"
+    extender: Extender = Extender()
     leader_elect: bool = True
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     network_aware: NetworkAware = NetworkAware()

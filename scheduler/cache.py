@@ -26,6 +26,7 @@ from typing import Any
 
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.pod_index import PodIndex
+from scheduler.model.volumes import VolumeStore
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +75,8 @@ class Cache:
         self._namespaces: dict[str, dict[str, str]] = {}  # name -> labels
         self._namespaces_changed = False
         self._snapshot = Snapshot()
+        # Claims, PVs and StorageClasses: read live by the volume plugins, never part of a snapshot.
+        self.volumes = VolumeStore()
 
     # -- nodes -----------------------------------------------------------------------------------
     def add_node(self, obj: Mapping[str, Any]) -> NodeInfo:

@@ -39,13 +39,18 @@ class ClusterEvent(enum.Flag):
     POD_HOST_PORTS_CHANGED = enum.auto()
     POD_TOPOLOGY_SPREAD_CHANGED = enum.auto()
     POD_SPEC_ERROR_CHANGED = enum.auto()  # a spec that could not be read now reads, or fails elsewhere
+    # Storage objects added or updated (kube-scheduler registers no delete events for them either).
+    PVC_CHANGED = enum.auto()
+    PV_CHANGED = enum.auto()
+    STORAGE_CLASS_CHANGED = enum.auto()
 
     NONE = 0
     POD_UPDATED = (POD_LABELS_CHANGED | POD_ANNOTATIONS_CHANGED | POD_REQUESTS_CHANGED
                    | POD_TOLERATIONS_CHANGED | POD_NODE_AFFINITY_CHANGED | POD_HOST_PORTS_CHANGED
                    | POD_TOPOLOGY_SPREAD_CHANGED | POD_SPEC_ERROR_CHANGED)
     ANY = (NODE_ADDED | NODE_LABELS_CHANGED | NODE_TAINTS_CHANGED | NODE_ALLOCATABLE_CHANGED
-           | ASSIGNED_POD_DELETED | ASSIGNED_POD_ADDED | ASSIGNED_POD_LABELS_CHANGED | POD_UPDATED)
+           | ASSIGNED_POD_DELETED | ASSIGNED_POD_ADDED | ASSIGNED_POD_LABELS_CHANGED | POD_UPDATED
+           | PVC_CHANGED | PV_CHANGED | STORAGE_CLASS_CHANGED)
 
 
 class NodeProperties(NamedTuple):

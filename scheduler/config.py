@@ -1,7 +1,7 @@
 """The scheduler's configuration file: a subset of kube-scheduler's KubeSchedulerConfiguration
 (apiVersion kubescheduler.config.k8s.io/v1), so a config written for kube-scheduler reads the same here.
 
-Supported: ``profiles[]`` (schedulerName, percentageOfNodesToScore, plugins.{multiPoint,filter,score}
+Supported: ``profiles[]`` (schedulerName, percentageOfNodesToScore, plugins.{multiPoint,filter,postFilter,score}
 with enabled [{name, weight}] / disabled [{name} or "*"], pluginConfig [{name, args}]),
 ``leaderElection`` (leaderElect, leaseDuration, renewDeadline, retryPeriod, resourceLock: leases,
 resourceNamespace, resourceName), ``clientConnection`` (kubeconfig, qps, burst) and
@@ -36,7 +36,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from scheduler.plugins import DEFAULT_FILTERS, DEFAULT_SCORES, REGISTRY, Args, Plugin
+from scheduler.plugins import DEFAULT_FILTERS, DEFAULT_POST_FILTERS, DEFAULT_SCORES, REGISTRY, Args, Plugin
 from scheduler.validation import field_problems
 
 __all__ = [
@@ -120,6 +120,7 @@ class PluginSet(_ConfigSection):
 class Plugins(_ConfigSection):
     multiPoint: PluginSet = PluginSet()
     filter: PluginSet = PluginSet()
+    postFilter: PluginSet = PluginSet()
     score: PluginSet = PluginSet()
 
 
@@ -137,6 +138,7 @@ class ResolvedProfile(BaseModel):
     filters: tuple[tuple[Plugin, Args], ...]
     scores: tuple[tuple[Plugin, Args, int], ...]
     percentage_of_nodes_to_score: int | None
+    post_filter: tuple[Plugin, Args] | None = None  # DefaultPreemption when enabled
 
 
 class ProfileConfig(_ConfigSection):
@@ -148,7 +150,7 @@ class ProfileConfig(_ConfigSection):
     @model_validator(mode="after")
     def _check(self) -> ProfileConfig:
         errors = []
-        for point in ("multiPoint", "filter", "score"):
+        for point in ("multiPoint", "filter", "postFilter", "score"):
             plugin_set: PluginSet = getattr(self.plugins, point)
             for kind in ("enabled", "disabled"):
                 for i, ref in enumerate(getattr(plugin_set, kind)):
@@ -162,6 +164,8 @@ class ProfileConfig(_ConfigSection):
                         errors.append(f"{where}: {ref.name} has no filter; enable it under score or multiPoint")
                     elif kind == "enabled" and point == "score" and not plugin.scores:
                         errors.append(f"{where}: {ref.name} has no score; enable it under filter or multiPoint")
+                    elif kind == "enabled" and point == "postFilter" and not plugin.post_filter:
+                        errors.append(f"{where}: {ref.name} is no PostFilter plugin; only DefaultPreemption is")
         seen = set()
         for i, item in enumerate(self.pluginConfig):
             if item.name not in REGISTRY:
@@ -190,12 +194,14 @@ class ProfileConfig(_ConfigSection):
     def resolve(self, global_percentage: int | None = None) -> ResolvedProfile:
         """The plugins this profile runs at filter and score, after kube-scheduler's merge rules."""
         weights = dict(DEFAULT_SCORES)
-        names = [*DEFAULT_FILTERS, *(name for name in weights if name not in DEFAULT_FILTERS)]
+        names = [*DEFAULT_FILTERS, *DEFAULT_POST_FILTERS, *(name for name in weights if name not in DEFAULT_FILTERS)]
         default_multi = [PluginRef(name=name, weight=weights.get(name, 0)) for name in names]
         multi = _merge(default_multi, self.plugins.multiPoint)
         filters = _expand(multi, self.plugins.filter, lambda p: p.filters)
         scores = _expand(multi, self.plugins.score, lambda p: p.scores)
-        args = {name: self.args_for(name) for name in {r.name for r in filters + scores}}
+        # kube-scheduler runs every PostFilter plugin until one succeeds; the only one here is DefaultPreemption.
+        post_filters = _expand(multi, self.plugins.postFilter, lambda p: p.post_filter)[:1]
+        args = {name: self.args_for(name) for name in {r.name for r in filters + scores + post_filters}}
         return ResolvedProfile(
             scheduler_name=self.schedulerName,
             filters=tuple((REGISTRY[r.name], args[r.name]) for r in filters),
@@ -206,6 +212,7 @@ class ProfileConfig(_ConfigSection):
             percentage_of_nodes_to_score=(
                 self.percentageOfNodesToScore if self.percentageOfNodesToScore is not None else global_percentage
             ),
+            post_filter=next(((REGISTRY[r.name], args[r.name]) for r in post_filters), None),
         )
 
 

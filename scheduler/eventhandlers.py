@@ -1,5 +1,5 @@
-"""Informer callbacks: every watch event about a node, a pod or a namespace, turned into cache and queue updates
-(kube-scheduler's eventhandlers.go).
+"""Informer callbacks: every watch event about a node, a pod, a namespace or a storage object (claims, PVs,
+StorageClasses), turned into cache and queue updates (kube-scheduler's eventhandlers.go).
 
 CacheHandlers keeps the cache: every node, and every non-terminal pod bound to a node, whoever placed it.
 EventHandlers adds the queue. Which pods are queued: unassigned pods whose spec.schedulerName names a
@@ -13,12 +13,15 @@ from typing import Any
 
 from prometheus_client import Counter
 
+from scheduler.budgets import PDB_PATH, DisruptionBudgets
 from scheduler.cache import Cache
 from scheduler.client import Client
 from scheduler.cluster_event import ClusterEvent, NodeProperties, assigned_pod_change, node_change
 from scheduler.events import EventRecorder
 from scheduler.informer import Informer, object_key
 from scheduler.model import LENIENT, PodInfo, PodSpecError
+from scheduler.model.volumes import Claim, StorageClass, Volume
+from scheduler.nominator import Nominator
 from scheduler.pending import PendingPods
 from scheduler.queue import SchedulingQueue
 
@@ -48,6 +51,19 @@ class CacheHandlers:
                               _Handler(self.namespace_changed, self.namespace_deleted),
                               on_relist=lambda cause: relists.labels("namespaces", cause).inc())
         return nodes, pods, namespaces
+
+    def volume_informers(self, client: Client, relists: Counter) -> tuple[Informer, Informer, Informer]:
+        """The PersistentVolumeClaim, PersistentVolume and StorageClass informers the volume plugins read
+        through ``cache.volumes``. A cluster whose pods use no claims pays only for their watch events."""
+        def informer(resource: str, path: str, handler: _Handler) -> Informer:
+            return Informer(client, resource, path, handler,
+                            on_relist=lambda cause: relists.labels(resource, cause).inc())
+        return (informer("persistentvolumeclaims", "/api/v1/persistentvolumeclaims",
+                         _Handler(self.claim_changed, self.claim_deleted)),
+                informer("persistentvolumes", "/api/v1/persistentvolumes",
+                         _Handler(self.volume_changed, self.volume_deleted)),
+                informer("storageclasses", "/apis/storage.k8s.io/v1/storageclasses",
+                         _Handler(self.storage_class_changed, self.storage_class_deleted)))
 
     def pod_changed(self, obj: dict[str, Any]) -> None:
         if (obj.get("status") or {}).get("phase") in TERMINAL_PHASES:
@@ -82,14 +98,47 @@ class CacheHandlers:
     def namespace_deleted(self, obj: dict[str, Any]) -> None:
         self.cache.remove_namespace(str((obj.get("metadata") or {}).get("name") or ""))
 
+    # Storage objects: each returns whether what the plugins read of it changed (a new object counts).
+    def claim_changed(self, obj: dict[str, Any]) -> bool:
+        claim = Claim.from_api(obj)
+        if self.cache.volumes.claim(claim.namespace, claim.name) == claim:
+            return False
+        self.cache.volumes.set_claim(claim)
+        return True
+
+    def claim_deleted(self, obj: dict[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        self.cache.volumes.remove_claim(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+    def volume_changed(self, obj: dict[str, Any]) -> bool:
+        volume = Volume.from_api(obj)
+        if self.cache.volumes.volumes.get(volume.name) == volume:
+            return False
+        self.cache.volumes.set_volume(volume)
+        return True
+
+    def volume_deleted(self, obj: dict[str, Any]) -> None:
+        self.cache.volumes.remove_volume(str((obj.get("metadata") or {}).get("name") or ""))
+
+    def storage_class_changed(self, obj: dict[str, Any]) -> bool:
+        storage_class = StorageClass.from_api(obj)
+        if self.cache.volumes.classes.get(storage_class.name) == storage_class:
+            return False
+        self.cache.volumes.set_class(storage_class)
+        return True
+
+    def storage_class_deleted(self, obj: dict[str, Any]) -> None:
+        self.cache.volumes.remove_class(str((obj.get("metadata") or {}).get("name") or ""))
+
 
 class EventHandlers(CacheHandlers):
     """The cache's handlers plus the scheduler's: unassigned pods it serves go to the queue, and changes that
     may make a waiting pod schedulable move it back to the active queue."""
 
     def __init__(self, cache: Cache, queue: SchedulingQueue, pending: PendingPods, recorder: EventRecorder,
-                 scheduler_names: Collection[str]) -> None:
+                 scheduler_names: Collection[str], nominator: Nominator) -> None:
         super().__init__(cache)
+        self.nominator = nominator
         self.queue = queue
         self.pending = pending
         self.recorder = recorder
@@ -97,7 +146,9 @@ class EventHandlers(CacheHandlers):
 
     # -- pods ------------------------------------------------------------------------------------
     def pod_bound(self, obj: dict[str, Any], event: ClusterEvent) -> None:
-        self.pending.drop(object_key(obj), (obj.get("metadata") or {}).get("uid", ""))
+        uid = (obj.get("metadata") or {}).get("uid", "")
+        self.pending.drop(object_key(obj), uid)
+        self.nominator.remove(uid)
         if event:  # pods counting others by label (affinity, topology spread) may fit now
             self.queue.move_for(event)
 
@@ -111,12 +162,14 @@ class EventHandlers(CacheHandlers):
         key = object_key(obj)
         if meta.get("deletionTimestamp"):
             self.pending.drop(key, uid)
+            self.nominator.remove(uid)
             return
         if self.cache.is_assumed(uid):
             return  # decided, bind in flight: the watch will show it bound
         if spec.get("schedulingGates"):
             # Pod scheduling readiness: not a candidate until every gate is removed (an update).
             self.pending.gate(key, uid)
+            self.nominator.remove(uid)
             return
         self.pending.add(key, uid)
         try:
@@ -124,6 +177,7 @@ class EventHandlers(CacheHandlers):
         except PodSpecError as err:
             # Queued like any pod so that only the leader reports it, from the scheduling cycle.
             pod = PodInfo.unreadable(obj, err)
+        self.nominator.update(pod)
         self.queue.add(pod)
 
     def pod_deleted(self, obj: dict[str, Any]) -> None:
@@ -132,6 +186,7 @@ class EventHandlers(CacheHandlers):
         removed = self.cache.remove_pod(uid)
         self.pending.drop(object_key(obj), uid)
         self.pending.forget(uid)
+        self.nominator.remove(uid)
         self.recorder.forget(uid)
         if removed is not None:
             self.queue.move_for(ClusterEvent.ASSIGNED_POD_DELETED)
@@ -144,6 +199,31 @@ class EventHandlers(CacheHandlers):
         event = node_change(before, NodeProperties.of(self.cache.add_node(obj)))
         if event:  # kubelet status heartbeats change nothing the plugins read: the queue stays as it is
             self.queue.move_for(event)
+
+    # -- storage ---------------------------------------------------------------------------------
+    def claim_changed(self, obj: dict[str, Any]) -> bool:
+        changed = super().claim_changed(obj)
+        if changed:  # bound, created, or its access modes changed: pods using it may fit now
+            self.queue.move_for(ClusterEvent.PVC_CHANGED)
+        return changed
+
+    def volume_changed(self, obj: dict[str, Any]) -> bool:
+        changed = super().volume_changed(obj)
+        if changed:
+            self.queue.move_for(ClusterEvent.PV_CHANGED)
+        return changed
+
+    def storage_class_changed(self, obj: dict[str, Any]) -> bool:
+        changed = super().storage_class_changed(obj)
+        if changed:
+            self.queue.move_for(ClusterEvent.STORAGE_CLASS_CHANGED)
+        return changed
+
+
+def budget_informer(client: Client, budgets: DisruptionBudgets, relists: Counter) -> Informer:
+    """The PodDisruptionBudget informer feeding preemption's view of the budgets."""
+    return Informer(client, "poddisruptionbudgets", PDB_PATH, _Handler(budgets.changed, budgets.deleted),
+                    on_relist=lambda cause: relists.labels("poddisruptionbudgets", cause).inc())
 
 
 _ObjectCallback = Callable[[dict[str, Any]], None]

@@ -3,6 +3,8 @@
 Shapes follow kube-scheduler:
 - Scheduled:        type Normal,  action "Binding",    note "Successfully assigned ns/pod to node"
 - FailedScheduling: type Warning, action "Scheduling", note the framework's "0/N nodes are available: ..."
+- Preempted:        type Normal,  action "Preempting", note "Preempted by pod <preemptor uid> on node <node>",
+                    regarding the victim, related the preemptor (kube-scheduler's preemption.go)
 - reportingController is the profile's schedulerName (kube-scheduler reports "default-scheduler"),
   reportingInstance "<controller>-<hostname>", event name "<pod>.<unix nanos in hex>" as client-go names it.
 - An unschedulable pod gets status.conditions PodScheduled=False, reason Unschedulable, through a
@@ -55,11 +57,12 @@ def event_body(
     note: str,
     type_: str,
     now: float | None = None,
+    related: Any = None,
 ) -> dict[str, Any]:
     now = time.time() if now is None else now
     if len(note.encode()) > NOTE_LIMIT:
         note = note.encode()[: NOTE_LIMIT - 3].decode("utf-8", "ignore") + "..."
-    return {
+    body = {
         "apiVersion": "events.k8s.io/v1",
         "kind": "Event",
         "metadata": {"name": f"{pod.name}.{int(now * 1e9):x}", "namespace": pod.namespace},
@@ -72,6 +75,9 @@ def event_body(
         "note": note,
         "regarding": pod_reference(pod),
     }
+    if related is not None:
+        body["related"] = pod_reference(related)
+    return body
 
 
 def unschedulable_condition_patch(message: str, reason: str = "Unschedulable") -> dict[str, Any]:
@@ -132,6 +138,12 @@ class EventRecorder:
                 "Normal",
             )
         )
+
+    def preempted(self, victim: Any, preemptor: Any, node: str, controller: str) -> None:
+        """The Preempted event on a victim, naming the preemptor's uid as kube-scheduler does."""
+        self._submit(lambda: self._post_event(
+            victim, controller, "Preempted", "Preempting", f"Preempted by pod {preemptor.uid} on node {node}",
+            "Normal", related=preemptor))
 
     def failed(self, pod: Any, message: str, controller: str, *, reason: str = "Unschedulable") -> None:
         """FailedScheduling event, plus the PodScheduled=False condition unless already written as is."""
@@ -217,7 +229,8 @@ class EventRecorder:
             finally:
                 self._queue.task_done()
 
-    def _post_event(self, pod: Any, controller: str, reason: str, action: str, note: str, type_: str) -> None:
+    def _post_event(self, pod: Any, controller: str, reason: str, action: str, note: str, type_: str,
+                    related: Any = None) -> None:
         body = event_body(
             pod,
             controller=controller,
@@ -226,6 +239,7 @@ class EventRecorder:
             action=action,
             note=note,
             type_=type_,
+            related=related,
         )
         try:
             self.client.post(f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events", body)

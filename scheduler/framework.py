@@ -1,11 +1,11 @@
 """One scheduling decision: filter the nodes, score the feasible ones, pick the best.
 
 Public API (stable; changes are listed here first):
-    Profile(scheduler_name, filters, scores, percentage_of_nodes_to_score=None)
+    Profile(scheduler_name, filters, scores, percentage_of_nodes_to_score=None, post_filter=None)
     Profile.from_resolved(ResolvedProfile) / Profile.default(scheduler_name)
     build_profiles(KubeSchedulerConfiguration) -> dict[schedulerName, Profile]
     Profile.schedule(pod: PodInfo, nodes: Sequence[NodeInfo], rng: random.Random,
-                     cluster: ClusterView | None = None) -> ScheduleResult
+                     cluster: ClusterView | None = None, nominated: Nominated = NO_NOMINATED) -> ScheduleResult
         raises model.PodSpecError when the pod cannot be interpreted (e.g. a malformed annotation a
         plugin reads); report it and go on with other pods.
     ScheduleResult: node_name (None = unschedulable), message (kube-scheduler's FailedScheduling text),
@@ -14,12 +14,15 @@ Public API (stable; changes are listed here first):
     fit_error_message(num_all_nodes, failures) -> str;  num_feasible_nodes_to_find(percentage, n) -> int
     Profile.filter_nodes(pod, nodes, cluster) -> (feasible, failures): every node's verdict, no sampling (extender)
     Profile.score_nodes(pod, nodes, cluster) -> (totals, {plugin: weighted scores}): step 3 for the given nodes
+    Profile.node_verdict(pod, node, cluster, nominated) -> Status | None: one what-if node's verdict (preemption)
+    Profile.post_filter: (DefaultPreemption plugin, its args) or None
     Profile.requeue_triggers(result.rejected_by) -> ClusterEvent: what may make a pod no node fits
         schedulable (the union of what its rejecting plugins declare)
 
-How a decision is made (kube-scheduler's scheduling cycle, without preemption):
+How a decision is made (kube-scheduler's scheduling cycle; preemption, its PostFilter, is scheduler.preemption):
 1. PreFilter: each filter plugin prepares its per-pod state once; plugins with nothing to check for this
-   pod drop out of the node loop.
+   pod drop out of the node loop, and one that rejects the pod whatever the node (a missing claim) ends the
+   decision: every node fails with its status.
 2. Filter: nodes are visited starting where the previous decision stopped (so successive pods look at
    different nodes), each node stopping at its first failing plugin. The loop ends early once
    ``num_feasible_nodes_to_find`` feasible nodes are found: percentageOfNodesToScore, or when unset/0
@@ -34,9 +37,13 @@ How a decision is made (kube-scheduler's scheduling cycle, without preemption):
 The FailedScheduling message has kube-scheduler's exact form (FitError.Error in
 pkg/scheduler/framework/types.go): "0/3 nodes are available: 1 node(s) had untolerated taint
 {node-role.kubernetes.io/control-plane: }, 2 Insufficient cpu." -- "<count> <reason>" strings sorted as
-strings, joined by ", ", ending with ".". kube-scheduler appends " preemption: ..." from its
-DefaultPreemption PostFilter plugin; this scheduler does not preempt, so, like kube-scheduler with no
-PostFilter plugin, the message ends after the reasons.
+strings, joined by ", ", ending with ".". The scheduling cycle appends " preemption: ..." when
+DefaultPreemption (``post_filter``) found nothing to do, as kube-scheduler does.
+
+Nominated pods (status.nominatedNodeName, waiting for the room preemption made): a node with pods
+nominated to it that count for the pod being placed (``nominated``) must take it with them added, and
+without (kube-scheduler's RunFilterPluginsWithNominatedPods). With nothing nominated this costs one test
+per chunk of nodes.
 """
 
 from __future__ import annotations
@@ -56,12 +63,18 @@ from scheduler.plugins import Args, ClusterView, Plugin, Status
 
 __all__ = [
     "NO_NODES_MESSAGE",
+    "NO_NOMINATED",
+    "Nominated",
     "Profile",
     "ScheduleResult",
     "build_profiles",
     "fit_error_message",
     "num_feasible_nodes_to_find",
 ]
+
+# Pods nominated to a node (status.nominatedNodeName) that count there for the pod being placed.
+Nominated = Mapping[str, Sequence[PodInfo]]
+NO_NOMINATED: Nominated = {}
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -78,8 +91,12 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
     return max(wanted, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-def fit_error_message(num_all_nodes: int, failures: Mapping[str, Status]) -> str:
-    """kube-scheduler's FailedScheduling text for a pod no node fits."""
+def fit_error_message(num_all_nodes: int, failures: Mapping[str, Status],
+                      pre_filter_rejection: Status | None = None) -> str:
+    """kube-scheduler's FailedScheduling text for a pod no node fits; a PreFilter rejection's reasons stand
+    alone ("0/3 nodes are available: persistentvolumeclaim "data" not found."), not counted per node."""
+    if pre_filter_rejection is not None:
+        return f"0/{num_all_nodes} nodes are available: {pre_filter_rejection.reason}."
     counts: Counter[str] = Counter()
     for status in failures.values():
         counts.update(status.reasons)
@@ -163,23 +180,31 @@ class Profile:
         filters: Sequence[tuple[Plugin, Args]],
         scores: Sequence[tuple[Plugin, Args, int]],
         percentage_of_nodes_to_score: int | None = None,
+        post_filter: tuple[Plugin, Args] | None = None,
     ) -> None:
         self.scheduler_name = scheduler_name
         self.filters = tuple(filters)
         self.scores = tuple(scores)
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.post_filter = post_filter  # (DefaultPreemption, its args) when enabled
         self._requeue_on = {plugin.name: plugin.requeue_on for plugin, _ in self.filters}
         self._next_start = 0
 
     @classmethod
     def from_resolved(cls, resolved: ResolvedProfile) -> Profile:
         return cls(resolved.scheduler_name, resolved.filters, resolved.scores,
-                   resolved.percentage_of_nodes_to_score)
+                   resolved.percentage_of_nodes_to_score, resolved.post_filter)
 
     @classmethod
     def default(cls, scheduler_name: str = "default-scheduler") -> Profile:
         """The default plugin set, as a profile that enables nothing extra gets."""
         return cls.from_resolved(ProfileConfig(schedulerName=scheduler_name).resolve())
+
+    def without(self, plugin_names: Iterable[str]) -> Profile:
+        """This profile minus the named filter plugins."""
+        names = frozenset(plugin_names)
+        return Profile(self.scheduler_name, [(p, a) for p, a in self.filters if p.name not in names], self.scores,
+                       self.percentage_of_nodes_to_score)
 
     def __repr__(self) -> str:
         filters = ", ".join(p.name for p, _ in self.filters)
@@ -195,15 +220,21 @@ class Profile:
         return triggers or ClusterEvent.ANY
 
     def schedule(self, pod: PodInfo, nodes: Sequence[NodeInfo], rng: random.Random,
-                 cluster: ClusterView | None = None) -> ScheduleResult:
+                 cluster: ClusterView | None = None, nominated: Nominated = NO_NOMINATED) -> ScheduleResult:
         """Choose a node for the pod among ``nodes`` (a consistent snapshot, not modified); ``cluster`` is
-        the same snapshot as plugins that read the whole cluster see it (default: built from ``nodes``)."""
+        the same snapshot as plugins that read the whole cluster see it (default: built from ``nodes``);
+        ``nominated``: the pods waiting for room on a node that count there for this pod (node -> pods)."""
         num_all = len(nodes)
         if num_all == 0:
             return ScheduleResult(pod.key, None, 0, 0, message=NO_NODES_MESSAGE)
         if cluster is None:
             cluster = ClusterView(nodes)
-        feasible, failures, evaluated = self._find_feasible(self._pre_filter(pod, cluster), nodes)
+        checks = self._pre_filter(pod, cluster)
+        if isinstance(checks, Status):  # rejected whatever the node: every node fails with that status
+            result = ScheduleResult(pod.key, None, num_all, 0, failures={n.name: checks for n in nodes})
+            result.message = fit_error_message(num_all, result.failures, checks)
+            return result
+        feasible, failures, evaluated = self._find_feasible(checks, nodes, nominated)
         result = ScheduleResult(pod.key, None, num_all, evaluated, [n.name for n in feasible], failures)
         if not feasible:
             result.message = fit_error_message(num_all, failures)
@@ -218,7 +249,8 @@ class Profile:
         result.node_name = feasible[tied[rng.randrange(len(tied))] if len(tied) > 1 else tied[0]].name
         return result
 
-    def _find_feasible(self, checks: list, nodes: Sequence[NodeInfo]) -> tuple[list[NodeInfo], dict[str, Status], int]:
+    def _find_feasible(self, checks: list, nodes: Sequence[NodeInfo], nominated: Nominated,
+                       ) -> tuple[list[NodeInfo], dict[str, Status], int]:
         """Visit nodes from where the last decision stopped until enough are feasible.
 
         Nodes are checked in chunks, one plugin at a time over the chunk (a batch call or a list
@@ -240,7 +272,10 @@ class Profile:
             size = min(max(missing, 16), num_all - pos)
             chunk = _window(nodes, (start + pos) % num_all, size)
             pos += size
-            feasible.extend(_passing(checks, chunk, failures))
+            if nominated:
+                feasible.extend(_passing_with_nominated(checks, chunk, failures, nominated))
+            else:
+                feasible.extend(_passing(checks, chunk, failures))
         del feasible[wanted:]
         self._next_start = (start + pos) % num_all
         return feasible, failures, pos
@@ -251,9 +286,25 @@ class Profile:
         given order and each rejected node's Status. The extender answers with this for the nodes
         kube-scheduler already chose to evaluate. ``cluster``: the whole snapshot, for plugins that read
         the cluster (default: built from ``nodes``). Raises model.PodSpecError as ``schedule`` does."""
-        failures: dict[str, Status] = {}
         checks = self._pre_filter(pod, cluster if cluster is not None else ClusterView(nodes))
+        if isinstance(checks, Status):
+            return [], {n.name: checks for n in nodes}
+        failures: dict[str, Status] = {}
         return _passing(checks, list(nodes), failures), failures
+
+    def node_verdict(self, pod: PodInfo, node: NodeInfo, cluster: ClusterView,
+                     nominated: Sequence[PodInfo] = ()) -> Status | None:
+        """One node's filter verdict (None: it fits) with ``node`` standing in for its namesake in
+        ``cluster``: a what-if copy, such as the node with preemption victims removed. ``nominated``: the
+        pods waiting for room on it that count for this pod. Raises model.PodSpecError as ``schedule``
+        does."""
+        checks = self._pre_filter(pod, cluster.replacing(node))
+        failures: dict[str, Status] = {}
+        if nominated:
+            _passing_with_nominated(checks, [node], failures, {node.name: nominated})
+        else:
+            _passing(checks, [node], failures)
+        return failures.get(node.name)
 
     def score_nodes(self, pod: PodInfo, nodes: list[NodeInfo], cluster: ClusterView | None = None,
                     ) -> tuple[list[int], dict[str, list[int]]]:
@@ -278,14 +329,18 @@ class Profile:
             by_plugin[plugin.name] = scores
         return (totals if totals is not None else [0] * len(nodes)), by_plugin
 
-    def _pre_filter(self, pod: PodInfo, cluster: ClusterView) -> list[tuple[Any, Any]]:
-        """(verdicts function, per-pod state) of each filter plugin with something to check for this pod;
-        ``cluster`` is the snapshot as plugins that read the whole cluster see it."""
+    def _pre_filter(self, pod: PodInfo, cluster: ClusterView) -> list[tuple[Any, Any]] | Status:
+        """(verdicts function, per-pod state) of each filter plugin with something to check for this pod,
+        or the first plugin's Status that rejects the pod whatever the node (kube-scheduler stops PreFilter
+        there too); ``cluster`` is the snapshot as plugins that read the whole cluster see it."""
         checks = []
         for plugin, args in self.filters:
             state = plugin.prepare_filter(pod, args, cluster)
-            if state is not None:
-                checks.append((plugin.verdicts, state))
+            if state is None:
+                continue
+            if isinstance(state, Status):
+                return state
+            checks.append((plugin.verdicts, state))
         return checks
 
 
@@ -301,6 +356,26 @@ def _passing(checks: list[tuple[Any, Any]], chunk: list[NodeInfo], failures: dic
         if not chunk:
             break
     return chunk
+
+
+def _passing_with_nominated(checks: list[tuple[Any, Any]], chunk: list[NodeInfo], failures: dict[str, Status],
+                            nominated: Nominated) -> list[NodeInfo]:
+    """``_passing`` counting, on each node, the pods nominated to it (kube-scheduler's
+    RunFilterPluginsWithNominatedPods): a node with some must take the pod with them added, and also without
+    them (a nominated pod may be what satisfied a rule), so a lower-priority pod never takes room preemption
+    freed for another."""
+    plain = [n for n in chunk if n.name not in nominated]
+    fits = {n.name for n in _passing(checks, plain, failures)} if plain else set()
+    for node in chunk:
+        pods = nominated.get(node.name)
+        if not pods:
+            continue
+        crowded = node.clone()
+        for pod in pods:
+            crowded.add_pod(pod)
+        if _passing(checks, [crowded], failures) and _passing(checks, [node], failures):
+            fits.add(node.name)
+    return [n for n in chunk if n.name in fits]
 
 
 def _window(nodes: Sequence[NodeInfo], start: int, size: int) -> list[NodeInfo]:

@@ -56,6 +56,17 @@ class Metrics:
             registry=self.registry,
         )
         self.relists = _relists(self.registry)
+        self.preemption_attempts = Counter(
+            "scheduler_preemption_attempts",
+            "DefaultPreemption runs (a pod no node fits, with a profile that preempts).",
+            registry=self.registry,
+        )
+        self.preemption_victims = Histogram(
+            "scheduler_preemption_victims",
+            "Pods chosen for eviction per successful preemption.",
+            buckets=tuple(2**i for i in range(8)),
+            registry=self.registry,
+        )
 
 
 class ExtenderMetrics:

@@ -5,7 +5,9 @@ decided by its profile's framework on the cache's snapshot; a chosen node is ass
 (the next decision already sees it taken) and the pod handed to the binder; a pod no node fits is
 reported (FailedScheduling event, PodScheduled=False) and waits in the queue for the cluster events its
 profile says may help (those its rejecting plugins declare), or, when its spec could not be read, for the
-pod to change.
+pod to change. Before that, DefaultPreemption (when the profile enables it, scheduler.preemption) may evict
+lower-priority pods and nominate the pod to their node; the pods nominated to a node count there for every
+decision of a pod of lower or equal priority (scheduler.nominator).
 
 Binding outcome (binder threads): bound -> the cache starts waiting for the watch to confirm it and a
 Scheduled event is written; the pod gone or bound elsewhere -> dropped; any other error -> the assumption
@@ -23,15 +25,19 @@ import time
 from collections.abc import Mapping
 
 from scheduler.binder import Binder, BindOutcome, BindResult
-from scheduler.cache import Cache
-from scheduler.client import Client
+from scheduler.budgets import DisruptionBudgets
+from scheduler.cache import Cache, Snapshot
+from scheduler.client import ApiError, Client
 from scheduler.cluster_event import ClusterEvent
 from scheduler.events import EventRecorder
-from scheduler.framework import Profile, ScheduleResult
+from scheduler.framework import Nominated, Profile, ScheduleResult
 from scheduler.metrics import Metrics
 from scheduler.model import PodInfo, PodSpecError
+from scheduler.nominator import Nominator
 from scheduler.pending import PendingPods
 from scheduler.plugins import ClusterView
+from scheduler.preemption import preempt
+from scheduler.preemption_api import PreemptionApi
 from scheduler.queue import QueuedPod, SchedulingQueue
 
 log = logging.getLogger(__name__)
@@ -43,7 +49,7 @@ class SchedulingCycle:
 
     def __init__(self, client: Client, profiles: Mapping[str, Profile], cache: Cache, queue: SchedulingQueue,
                  pending: PendingPods, recorder: EventRecorder, metrics: Metrics, rng: random.Random, *,
-                 bind_workers: int) -> None:
+                 bind_workers: int, nominator: Nominator, budgets: DisruptionBudgets) -> None:
         self.profiles = profiles
         self.cache = cache
         self.queue = queue
@@ -51,6 +57,9 @@ class SchedulingCycle:
         self.recorder = recorder
         self.metrics = metrics
         self.rng = rng
+        self.nominator = nominator
+        self.budgets = budgets
+        self.preemption = PreemptionApi(client, recorder, nominator)
         self.binder = Binder(client, self.binding_done, workers=bind_workers)
         self._binding: dict[str, tuple[QueuedPod, str]] = {}  # uid -> (queued pod, profile)
         self._count_lock = threading.Lock()
@@ -69,17 +78,27 @@ class SchedulingCycle:
             return
         try:
             snap = self.cache.snapshot()
-            cluster = ClusterView(snap.nodes, snap.namespace_labels, snap.pod_index)
-            result = profile.schedule(pod, snap.nodes, self.rng, cluster)
+            cluster = ClusterView(snap.nodes, snap.namespace_labels, snap.pod_index, self.cache.volumes)
+            nominated = self.nominator.for_pod(pod)
+            result = profile.schedule(pod, snap.nodes, self.rng, cluster, nominated)
+            if result.node_name is None and profile.post_filter is not None:
+                message = self._preempt(pod, profile, result, snap, cluster, nominated)
+            else:
+                message = result.message
         except PodSpecError as err:  # e.g. a malformed annotation a plugin reads
             self._invalid_spec(qp, err, start)
+            return
+        except ApiError as err:  # a victim could not be evicted: try again after backoff
+            self._observe(start, "error", profile_name)
+            log.warning("pod %s: preemption failed: %s; retrying with backoff", pod.key, err)
+            self.queue.failed(qp, unschedulable=False)
             return
         node = result.node_name
         if node is None:
             self._observe(start, "unschedulable", profile_name)
-            log.info("pod %s unschedulable: %s", pod.key, result.message)
+            log.info("pod %s unschedulable: %s", pod.key, message)
             _log_verdicts(pod, result)
-            self.recorder.failed(pod, result.message, profile_name)
+            self.recorder.failed(pod, message, profile_name)
             self.queue.failed(qp, unschedulable=True, requeue_on=profile.requeue_triggers(result.rejected_by))
             return
         try:
@@ -90,12 +109,33 @@ class SchedulingCycle:
             self.queue.failed(qp, unschedulable=False)
             return
         self.queue.done(pod.key)
+        self.nominator.remove(pod.uid)
         self._observe(start, "scheduled", profile_name)
         if log.isEnabledFor(logging.INFO):  # explain() costs tens of us at 5,000 nodes: only when logged
             log.info("pod %s scheduled to %s", pod.key, result.explain())
         _log_verdicts(pod, result)
         self._binding[pod.uid] = (qp, profile_name)
         self.binder.submit(assumed, node)
+
+    def _preempt(self, pod: PodInfo, profile: Profile, result: ScheduleResult, snap: Snapshot,
+                 cluster: ClusterView, nominated: Nominated) -> str:
+        """DefaultPreemption for a pod no node fits; returns the FailedScheduling message. On success the
+        victims are deleted and the pod nominated: it waits in the queue for them to go (a deleted pod is
+        an event NodeResourcesFit and the other resource filters wait for)."""
+        assert profile.post_filter is not None
+        _, args = profile.post_filter
+        nominated_to = self.nominator.node_of(pod.uid)  # set by an earlier cycle, maybe not yet seen in status
+        if nominated_to and nominated_to != pod.nominated_node_name:
+            pod = dataclasses.replace(pod, nominated_node_name=nominated_to)
+        self.metrics.preemption_attempts.inc()
+        outcome = preempt(profile, args, pod, result, snap.nodes, cluster, self.budgets.all(), nominated, self.rng)
+        if outcome.node is None:
+            if outcome.clear_nomination:
+                self.preemption.clear_nomination(pod)
+            return f"{result.message} {outcome.message}"
+        self.metrics.preemption_victims.observe(len(outcome.victims))
+        self.preemption.carry_out(pod, outcome, profile.scheduler_name)
+        return result.message
 
     def _invalid_spec(self, qp: QueuedPod, err: PodSpecError, start: float) -> None:
         pod = qp.pod

@@ -3,7 +3,8 @@
 informers -> EventHandlers (eventhandlers.py) -> cache + queue -> the scheduling loop, which runs
 SchedulingCycle.schedule_one (schedule_one.py) per popped pod -> assume -> binder -> events.
 
-Threads: one informer per resource (nodes, pods, namespaces), one scheduling loop, a binder pool, an event writer
+Threads: one informer per resource (nodes, pods, namespaces, claims, PVs, StorageClasses, and
+PodDisruptionBudgets when a profile preempts), one scheduling loop, a binder pool, an event writer
 pool, the leader elector and the health server. Only the loop decides; everything it needs per
 decision is in memory (no API call and no listing per decision).
 
@@ -27,13 +28,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from scheduler.binder import BIND_TIMEOUT
+from scheduler.budgets import DisruptionBudgets
 from scheduler.cache import Cache
 from scheduler.client import ApiError, Client
-from scheduler.eventhandlers import EventHandlers
+from scheduler.eventhandlers import EventHandlers, budget_informer
 from scheduler.events import EventRecorder
 from scheduler.framework import Profile
 from scheduler.leader import LeaderElector
 from scheduler.metrics import Metrics
+from scheduler.nominator import Nominator
 from scheduler.pending import PendingPods
 from scheduler.queue import SchedulingQueue
 from scheduler.schedule_one import SchedulingCycle
@@ -79,12 +82,20 @@ class Scheduler:
         self.metrics = Metrics()
         self.recorder = EventRecorder(client.with_own_limiter())
         self.pending = PendingPods(self.queue)
-        self.handlers = EventHandlers(self.cache, self.queue, self.pending, self.recorder, self.profiles)
+        self.nominator = Nominator()
+        self.budgets = DisruptionBudgets()
+        self.handlers = EventHandlers(self.cache, self.queue, self.pending, self.recorder, self.profiles,
+                                      self.nominator)
         self.cycle = SchedulingCycle(client, self.profiles, self.cache, self.queue, self.pending,
                                      self.recorder, self.metrics, random.Random(settings.seed),
-                                     bind_workers=settings.bind_workers)
+                                     bind_workers=settings.bind_workers, nominator=self.nominator,
+                                     budgets=self.budgets)
         self.node_informer, self.pod_informer, self.namespace_informer = self.handlers.informers(
             client, self.metrics.relists)
+        self.volume_informers = self.handlers.volume_informers(client, self.metrics.relists)
+        # Only a profile that preempts reads the budgets (and needs RBAC to list them).
+        self.budget_informer = (budget_informer(client, self.budgets, self.metrics.relists)
+                                if any(p.post_filter is not None for p in self.profiles.values()) else None)
         self._stop = threading.Event()
         self._leading = threading.Event()
         self._deciding = threading.Lock()  # held by the loop for one pod's decision and hand-off to the binder
@@ -122,6 +133,10 @@ class Scheduler:
         self.node_informer.start()
         self.pod_informer.start()
         self.namespace_informer.start()
+        for informer in self.volume_informers:
+            informer.start()
+        if self.budget_informer is not None:
+            self.budget_informer.start()
         self._loop_thread.start()
         if self.elector is None:
             self._started_leading()
@@ -139,10 +154,13 @@ class Scheduler:
 
     def synced(self) -> bool:
         return (self.node_informer.synced.is_set() and self.pod_informer.synced.is_set()
-                and self.namespace_informer.synced.is_set())
+                and self.namespace_informer.synced.is_set()
+                and all(informer.synced.is_set() for informer in self.volume_informers)
+                and (self.budget_informer is None or self.budget_informer.synced.is_set()))
 
     def wait_synced(self, timeout: float | None = None) -> bool:
-        """Wait for every cache (nodes, pods, namespaces) to sync; False on timeout or once the scheduler is asked to stop."""
+        """Wait for every cache (nodes, pods, namespaces, storage objects, budgets) to sync; False on timeout
+        or once the scheduler is asked to stop."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self.synced():
             if self._stop.wait(0.02) or (deadline is not None and time.monotonic() > deadline):
@@ -166,6 +184,10 @@ class Scheduler:
         self.node_informer.stop()
         self.pod_informer.stop()
         self.namespace_informer.stop()
+        for informer in self.volume_informers:
+            informer.stop()
+        if self.budget_informer is not None:
+            self.budget_informer.stop()
         self.cycle.binder.close(wait=True)
         self.recorder.close()
         for server in self.servers:

@@ -17,6 +17,9 @@ log = logging.getLogger(__name__)
 _MISSING = object()
 
 
+PRIORITY_CLASSES = "/apis/scheduling.k8s.io/v1/priorityclasses"
+
+
 def deployment_path(namespace: str, name: str) -> str:
     return f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}"
 
@@ -27,6 +30,7 @@ class Changes:
     namespace: str | None = None
     labels: dict[str, dict[str, str | None]] = field(default_factory=dict)  # node -> key -> original
     deployment: tuple[str, str, int] | None = None  # (namespace, name, original replicas)
+    priority_classes: list[str] = field(default_factory=list)  # created by the run
 
     # ------------------------------------------------------------------------------------- node labels
 
@@ -73,6 +77,28 @@ class Changes:
         self.deployment = None
         return f"Deployment {namespace}/{name} back to {replicas} replica(s)"
 
+    # -------------------------------------------------------------------------------- priority classes
+
+    def create_priority_class(self, name: str, value: int) -> None:
+        self.kube.create(PRIORITY_CLASSES, {
+            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+            "value": value, "description": "kubelab test-placement (deleted at the end of the run)"})
+        self.priority_classes.append(name)
+
+    def delete_priority_classes(self) -> str | None:
+        """Cluster-scoped, so removed even with --keep (kept pods hold their resolved priority)."""
+        deleted = []
+        while self.priority_classes:
+            name = self.priority_classes.pop()
+            try:
+                self.kube.delete(f"{PRIORITY_CLASSES}/{name}")
+            except KubeError as err:
+                if not err.not_found:
+                    self.priority_classes.append(name)
+                    raise
+            deleted.append(name)
+        return f"deleted PriorityClass {', '.join(reversed(deleted))}" if deleted else None
+
     # --------------------------------------------------------------------------------------- namespace
 
     def delete_pods(self) -> int:
@@ -95,7 +121,7 @@ class Changes:
         """Undo everything (with keep: only the scheduler's replicas). Returns (done, problems)."""
         done: list[str] = []
         problems: list[str] = []
-        steps = [("scheduler replicas", self.restore_replicas)]
+        steps = [("scheduler replicas", self.restore_replicas), ("priority classes", self.delete_priority_classes)]
         if not keep:
             steps += [("test pods", self._pods_step), ("node labels", self._labels_step),
                       ("namespace", self._namespace_step)]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from labkit.kube import pod_path
 from labkit.placement import judge
 from labkit.placement.changes import deployment_path
-from labkit.placement.explain import Explanation, explain_pod, snapshot
+from labkit.placement.explain import Explanation, explain_pod, read_cluster
 from labkit.placement.judge import MISS, SKIP, PodState, Verdict
 from labkit.placement.scenarios import Placement, Scenario
 from labkit.placement.session import Session
@@ -58,11 +58,16 @@ def labelled_node(session: Session, scenario: Scenario) -> ScenarioResult:
     return result
 
 
+def eligibility(session: Session, scenario: Scenario) -> Explanation:
+    """One of the scenario's pods explained before any is created: its fitting nodes are the eligible ones."""
+    sample = session.scenario_pod(scenario, f"{scenario.id}-0")
+    return explain_pod(sample, read_cluster(session.kube), session.config.profile(session.lab.scheduler.name),
+                       session.config.source)
+
+
 def spread(session: Session, scenario: Scenario) -> ScenarioResult:
     # The nodes the scheduler's filters allow for one of the batch's pods, and the pods already on them.
-    sample = session.scenario_pod(scenario, f"{scenario.id}-0")
-    nodes = snapshot(session.kube.nodes(), session.kube.live_pods())
-    plain = explain_pod(sample, nodes, session.config.profile(session.lab.scheduler.name), session.config.source)
+    plain = eligibility(session, scenario)
     eligible = [v.node for v in plain.nodes if v.fits]
     before = {v.node: v.pods for v in plain.nodes if v.fits}
     per_node = scenario.pods.per_eligible_node or 1
@@ -82,6 +87,36 @@ def spread(session: Session, scenario: Scenario) -> ScenarioResult:
     if not verdict.ok:
         unbound = [s for s in states if s.node is None]
         result.explanation = session.explain((unbound or states)[-1].name)
+    return result
+
+
+def one_per_node(session: Session, scenario: Scenario) -> ScenarioResult:
+    return _constrained_set(session, scenario, judge.one_per_node,
+                            lambda nodes: f"one per node on {nodes}, {scenario.pods.extra} Pending")
+
+
+def even_spread(session: Session, scenario: Scenario) -> ScenarioResult:
+    return _constrained_set(session, scenario, judge.even_spread, lambda nodes: f"max-min <= 1 over {nodes} nodes")
+
+
+def _constrained_set(session: Session, scenario: Scenario,
+                     verdict_of: Callable[[list[PodState], list[str]], Verdict],
+                     expected_on: Callable[[int], str]) -> ScenarioResult:
+    """Create per_eligible_node x the eligible nodes + extra pods of a set constrained among itself, wait
+    until each is bound or reported unschedulable, and judge; a miss explains a pending pod (else the last)."""
+    plain = eligibility(session, scenario)
+    eligible = sorted(v.node for v in plain.nodes if v.fits)
+    expected = expected_on(len(eligible))
+    if not eligible:
+        return ScenarioResult(scenario, expected, verdict_of([], eligible), explanation=plain)
+    per_node = scenario.pods.per_eligible_node or 1
+    names = session.create_pods(scenario, per_node * len(eligible) + scenario.pods.extra)
+    states = session.wait_decided(names)
+    verdict = verdict_of(states, eligible)
+    result = ScenarioResult(scenario, expected, verdict, states)
+    if not verdict.ok:
+        pending = [s for s in states if s.node is None]
+        result.explanation = session.explain((pending or states)[-1].name)
     return result
 
 
@@ -144,6 +179,45 @@ def restart(session: Session, scenario: Scenario) -> ScenarioResult:
     return result
 
 
+LOW_PRIORITY, HIGH_PRIORITY = -10, 1000  # below the default 0, so the fillers are the cheapest victims
+
+
+def preempts(session: Session, scenario: Scenario) -> ScenarioResult:
+    """Fill every eligible worker's free cpu with one low-priority pod each (largest first, each bound before
+    the next, so each lands where it was sized for), then create the high-priority pod."""
+    expected = "one low-priority pod preempted, bound to its node"
+    profile = session.config.profile(session.lab.scheduler.name)
+    resolved = session.config.config.resolved_profiles()
+    if not any(r.scheduler_name == profile.scheduler_name and r.post_filter is not None for r in resolved):
+        return ScenarioResult(scenario, expected, Verdict(
+            SKIP, f"DefaultPreemption is disabled in the scheduler's configuration ({session.config.source})"))
+    nodes = read_cluster(session.kube).nodes
+    eligible = {v.node for v in eligibility(session, scenario).nodes if v.fits}
+    free = sorted(((n.allocatable.milli_cpu - n.requested.milli_cpu, n.name) for n in nodes if n.name in eligible),
+                  reverse=True)
+    if not free:
+        return ScenarioResult(scenario, expected, Verdict(MISS, "no node can take a plain pod to preempt from"))
+    low, high = f"{session.namespace}-low", f"{session.namespace}-high"
+    session.changes.create_priority_class(low, LOW_PRIORITY)
+    session.changes.create_priority_class(high, HIGH_PRIORITY)
+    fillers: dict[str, str] = {}
+    for i, (milli_cpu, node) in enumerate(free, 1):
+        (name,) = session.create_pods(scenario, 1, prefix=f"low{i}-", priority_class=low, cpu=f"{milli_cpu}m")
+        (state,) = session.wait_bound([name])
+        if state.node is None:
+            return ScenarioResult(scenario, expected, Verdict(
+                MISS, f"low-priority {name} ({milli_cpu}m cpu, sized for {node}) was not bound"), [state])
+        fillers[name] = state.node
+    names = session.create_pods(scenario, 1, priority_class=high)
+    session.wait_bound(names)
+    states = session.read_all([*fillers, *names])
+    verdict = judge.preempted(fillers, states[:-1], states[-1])
+    result = ScenarioResult(scenario, expected, verdict, states)
+    if not verdict.ok and states[-1].node is None:
+        result.explanation = session.explain(names[0])
+    return result
+
+
 Check = Callable[[Session, Scenario], ScenarioResult]
 
 CHECKS: dict[Placement, Check] = {
@@ -152,4 +226,7 @@ CHECKS: dict[Placement, Check] = {
     "unschedulable": unschedulable,
     "ignored": ignored,
     "bound-after-restart": restart,
+    "one-per-node": one_per_node,
+    "even-spread": even_spread,
+    "preempts": preempts,
 }

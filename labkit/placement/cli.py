@@ -32,6 +32,11 @@ def _width() -> int | None:
     return None if sys.stdout.isatty() or os.environ.get("COLUMNS") else WIDE
 
 
+def output_console() -> Console:
+    """Where a report goes: stdout, as wide as the terminal, or wide lines in logs and pipes."""
+    return Console(highlight=False, width=_width())
+
+
 def default_kubeconfig(lab: Lab) -> Path:
     return LabPaths.for_lab(lab.name).kubeconfig
 
@@ -39,7 +44,7 @@ def default_kubeconfig(lab: Lab) -> Path:
 def execute(lab: Lab, options: PlacementOptions, *, json_output: bool = False, out: Console | None = None,
             err: Console | None = None) -> int:
     """Run, print the report (table or JSON) and return the exit status."""
-    out = out or Console(highlight=False, width=_width())
+    out = out or output_console()
     err = err or Console(stderr=True, highlight=False, width=_width())
 
     def echo(line: str) -> None:  # progress goes to stderr, so stdout holds only the report (or JSON)

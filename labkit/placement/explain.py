@@ -1,5 +1,13 @@
-"""Why a pod went (or did not go) where it did: for each node, the filter reasons and weighted scores the
-bundled scheduler computes for that pod, from the cluster's current nodes and pods.
+"""Why a pod went (or would go) where it did: for each node, every failing filter's reason and each score
+plugin's raw, normalised and weighted score the bundled scheduler computes for that pod, and the node its
+own decision code picks (Profile.schedule; ties drawn with a seeded generator). One path for
+`./lab explain` (explain_verb.py) and test-placement's misses (checks.py).
+
+The cluster is seen as the scheduler's plugins see it: the nodes, live pods and namespaces listed from the
+API go through the scheduler's own cache handlers and cache (cluster_view), so pod counts, the pod index
+and the namespace labels a namespaceSelector reads are the scheduler's. What the explainer cannot see: pods
+the scheduler has assumed but not yet bound (a moment's difference), and, at 100 nodes and more, which
+nodes the scheduler's percentageOfNodesToScore sampling would have visited (every node is explained).
 
 The plugins, their args and weights are the scheduler's own (`scheduler.framework.Profile` built from a
 KubeSchedulerConfiguration), read from the first of:
@@ -7,6 +15,11 @@ KubeSchedulerConfiguration), read from the first of:
    config.yaml) -- what the running scheduler was started with;
 2. a file given with --scheduler-config (a scheduler running beside the cluster);
 3. the config `deploy-scheduler` would render from the lab definition.
+
+In extender mode the ConfigMap also holds kube-scheduler's configuration (key kube-scheduler.yaml) and
+config.yaml is the extender's: the verdicts are then the extender's own, computed here in-process with its
+plugins and config (the extender listens on its pod's loopback, which nothing outside the pod can reach
+without port-forward rights), not kube-scheduler's, whose default plugins run before it.
 """
 
 from __future__ import annotations
@@ -22,14 +35,17 @@ from labdef.errors import UserError
 from labdef.lab import Lab
 from labkit.kube import Kube, pod_path
 from labkit.scheduler_deploy.manifests import render_config
+from scheduler.cache import Cache
 from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_config
+from scheduler.eventhandlers import CacheHandlers
 from scheduler.framework import Profile, ScheduleResult
-from scheduler.model import LENIENT, NodeInfo, PodInfo, PodSpecError
+from scheduler.model import PodInfo, PodSpecError
 from scheduler.plugins import ClusterView
 from scheduler.plugins.least_loaded import LeastLoadedArgs
 from scheduler.plugins.network_aware import NetworkAwareArgs
 
 CONFIG_KEY = "config.yaml"
+KUBE_SCHEDULER_CONFIG_KEY = "kube-scheduler.yaml"  # present in extender mode (templates/scheduler/extender/)
 
 
 class ExplainError(UserError):
@@ -40,6 +56,7 @@ class ExplainError(UserError):
 class SchedulerConfig:
     config: KubeSchedulerConfiguration
     source: str  # "ConfigMap kube-system/x-config", "file ...", "rendered from lab.yaml"
+    mode: str = "standalone"  # or "extender": the config is the extender's, beside a kube-scheduler
 
     def profile(self, scheduler_name: str) -> Profile:
         """The scheduler's profile for that name, scanning every node (explanations look at all of them)."""
@@ -74,17 +91,19 @@ def load_scheduler_config(kube: Kube, lab: Lab, config_file: Path | None = None)
     configmap = kube.get_or_none(f"/api/v1/namespaces/{s.namespace}/configmaps/{configmap_name(lab)}")
     if configmap is not None:
         source = f"ConfigMap {s.namespace}/{configmap_name(lab)}"
-        text = (configmap.get("data") or {}).get(CONFIG_KEY)
+        data = configmap.get("data") or {}
+        text = data.get(CONFIG_KEY)
         if text is None:
             raise ExplainError(f"{source}: no {CONFIG_KEY} key; redeploy with `./lab deploy-scheduler`")
-        return SchedulerConfig(_parse(text, source), source)
+        mode = "extender" if KUBE_SCHEDULER_CONFIG_KEY in data else "standalone"  # what is deployed
+        return SchedulerConfig(_parse(text, source), source, mode)
     if config_file is not None:
         try:
-            return SchedulerConfig(load_config(config_file), f"file {config_file}")
+            return SchedulerConfig(load_config(config_file), f"file {config_file}", s.mode)
         except ConfigError as err:
             raise ExplainError(str(err)) from None
     return SchedulerConfig(_parse(render_config(lab), "rendered from the lab definition"),
-                           "rendered from the lab definition")
+                           "rendered from the lab definition", s.mode)
 
 
 def _parse(text: str, source: str) -> KubeSchedulerConfiguration:
@@ -97,14 +116,47 @@ def _parse(text: str, source: str) -> KubeSchedulerConfiguration:
 # ------------------------------------------------------------------------------------------ snapshot
 
 
-def snapshot(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], skip_uid: str = "") -> list[NodeInfo]:
-    """NodeInfos with every live bound pod counted, as the scheduler's cache holds them."""
-    infos = {n["metadata"]["name"]: NodeInfo.from_api(n) for n in nodes}
-    for obj in pods:
-        node = (obj.get("spec") or {}).get("nodeName")
-        if node in infos and (obj.get("metadata") or {}).get("uid") != skip_uid:
-            infos[node].add_pod(PodInfo.from_api(obj, LENIENT))
-    return list(infos.values())
+@dataclass(frozen=True)
+class StorageObjects:
+    """The claims, PersistentVolumes and StorageClasses a pod's volumes are judged by, as listed."""
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    volumes: list[dict[str, Any]] = field(default_factory=list)
+    classes: list[dict[str, Any]] = field(default_factory=list)
+
+
+def cluster_view(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], namespaces: list[dict[str, Any]],
+                 skip_uid: str = "", storage: StorageObjects | None = None) -> ClusterView:
+    """The cluster as the scheduler's plugins see it: the API objects go through the scheduler's own cache
+    handlers into its cache (every node, every non-terminal bound pod, each namespace's labels for a
+    namespaceSelector, the claims, PVs and StorageClasses the volume plugins read), and the view is built
+    from its snapshot as a scheduling cycle builds it.
+    The pod ``skip_uid`` is left out (a bound pod is explained as if it were not on its node yet)."""
+    cache = Cache()
+    handlers = CacheHandlers(cache)
+    for node in nodes:
+        handlers.node_changed(node)
+    for pod in pods:
+        if not skip_uid or (pod.get("metadata") or {}).get("uid") != skip_uid:
+            handlers.pod_changed(pod)
+    for namespace in namespaces:
+        handlers.namespace_changed(namespace)
+    storage = storage or StorageObjects()
+    for claim in storage.claims:
+        handlers.claim_changed(claim)
+    for volume in storage.volumes:
+        handlers.volume_changed(volume)
+    for storage_class in storage.classes:
+        handlers.storage_class_changed(storage_class)
+    snap = cache.snapshot()
+    return ClusterView(snap.nodes, snap.namespace_labels, snap.pod_index, cache.volumes)
+
+
+def read_cluster(kube: Kube, skip_uid: str = "") -> ClusterView:
+    """The cluster's current nodes, pods, namespaces and storage objects, read from the paths the
+    scheduler's informers list (list items carry no kind, so each list goes to its own handler)."""
+    storage = StorageObjects(kube.items("/api/v1/persistentvolumeclaims"), kube.items("/api/v1/persistentvolumes"),
+                             kube.items("/apis/storage.k8s.io/v1/storageclasses"))
+    return cluster_view(kube.nodes(), kube.live_pods(), kube.items("/api/v1/namespaces"), skip_uid, storage)
 
 
 # ------------------------------------------------------------------------------------------ explain
@@ -116,11 +168,14 @@ class NodeVerdict:
     fits: bool
     reasons: list[str] = field(default_factory=list)  # "Plugin: reason", every failing filter
     scores: dict[str, int] = field(default_factory=dict)  # plugin -> weighted score (feasible nodes)
+    raw_scores: dict[str, int] = field(default_factory=dict)  # plugin -> score before normalising
+    normalized_scores: dict[str, int] = field(default_factory=dict)  # plugin -> 0..100, before the weight
     total: int | None = None
     pods: int = 0  # pods counted on the node
 
     def as_json(self) -> dict[str, Any]:
         return {"node": self.node, "fits": self.fits, "reasons": self.reasons, "scores": self.scores,
+                "raw_scores": self.raw_scores, "normalized_scores": self.normalized_scores,
                 "total": self.total, "pods": self.pods}
 
 
@@ -128,31 +183,82 @@ class NodeVerdict:
 class Explanation:
     pod: str
     config_source: str
-    nodes: list[NodeVerdict]
+    nodes: list[NodeVerdict]  # the chosen node first, then the other feasible ones by total, then the misses
     message: str  # the scheduler's FailedScheduling message, or its choice
     would_choose: list[str] = field(default_factory=list)  # nodes tied for the best total
     notes: list[str] = field(default_factory=list)
+    chosen: str | None = None  # the node the scheduler's own decision picks (ties: the seeded draw)
+    bound_to: str | None = None  # where the pod is bound now, if it is
+    weights: dict[str, int] = field(default_factory=dict)  # score plugin -> weight, in the profile's order
+    scheduler: str = ""  # the profile's schedulerName
 
     def as_json(self) -> dict[str, Any]:
-        return {"pod": self.pod, "config_source": self.config_source, "message": self.message,
-                "would_choose": self.would_choose, "notes": self.notes,
-                "nodes": [n.as_json() for n in self.nodes]}
+        return {"pod": self.pod, "scheduler": self.scheduler, "config_source": self.config_source,
+                "message": self.message,
+                "chosen": self.chosen, "would_choose": self.would_choose, "bound_to": self.bound_to,
+                "notes": self.notes, "weights": self.weights, "nodes": [n.as_json() for n in self.nodes]}
 
 
-def explain_pod(pod_obj: dict[str, Any], nodes: list[NodeInfo], profile: Profile, config_source: str) -> Explanation:
-    """Every filter verdict and weighted score of `profile` for this pod on each node (pure)."""
-    key = f"{pod_obj['metadata'].get('namespace')}/{pod_obj['metadata']['name']}"
-    pending = dict(pod_obj, spec={**pod_obj.get("spec", {}), "nodeName": None})
+def explain_pod(pod_obj: dict[str, Any], cluster: ClusterView, profile: Profile, config_source: str,
+                seed: int = 0) -> Explanation:
+    """Every filter verdict and score of `profile` for this pod on each node of `cluster` (pure); a pod the
+    scheduler cannot read is explained by the error it would report."""
     try:
-        pod = PodInfo.from_api(pending)
-        verdicts = _verdicts(pod, nodes, profile)
-        result: ScheduleResult = profile.schedule(pod, nodes, random.Random(0))
+        return explain_readable_pod(pod_obj, cluster, profile, config_source, seed)
     except PodSpecError as err:  # the scheduler reports these in a FailedScheduling event too
-        return Explanation(key, config_source, [], f"the scheduler cannot read this pod: {err}")
+        return Explanation(_key(pod_obj), config_source, [], f"the scheduler cannot read this pod: {err}",
+                           bound_to=_bound_to(pod_obj), scheduler=profile.scheduler_name)
+
+
+def explain_readable_pod(pod_obj: dict[str, Any], cluster: ClusterView, profile: Profile, config_source: str,
+                         seed: int = 0) -> Explanation:
+    """explain_pod, raising model.PodSpecError (naming the field) for a pod the scheduler cannot read."""
+    bound_to = _bound_to(pod_obj)
+    pod = PodInfo.from_api(dict(pod_obj, spec={**(pod_obj.get("spec") or {}), "nodeName": None}))
+    verdicts = _verdicts(pod, cluster, profile)
+    # The decision itself is the scheduler's code on the same view; only its tie-break draw is seeded.
+    result: ScheduleResult = profile.schedule(pod, cluster.nodes, random.Random(seed), cluster)
     best = max((v.total for v in verdicts if v.total is not None), default=None)
     would = [v.node for v in verdicts if best is not None and v.total == best]
-    message = result.message or f"would choose {' or '.join(would) or result.node_name}"
-    return Explanation(key, config_source, verdicts, message, would, _network_notes(pod, profile))
+    message = result.message or _choice(result.node_name, would, bound_to)
+    notes = _scheduler_name_notes(pod, profile) + _network_notes(pod, profile)
+    return Explanation(_key(pod_obj), config_source, _ranked(verdicts, result.node_name), message, would, notes,
+                       result.node_name, bound_to, {plugin.name: weight for plugin, _args, weight in profile.scores},
+                       profile.scheduler_name)
+
+
+def _key(pod_obj: dict[str, Any]) -> str:
+    meta = pod_obj.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+
+
+def _bound_to(pod_obj: dict[str, Any]) -> str | None:
+    return (pod_obj.get("spec") or {}).get("nodeName") or None
+
+
+def _choice(chosen: str | None, tied: list[str], bound_to: str | None) -> str:
+    message = f"would choose {chosen}"
+    others = [n for n in tied if n != chosen]
+    if others:
+        message += f" (tied with {', '.join(others)}; the scheduler breaks ties at random)"
+    if bound_to == chosen or (bound_to and bound_to in tied):
+        message += f"; bound to {bound_to}, a node it would choose now"
+    elif bound_to:
+        message += f"; bound to {bound_to}, not the node it would choose now"
+    return message
+
+
+def _ranked(verdicts: list[NodeVerdict], chosen: str | None) -> list[NodeVerdict]:
+    """The chosen node, the other feasible nodes best first, then the misses with the fewest reasons first."""
+    return sorted(verdicts, key=lambda v: (v.node != chosen, not v.fits, -(v.total or 0), len(v.reasons), v.node))
+
+
+def _scheduler_name_notes(pod: PodInfo, profile: Profile) -> list[str]:
+    if pod.scheduler_name == profile.scheduler_name:
+        return []
+    note = (f"the pod names schedulerName {pod.scheduler_name}, not {profile.scheduler_name}: this scheduler "
+            f"never places it; shown is what {profile.scheduler_name} would do with it")
+    return [note]
 
 
 def _network_notes(pod: PodInfo, profile: Profile) -> list[str]:
@@ -169,10 +275,11 @@ def _network_notes(pod: PodInfo, profile: Profile) -> list[str]:
     return [note]
 
 
-def _verdicts(pod: PodInfo, nodes: list[NodeInfo], profile: Profile) -> list[NodeVerdict]:
-    """Unlike a scheduling cycle, every filter runs on every node, so a node shows all its reasons."""
+def _verdicts(pod: PodInfo, cluster: ClusterView, profile: Profile) -> list[NodeVerdict]:
+    """Unlike a scheduling cycle, every filter runs on every node, so a node shows all its reasons; the
+    feasible nodes are scored as Profile.score_nodes scores them, each step kept."""
+    nodes = list(cluster.nodes)
     verdicts = {n.name: NodeVerdict(n.name, True, pods=n.pod_count) for n in nodes}
-    cluster = ClusterView(nodes)  # what plugins that read the whole cluster (spread, affinity) see
     for plugin, args in profile.filters:
         state = plugin.prepare_filter(pod, args, cluster)  # once per plugin, as in a scheduling cycle
         statuses = None if state is None else plugin.verdicts(state, nodes)
@@ -183,20 +290,27 @@ def _verdicts(pod: PodInfo, nodes: list[NodeInfo], profile: Profile) -> list[Nod
                 verdicts[node.name].fits = False
                 verdicts[node.name].reasons.extend(f"{plugin.name}: {r}" for r in status.reasons)
     feasible = [n for n in nodes if verdicts[n.name].fits]
-    totals = [0] * len(feasible)
-    for plugin, args, weight in profile.scores:
-        scores = plugin.score_nodes(pod, feasible, args, cluster) if feasible else []
-        for i, node in enumerate(feasible):
-            verdicts[node.name].scores[plugin.name] = scores[i] * weight
-            totals[i] += scores[i] * weight
-    for node, total in zip(feasible, totals, strict=True):
-        verdicts[node.name].total = total
+    for plugin, args, weight in profile.scores if feasible else ():
+        state = plugin.prepare_score(pod, args, cluster, feasible)
+        raw = [0] * len(feasible) if state is None else plugin.raw_scores(state, feasible)
+        normalized = list(raw)
+        if state is not None and plugin.normalize is not None:
+            plugin.normalize(normalized, args)
+        for node, r, n in zip(feasible, raw, normalized, strict=True):
+            verdict = verdicts[node.name]
+            verdict.raw_scores[plugin.name], verdict.normalized_scores[plugin.name] = r, n
+            verdict.scores[plugin.name] = n * weight
+    for node in feasible:
+        verdicts[node.name].total = sum(verdicts[node.name].scores.values())
     return list(verdicts.values())
 
 
-def explain_in_cluster(kube: Kube, namespace: str, name: str, config: SchedulerConfig, scheduler_name: str) -> Explanation:
+def explain_in_cluster(kube: Kube, namespace: str, name: str, config: SchedulerConfig, scheduler_name: str,
+                       seed: int = 0) -> Explanation:
     """Explain one pod from the cluster's current state (its own binding, if any, not counted)."""
-    pod_obj = kube.get(pod_path(namespace, name))
-    uid = pod_obj["metadata"].get("uid", "")
-    nodes = snapshot(kube.nodes(), kube.live_pods(), skip_uid=uid)
-    return explain_pod(pod_obj, nodes, config.profile(scheduler_name), config.source)
+    pod_obj = kube.get_or_none(pod_path(namespace, name))
+    if pod_obj is None:
+        raise ExplainError(f"pod {name} not found in namespace {namespace}; list them with "
+                           f"`kubectl get pods -n {namespace}` (or give --namespace)")
+    cluster = read_cluster(kube, skip_uid=pod_obj["metadata"].get("uid", ""))
+    return explain_pod(pod_obj, cluster, config.profile(scheduler_name), config.source, seed)

@@ -7,12 +7,16 @@ a `Verdict` whose `reason` is the line a person reads in the table.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 PASS, MISS, SKIP = "pass", "miss", "skipped"
 FIT_ERROR = re.compile(r"^0/(\d+) nodes are available")
+# kube-scheduler's InterPodAffinity reason for a node where the pod's own required anti-affinity term matches
+# a pod in the node's domain (ErrReasonAntiAffinityRulesNotMatch).
+ANTI_AFFINITY_REASON = "node(s) didn't match pod anti-affinity rules"
 
 
 @dataclass(frozen=True)
@@ -159,3 +163,80 @@ def bound_after_restart(at_zero: PodState, after: PodState, pending_s: float, bi
         return Verdict(MISS, f"still Pending after scaling back to {replicas}")
     return Verdict(PASS, f"Pending {pending_s:.1f} s at 0 replicas; bound to {after.node} "
                          f"{bind_s:.1f} s after scaling back to {replicas}")
+
+
+def one_per_node(states: list[PodState], eligible: Iterable[str]) -> Verdict:
+    """Pods with a required anti-affinity against each other per node: exactly one on each eligible node,
+    and every other pod Pending with kube-scheduler's anti-affinity reason in its FailedScheduling event."""
+    eligible = sorted(eligible)
+    if not eligible:
+        return Verdict(MISS, "no node passes the scheduler's filters for one pod of the set")
+    per_node = Counter(s.node for s in states if s.node)
+    shared = sorted(f"{n} x{c}" for n, c in per_node.items() if c > 1)
+    if shared:
+        return Verdict(MISS, f"nodes holding more than one: {', '.join(shared)} (the anti-affinity was not honoured)")
+    stray = sorted(n for n in per_node if n not in eligible)
+    if stray:
+        return Verdict(MISS, f"bound outside the eligible nodes ({', '.join(eligible)}): {', '.join(stray)}")
+    pending = [s for s in states if s.node is None]
+    empty = [n for n in eligible if n not in per_node]
+    if empty:
+        return Verdict(MISS, f"no pod on {', '.join(empty)}, eligible; {len(pending)} Pending{_last_failure(pending)}")
+    for pod in pending:
+        failed = pod.events_with("FailedScheduling")
+        if not failed:
+            return Verdict(MISS, f"{pod.name} Pending with no FailedScheduling event")
+        if ANTI_AFFINITY_REASON not in failed[-1].message:
+            return Verdict(MISS, f"{pod.name}: FailedScheduling does not say {ANTI_AFFINITY_REASON!r}: "
+                                 f"{failed[-1].message}")
+    return Verdict(PASS, f"one each on {', '.join(eligible)}; {', '.join(p.name for p in pending) or 'none'} "
+                         f"Pending{_last_failure(pending)}")
+
+
+def even_spread(states: list[PodState], eligible: Iterable[str], max_skew: int = 1) -> Verdict:
+    """Pods with a DoNotSchedule topology spread over nodes: every pod bound to an eligible node, the counts
+    per eligible node differing by at most max_skew."""
+    eligible = sorted(eligible)
+    if not eligible:
+        return Verdict(MISS, "no node passes the scheduler's filters for one pod of the set")
+    pending = [s for s in states if s.node is None]
+    if pending:
+        names = ", ".join(p.name for p in pending[:5])
+        return Verdict(MISS, f"{len(pending)} of {len(states)} pods not bound ({names}){_last_failure(pending)}")
+    stray = sorted(f"{s.name}->{s.node}" for s in states if s.node not in eligible)
+    if stray:
+        return Verdict(MISS, f"bound outside the eligible nodes ({', '.join(eligible)}): {', '.join(stray)}")
+    per_node = Counter(s.node for s in states)
+    shown = ", ".join(f"{n} {per_node[n]}" for n in eligible)
+    gap = max(per_node[n] for n in eligible) - min(per_node[n] for n in eligible)
+    if gap > max_skew:
+        return Verdict(MISS, f"pods per node: {shown}; max-min {gap} > maxSkew {max_skew}")
+    return Verdict(PASS, f"pods per node: {shown}; max-min {gap} (maxSkew {max_skew})")
+
+
+def _last_failure(pending: list[PodState]) -> str:
+    """': <the last FailedScheduling message>' of the first pending pod that has one, else ''."""
+    for pod in pending:
+        failed = pod.events_with("FailedScheduling")
+        if failed:
+            return f": {failed[-1].message}"
+    return ""
+
+
+def preempted(fillers: Mapping[str, str], after: Iterable[PodState], pod: PodState) -> Verdict:
+    """A high-priority pod on a cluster whose workers low-priority ``fillers`` (name -> node) filled: exactly
+    one filler preempted (gone, with a Preempted event), and the pod bound to that filler's node."""
+    gone = [s for s in after if s.node is None]
+    if pod.node is None:
+        failed = pod.events_with("FailedScheduling")
+        detail = f": {failed[-1].message}" if failed else ""
+        return Verdict(MISS, f"not bound; {len(gone)} low-priority pod(s) preempted{detail}")
+    if len(gone) != 1:
+        return Verdict(MISS, f"bound to {pod.node} after {len(gone)} low-priority pods went (want exactly 1)")
+    victim = gone[0]
+    if fillers[victim.name] != pod.node:
+        return Verdict(MISS, f"bound to {pod.node}, but the preempted {victim.name} was on {fillers[victim.name]}")
+    events = victim.events_with("Preempted")
+    if not events:
+        return Verdict(MISS, f"{victim.name} was deleted without a Preempted event")
+    return Verdict(PASS, f"bound to {pod.node} after preempting {victim.name} ({events[-1].message})")

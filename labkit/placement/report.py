@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from labkit.placement.checks import ScenarioResult
-from labkit.placement.explain import Explanation
+from labkit.placement.explain_view import print_explanation
 from labkit.placement.judge import MISS, PASS
 from labkit.placement.runner import RunReport
 
@@ -18,6 +18,7 @@ COLOURS = {PASS: "green", MISS: "red"}
 
 
 SHORT_COLUMN_MAX = 20
+MODES = {"standalone": "standalone", "extender": "extender mode: kube-scheduler asking the extender"}
 
 
 def verdict_table(report: RunReport, width: int = 120) -> Table:
@@ -28,8 +29,8 @@ def verdict_table(report: RunReport, width: int = 120) -> Table:
     # Fixed widths: what is left goes to the reason, the line people read (left to itself, rich would
     # shrink every column alike).
     reason_width = max(30, width - sum(widths) - 3 * len(widths) - 4)
-    table = Table(title=f"placement: scheduler {report.scheduler}, namespace {report.namespace}",
-                  title_justify="left")
+    table = Table(title=f"placement: scheduler {report.scheduler} ({MODES[report.mode]}), "
+                        f"namespace {report.namespace}", title_justify="left")
     for name, w in zip(short, widths, strict=True):
         table.add_column(name, width=w, overflow="fold")
     table.add_column("reason or event", width=reason_width, overflow="fold")
@@ -39,22 +40,7 @@ def verdict_table(report: RunReport, width: int = 120) -> Table:
     return table
 
 
-def explanation_table(explanation: Explanation) -> Table:
-    plugins = list(dict.fromkeys(p for n in explanation.nodes for p in n.scores))  # the profile's order
-    table = Table(title=f"why: {explanation.pod} (config: {explanation.config_source})", title_justify="left")
-    table.add_column("node")
-    table.add_column("pods", justify="right")
-    table.add_column("filters", overflow="fold")
-    for name in (*plugins, "total"):
-        table.add_column(name, justify="right")
-    for n in explanation.nodes:
-        filters = "[green]fits[/]" if n.fits else "[red]" + escape("; ".join(n.reasons)) + "[/]"
-        scores = [str(n.scores[p]) if p in n.scores else "-" for p in plugins]
-        table.add_row(n.node, str(n.pods), filters, *scores, "-" if n.total is None else str(n.total))
-    return table
-
-
-def print_misses(console: Console, results: list[ScenarioResult]) -> None:
+def print_misses(console: Console, results: list[ScenarioResult], mode: str = "standalone") -> None:
     for r in results:
         if r.verdict.verdict != MISS:
             continue
@@ -67,11 +53,7 @@ def print_misses(console: Console, results: list[ScenarioResult]) -> None:
             else:
                 console.print(f"  {pod.name}: no events")
         if r.explanation is not None:
-            if r.explanation.nodes:
-                console.print(explanation_table(r.explanation))
-            for note in r.explanation.notes:
-                console.print(f"  note: {escape(note)}")
-            console.print(f"  scheduler's verdict now: {escape(r.explanation.message)}")
+            print_explanation(console, r.explanation, mode)
 
 
 def print_report(console: Console, report: RunReport) -> None:
@@ -81,7 +63,7 @@ def print_report(console: Console, report: RunReport) -> None:
         console.print(f"[bold red]{escape(report.problem)}[/]")
     if report.results:
         console.print(verdict_table(report, console.width))
-        print_misses(console, report.results)
+        print_misses(console, report.results, report.mode)
     for line in report.cleanup:
         console.print(f"[dim]cleanup: {escape(line)}[/]")
     if report.kept:
@@ -101,6 +83,7 @@ def as_json(report: RunReport) -> dict[str, Any]:
         "scheduler": report.scheduler,
         "namespace": report.namespace,
         "config_source": report.config_source,
+        "mode": report.mode,
         "ok": report.exit_code == 0,
         "exit_code": report.exit_code,
         "problem": report.problem,

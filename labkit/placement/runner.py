@@ -51,6 +51,7 @@ class RunReport:
     scheduler: str
     namespace: str = ""
     config_source: str = ""
+    mode: str = "standalone"  # as deployed: "extender" is kube-scheduler asking our extender
     results: list[ScenarioResult] = field(default_factory=list)
     problem: str | None = None  # the run could not judge anything (scheduler missing, API error)
     problem_exit: int = EXIT_NO_SCHEDULER
@@ -141,6 +142,9 @@ def check_lab_against_cluster(lab: Lab, nodes: list[dict[str, Any]], config: Sch
             f"placement.high_speed_nodes names {', '.join(missing)}, which the cluster does not have "
             f"(nodes: {', '.join(sorted(names)) or 'none'}); set it to workers of this cluster")
     warnings = []
+    if config.mode != lab.scheduler.mode:
+        warnings.append(f"{config.source} is deployed in {config.mode} mode, but the lab definition says "
+                        f"scheduler.mode: {lab.scheduler.mode}; run `./lab deploy-scheduler` to deploy that")
     args = config.network_aware_args(lab.scheduler.name)
     want = lab.scheduler.network_aware
     if args is None:
@@ -175,7 +179,8 @@ def run(lab: Lab, options: PlacementOptions, echo: Echo = lambda _line: None) ->
     with contextlib.closing(Kube.from_kubeconfig(options.kubeconfig, options.context)) as kube:
         nodes = kube.nodes()
         config = load_scheduler_config(kube, lab, options.scheduler_config)
-        report = RunReport(lab.name, kube.where, lab.scheduler.name, config_source=config.source)
+        report = RunReport(lab.name, kube.where, lab.scheduler.name, config_source=config.source,
+                           mode=config.mode)
         report.warnings = check_lab_against_cluster(lab, nodes, config) + leftover_namespaces(kube)
         session = Session(lab, kube, config, options, echo)
         interrupted = False

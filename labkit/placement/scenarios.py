@@ -1,7 +1,7 @@
 """The placement scenarios as data: `scenarios.yaml` beside this module, parsed into `ScenarioSet`.
 
 Each scenario says which pods to create (how many, whether they ask for the high-speed network, which
-scheduler they name), what to do with the high-speed node label while it runs, and what placement to
+scheduler they name, the constraints among them), what to do with the high-speed node label while it runs, and what placement to
 expect. The runner turns that into pods (templates/placement/pod.yaml.j2) and the judge checks it.
 A bad file is rejected up front with the field's path, like the lab definition.
 """
@@ -20,7 +20,8 @@ from scheduler.validation import field_problems
 
 SCENARIOS_FILE = Path(__file__).resolve().parent / "scenarios.yaml"
 
-Placement = Literal["labelled-node", "least-loaded-spread", "unschedulable", "ignored", "bound-after-restart"]
+Placement = Literal["labelled-node", "least-loaded-spread", "unschedulable", "ignored", "bound-after-restart",
+                    "one-per-node", "even-spread", "preempts"]
 
 
 class ScenarioError(UserError):
@@ -38,13 +39,21 @@ class Pods(StrictModel):
     count: int | None = Field(None, ge=1, le=500)
     # spread scenarios: this many pods per eligible node (the batch must be able to level them)
     per_eligible_node: int | None = Field(None, ge=1, le=50)
+    # per_eligible_node: this many pods more than per_eligible_node x the eligible nodes
+    extra: int = Field(0, ge=0, le=50)
     network: Literal["high-speed"] | None = None
     scheduler: Literal["lab", "unserved"] = "lab"
+    # Constraints among the scenario's pods (selected by their scenario label), over kubernetes.io/hostname:
+    # a required podAntiAffinity term, or a topologySpreadConstraints entry with maxSkew 1.
+    anti_affinity: Literal["required"] | None = None
+    topology_spread: Literal["DoNotSchedule"] | None = None
 
     @model_validator(mode="after")
     def _one_count(self) -> Pods:
         if (self.count is None) == (self.per_eligible_node is None):
             raise ValueError("give exactly one of count or per_eligible_node")
+        if self.extra and self.per_eligible_node is None:
+            raise ValueError("extra goes with per_eligible_node (pods beyond those per eligible node)")
         return self
 
 
@@ -73,6 +82,12 @@ class Scenario(StrictModel):
             raise ValueError("least-loaded-spread needs pods.per_eligible_node (the batch size per worker)")
         if kind == "ignored" and self.pods.scheduler != "unserved":
             raise ValueError("ignored needs pods.scheduler: unserved")
+        if kind == "one-per-node" and (self.pods.anti_affinity is None or self.pods.per_eligible_node != 1):
+            raise ValueError("one-per-node needs pods.anti_affinity: required and pods.per_eligible_node: 1")
+        if kind == "even-spread" and (self.pods.topology_spread is None or self.pods.per_eligible_node is None):
+            raise ValueError("even-spread needs pods.topology_spread and pods.per_eligible_node")
+        if kind == "preempts" and self.pods.count != 1:
+            raise ValueError("preempts needs pods.count: 1 (the high-priority pod; the fillers are one per worker)")
         if kind == "bound-after-restart" and self.opt_in != "include-restart":
             raise ValueError("bound-after-restart changes the cluster's scheduler: set opt_in: include-restart")
         return self

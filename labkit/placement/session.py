@@ -17,12 +17,13 @@ from labkit.console import Echo
 from labkit.kube import Kube, KubeError, event_time, pod_path
 from labkit.placement.changes import Changes
 from labkit.placement.explain import ExplainError, Explanation, SchedulerConfig, explain_in_cluster
-from labkit.placement.judge import MISS, PodState, Verdict
+from labkit.placement.judge import MISS, Event, PodState, Verdict
 from labkit.placement.options import PlacementOptions
-from labkit.placement.scenarios import PodDefaults, Scenario, ScenarioSet, load_scenarios
+from labkit.placement.scenarios import PodDefaults, Pods, Scenario, ScenarioSet, load_scenarios
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kubelab-placement"}
 SCENARIO_LABEL = "kubelab.io/placement-scenario"
+HOSTNAME_KEY = "kubernetes.io/hostname"
 NAMESPACE_PREFIX = "placement-"
 
 
@@ -34,13 +35,34 @@ def pod_image(defaults: PodDefaults, lab: Lab) -> str:
 
 
 def render_pod(defaults: PodDefaults, lab: Lab, name: str, namespace: str, scenario: str,
-               annotations: dict[str, str], scheduler_name: str) -> dict[str, Any]:
-    """One test pod from templates/placement/pod.yaml.j2."""
+               annotations: dict[str, str], scheduler_name: str, pods: Pods | None = None, *,
+               priority_class: str | None = None, cpu: str | None = None) -> dict[str, Any]:
+    """One test pod from templates/placement/pod.yaml.j2, with the constraints `pods` asks for (``cpu``
+    overrides the scenarios' default)."""
+    constraints = pod_constraints(pods, scenario) if pods is not None else {}
     text = render("placement/pod.yaml.j2", name=name, namespace=namespace,
                   labels={**MANAGED_BY, SCENARIO_LABEL: scenario}, annotations=annotations,
-                  scheduler_name=scheduler_name, image=pod_image(defaults, lab), cpu=defaults.cpu,
-                  memory=defaults.memory)
+                  scheduler_name=scheduler_name, image=pod_image(defaults, lab), cpu=cpu or defaults.cpu,
+                  memory=defaults.memory, affinity=constraints.get("affinity"),
+                  topology_spread_constraints=constraints.get("topologySpreadConstraints"),
+                  priority_class_name=priority_class)
     return yaml.safe_load(text)
+
+
+def pod_constraints(pods: Pods, scenario: str) -> dict[str, Any]:
+    """The scenario's constraints among its own pods (selected by their scenario label), per node."""
+    own = {"matchLabels": {SCENARIO_LABEL: scenario}}
+    constraints: dict[str, Any] = {}
+    if pods.anti_affinity == "required":
+        constraints["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": own, "topologyKey": HOSTNAME_KEY}]}}
+    if pods.topology_spread is not None:
+        # Honor: a node whose taints the pod does not tolerate (the control plane) is no domain; with the
+        # default Ignore it would count as a domain holding 0 pods, and hold every other node at maxSkew.
+        constraints["topologySpreadConstraints"] = [{
+            "maxSkew": 1, "topologyKey": HOSTNAME_KEY, "whenUnsatisfiable": pods.topology_spread,
+            "labelSelector": own, "nodeTaintsPolicy": "Honor"}]
+    return constraints
 
 
 def render_namespace() -> dict[str, Any]:
@@ -78,21 +100,24 @@ class Session:
                 return value
             time.sleep(self.options.poll)
 
-    def pod_manifest(self, name: str, scenario: str, *, high_speed: bool, scheduler_name: str) -> dict[str, Any]:
+    def pod_manifest(self, name: str, scenario: str, *, high_speed: bool, scheduler_name: str,
+                     pods: Pods | None = None, **overrides: Any) -> dict[str, Any]:
         annotations = {self.annotation_key: self.label_value} if high_speed else {}
-        return render_pod(self.scenarios.pod, self.lab, name, self.namespace, scenario, annotations, scheduler_name)
+        return render_pod(self.scenarios.pod, self.lab, name, self.namespace, scenario, annotations, scheduler_name,
+                          pods, **overrides)
 
-    def scenario_pod(self, scenario: Scenario, name: str) -> dict[str, Any]:
-        """A pod as the scenario's `pods` asks: the high-speed annotation, the lab's or an unserved scheduler."""
+    def scenario_pod(self, scenario: Scenario, name: str, **overrides: Any) -> dict[str, Any]:
+        """A pod as the scenario's `pods` asks: the high-speed annotation, the lab's or an unserved scheduler;
+        ``overrides``: render_pod's priority_class and cpu."""
         unserved = f"nobody-{self.namespace}"  # unique per run, so no scheduler can be serving it
         return self.pod_manifest(name, scenario.id, high_speed=scenario.pods.network is not None,
                                  scheduler_name=unserved if scenario.pods.scheduler == "unserved"
-                                 else self.lab.scheduler.name)
+                                 else self.lab.scheduler.name, pods=scenario.pods, **overrides)
 
-    def create_pods(self, scenario: Scenario, count: int) -> list[str]:
-        names = [f"{scenario.id}-{i}" for i in range(1, count + 1)]
+    def create_pods(self, scenario: Scenario, count: int, prefix: str = "", **overrides: Any) -> list[str]:
+        names = [f"{scenario.id}-{prefix}{i}" for i in range(1, count + 1)]
         for name in names:
-            self.kube.create(pod_path(self.namespace), self.scenario_pod(scenario, name))
+            self.kube.create(pod_path(self.namespace), self.scenario_pod(scenario, name, **overrides))
         return names
 
     def read(self, name: str, with_events: bool = True) -> PodState:
@@ -109,7 +134,8 @@ class Session:
         if with_events:
             for event in sorted(self.kube.items(f"/api/v1/namespaces/{self.namespace}/events"), key=event_time):
                 events.setdefault((event.get("involvedObject") or {}).get("name", ""), []).append(event)
-        return [PodState.from_api(pods[n], events.get(n, [])) if n in pods else PodState(n, None, "Deleted")
+        return [PodState.from_api(pods[n], events.get(n, [])) if n in pods
+                else PodState(n, None, "Deleted", events=tuple(Event.from_api(e) for e in events.get(n, [])))
                 for n in names]
 
     def wait_bound(self, names: list[str]) -> list[PodState]:
@@ -128,6 +154,14 @@ class Session:
 
         self.wait(events_seen, min(EVENT_GRACE_SECONDS, self.options.timeout))
         return latest
+
+    def wait_decided(self, names: list[str]) -> list[PodState]:
+        """Wait until each pod is bound or reported unschedulable (a FailedScheduling event); their states."""
+        def decided() -> list[PodState] | None:
+            states = self.read_all(names)
+            return states if all(s.node or s.events_with("FailedScheduling") for s in states) else None
+
+        return self.wait(decided, self.options.timeout) or self.read_all(names)
 
     def wait_running(self, states: list[PodState]) -> Verdict | None:
         """--wait-running: every bound pod must reach Running; None when they all do."""

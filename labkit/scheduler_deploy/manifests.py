@@ -1,5 +1,9 @@
 """The scheduler's manifests: its config and every object deploy-scheduler applies, rendered from the lab
-definition (templates/scheduler/), and written out for review (`--render-only DIR`)."""
+definition (templates/scheduler/), and written out for review (`--render-only DIR`).
+
+In extender mode (`scheduler.mode: extender`) the ServiceAccount is the same, and the RBAC, ConfigMap and
+Deployment come from templates/scheduler/extender/: a second kube-scheduler and our extender in one pod,
+the kube-scheduler's KubeSchedulerConfiguration (checked by ``kube_scheduler_config``) beside ours."""
 
 from __future__ import annotations
 
@@ -10,12 +14,24 @@ from typing import Any
 
 import yaml
 
-from labdef.lab import Lab
+from labdef.lab import KUBE_SCHEDULER_SECURE_PORT, Lab
 from labdef.render import render
+from labkit.scheduler_deploy.kube_scheduler_config import check_kube_scheduler_config
 
 TEMPLATE_DIR = "scheduler"
 # The order objects are applied in: what others refer to first.
 MANIFESTS = ("serviceaccount.yaml", "rbac.yaml", "configmap.yaml", "deployment.yaml")
+# Extender mode: the same files, from these templates (relative to TEMPLATE_DIR).
+EXTENDER_TEMPLATES = {"serviceaccount.yaml": "serviceaccount.yaml.j2", "rbac.yaml": "extender/rbac.yaml.j2",
+                      "configmap.yaml": "extender/configmap.yaml.j2",
+                      "deployment.yaml": "extender/deployment.yaml.j2"}
+# What --render-only also writes in extender mode, for a kube-scheduler and extender of the user's own.
+KUBE_SCHEDULER_CONFIG_FILE = "kube-scheduler-config.yaml"
+EXTENDER_CONFIG_FILE = "extender-config.yaml"
+KUBE_SCHEDULER_IMAGE = "registry.k8s.io/kube-scheduler"
+KUBE_SCHEDULER_CPU_REQUEST = "100m"  # what kubeadm requests for the cluster's own kube-scheduler
+# klog verbosity for the lab's log_level: 2 is kubeadm's default for its kube-scheduler, 4 logs each decision.
+KUBE_SCHEDULER_VERBOSITY = {"debug": 4, "info": 2, "warning": 0, "error": 0}
 CHECKSUM_ANNOTATION = "kubelab.io/config-checksum"
 RUN_AS_USER = 65532  # the numeric non-root user of scheduler/Containerfile
 
@@ -46,10 +62,36 @@ def selector_labels(lab: Lab) -> dict[str, str]:
 
 
 def render_config(lab: Lab) -> str:
+    """Our scheduler's configuration; in extender mode the extender's, which runs only our own plugins
+    (kube-scheduler runs its defaults itself: scoring them twice would weigh them double)."""
     s = lab.scheduler
     return render(f"{TEMPLATE_DIR}/config.yaml.j2", name=s.name, namespace=s.namespace,
                   leader_elect=s.leader_elect, port=s.port,
-                  network_aware=s.network_aware, least_loaded=s.least_loaded)
+                  network_aware=s.network_aware, least_loaded=s.least_loaded,
+                  only_our_plugins=s.mode == "extender")
+
+
+def render_kube_scheduler_config(lab: Lab) -> str:
+    """Extender mode: the second kube-scheduler's KubeSchedulerConfiguration, checked against
+    kube-scheduler's v1 fields (a failure here is a template bug, not a user's)."""
+    s = lab.scheduler
+    text = render(f"{TEMPLATE_DIR}/kube-scheduler-config.yaml.j2", name=s.name, namespace=s.namespace,
+                  leader_elect=s.leader_elect, extender=s.extender)
+    check_kube_scheduler_config(yaml.safe_load(text))
+    return text
+
+
+def kube_scheduler_image(lab: Lab) -> str:
+    """The official image at the cluster's own version: the one kubeadm pulled onto the control plane."""
+    return f"{KUBE_SCHEDULER_IMAGE}:v{lab.kubernetes.version}"
+
+
+def extender_probes(port: int) -> dict[str, list[str]]:
+    """Probe commands run inside the extender's container: its listener is on the pod's loopback only.
+    urlopen raises (exit 1) on a refused connection and on any status from 400 up (503: not synced)."""
+    script = "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=3)"
+    return {path.strip("/"): ["python", "-c", script, f"http://127.0.0.1:{port}{path}"]
+            for path in ("/healthz", "/readyz")}
 
 
 def config_checksum(config_text: str) -> str:
@@ -78,7 +120,27 @@ def render_manifests(lab: Lab, image: str) -> list[Manifest]:
         "memory_limit": s.memory_limit,
         "run_as_user": RUN_AS_USER,
     }
+    if s.mode == "extender":
+        return _extender_manifests(lab, values)
     return [Manifest(name, render(f"{TEMPLATE_DIR}/{name}.j2", **values)) for name in MANIFESTS]
+
+
+def _extender_manifests(lab: Lab, values: dict[str, Any]) -> list[Manifest]:
+    s = lab.scheduler
+    kube_scheduler_config = render_kube_scheduler_config(lab)
+    values = {
+        **values,
+        "kube_scheduler_config_text": kube_scheduler_config.rstrip("\n"),
+        # Either configuration changing restarts the pod.
+        "config_checksum": config_checksum(render_config(lab) + kube_scheduler_config),
+        "kube_scheduler_image": kube_scheduler_image(lab),
+        "kube_scheduler_port": KUBE_SCHEDULER_SECURE_PORT,
+        "kube_scheduler_cpu_request": KUBE_SCHEDULER_CPU_REQUEST,
+        "kube_scheduler_verbosity": KUBE_SCHEDULER_VERBOSITY[s.log_level],
+        "extender_port": s.extender.port,
+        "extender_probes": extender_probes(s.extender.port),
+    }
+    return [Manifest(name, render(f"{TEMPLATE_DIR}/{EXTENDER_TEMPLATES[name]}", **values)) for name in MANIFESTS]
 
 
 def write_manifests(manifests: list[Manifest], directory: Path) -> list[Path]:
@@ -89,3 +151,13 @@ def write_manifests(manifests: list[Manifest], directory: Path) -> list[Path]:
         path.write_text(manifest.text)
         paths.append(path)
     return paths
+
+
+def write_extender_mode_configs(lab: Lab, directory: Path) -> tuple[Path, Path]:
+    """Extender mode: kube-scheduler's configuration and the extender's, each in a file of its own, for a
+    kube-scheduler and `python -m scheduler extender` the user runs."""
+    directory.mkdir(parents=True, exist_ok=True)
+    kube_scheduler, extender = directory / KUBE_SCHEDULER_CONFIG_FILE, directory / EXTENDER_CONFIG_FILE
+    kube_scheduler.write_text(render_kube_scheduler_config(lab))
+    extender.write_text(render_config(lab))
+    return kube_scheduler, extender

@@ -48,8 +48,9 @@ def rollout_status(deployment: dict[str, Any]) -> Rollout:
     return Rollout(True, f"deployment {name!r} successfully rolled out")
 
 
-def pod_log(kube: Kube, namespace: str, name: str, tail_lines: int) -> str:
-    """The pod's last log lines, or why there are none (a pod that never started has no log).
+def pod_log(kube: Kube, namespace: str, name: str, tail_lines: int, container: str | None = None) -> str:
+    """The last log lines of the pod's container (which must be named when the pod has several: extender
+    mode's kube-scheduler and extender), or why there are none (a pod that never started has no log).
 
     Logs are plain text, which the project's raw-JSON client does not read: the official client's log call,
     with Kube's credentials, does (only when a rollout failed, so its own connection pool costs nothing).
@@ -58,7 +59,8 @@ def pod_log(kube: Kube, namespace: str, name: str, tail_lines: int) -> str:
         try:
             # _preload_content=False: the raw text (the client would parse a log line that looks like JSON)
             response = client.CoreV1Api(api).read_namespaced_pod_log(
-                name, namespace, tail_lines=tail_lines, _preload_content=False, _request_timeout=REQUEST_TIMEOUT)
+                name, namespace, container=container, tail_lines=tail_lines, _preload_content=False,
+                _request_timeout=REQUEST_TIMEOUT)
         except ApiException as err:  # its str() carries every response header
             return f"(no logs: {err.status} {err.reason})"
         except HTTPError as err:
@@ -80,8 +82,11 @@ def diagnose(kube: Kube, namespace: str, selector: dict[str, str], tail_lines: i
         parts.append(f"pod {name}: {pod.get('status', {}).get('phase', '?')}" + (f" ({reasons})" if reasons else ""))
         for event in kube.pod_events(namespace, name)[-10:]:
             parts.append(f"  event {event.get('type', '')} {event.get('reason', '')}: {event.get('message', '')}")
-        parts.append(f"  last {tail_lines} log lines:")
-        parts.extend(f"    {line}" for line in pod_log(kube, namespace, name, tail_lines).splitlines())
+        containers = [c["name"] for c in pod.get("spec", {}).get("containers", [])]
+        for container in containers or [None]:
+            of = f" of {container}" if len(containers) > 1 else ""
+            parts.append(f"  last {tail_lines} log lines{of}:")
+            parts.extend(f"    {line}" for line in pod_log(kube, namespace, name, tail_lines, container).splitlines())
     return "\n".join(parts)
 
 

@@ -18,7 +18,7 @@ from labkit.paths import LabPaths
 from labkit.pyinfra_run import lab_hosts
 from labkit.scheduler_deploy.apply import apply
 from labkit.scheduler_deploy.image_delivery import ensure_image, side_load
-from labkit.scheduler_deploy.manifests import render_manifests, write_manifests
+from labkit.scheduler_deploy.manifests import render_manifests, write_extender_mode_configs, write_manifests
 from labkit.scheduler_deploy.rollout import wait_for_rollout
 from labkit.scheduler_deploy.watch import watch_and_deploy
 
@@ -60,11 +60,16 @@ def deploy_scheduler(lab: Lab, kubeconfig: Path, inventory: Inventory, image_dir
 def run_verb(lab: Lab, lab_file: Path, kubeconfig: Path | None = None, render_only: Path | None = None,
              inventory_file: str | Path | None = None, timeout: float = 300, echo: Echo = print,
              watch: bool = False) -> None:
-    """What `./lab deploy-scheduler` does; with `render_only`, only write the manifests there; with `watch`,
-    again on every saved change under scheduler/."""
+    """What `./lab deploy-scheduler` does; with `render_only`, only write the manifests there (in extender
+    mode also kube-scheduler's and the extender's configurations, each alone, to run them oneself); with
+    `watch`, again on every saved change under scheduler/."""
     if render_only:
         for path in write_manifests(render_manifests(lab, image_ref(lab.scheduler.image)), render_only):
             echo(f"wrote {path}")
+        if lab.scheduler.mode == "extender":
+            kube_scheduler, extender = write_extender_mode_configs(lab, render_only)
+            echo(f"wrote {kube_scheduler} (for kube-scheduler --config) and {extender} (for `python -m scheduler "
+                 f"extender --config {extender} --kubeconfig FILE --listen 127.0.0.1:{lab.scheduler.extender.port}`)")
         return
     paths = LabPaths.for_lab(lab.name)
 

@@ -15,7 +15,9 @@
   nodeCacheCapable): the given object, with the pods the cache counts on that node; a node whose
   resourceVersion equals the cache's is the cache's own NodeInfo (the same object, pods already counted).
 - Profile: the one named by the pod's spec.schedulerName, else the configuration's first profile
-  (kube-scheduler calls its extenders for every profile it serves).
+  (kube-scheduler calls its extenders for every profile it serves), minus the volume and DRA filters
+  (``plugins.KUBE_SCHEDULER_DOES``): kube-scheduler binds the pod's volumes and allocates its claims itself,
+  and the fields this scheduler refuses standalone (``PodInfo.unsupported``) are kube-scheduler's to honour.
 - A pod our plugins cannot read (a malformed quantity, an annotation value NetworkAware refuses): filter
   answers with Error (kube-scheduler reports it on the pod), prioritize with 400.
 - Before both caches have synced every verb answers 503: an empty cache would reject every node.
@@ -27,6 +29,7 @@ kube-scheduler does. kube-scheduler's own filters, which run first, see them.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -39,7 +42,7 @@ from scheduler.framework import Profile
 from scheduler.informer import object_key
 from scheduler.metrics import ExtenderMetrics
 from scheduler.model import STRICT, NodeInfo, PodInfo, PodSpecError
-from scheduler.plugins import ClusterView, Code
+from scheduler.plugins import KUBE_SCHEDULER_DOES, ClusterView, Code
 from scheduler.plugins.base import MAX_NODE_SCORE, default_normalize
 
 log = logging.getLogger(__name__)
@@ -57,7 +60,7 @@ class Extender:
         if not profiles:
             raise ValueError("an extender needs at least one profile")
         self.cache = cache
-        self.profiles = dict(profiles)
+        self.profiles = {name: profile.without(KUBE_SCHEDULER_DOES) for name, profile in profiles.items()}
         self.default_profile = next(iter(self.profiles.values()))
         self.metrics = metrics
         self.synced = synced
@@ -82,7 +85,7 @@ class Extender:
         args = None
         try:
             args = protocol.parse_args(body)
-            pod = PodInfo.from_api(args.pod, STRICT)
+            pod = dataclasses.replace(PodInfo.from_api(args.pod, STRICT), unsupported=())
             return 200, self.filter(pod, args) if verb == "filter" else self.prioritize(pod, args)
         except ProtocolError as err:
             log.warning("%s: malformed request: %s", verb, err)

@@ -98,12 +98,7 @@ def parse_node_affinity(spec: Mapping[str, Any]) -> tuple[NodeSelector | None, t
     required = None
     req = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     if req is not None:
-        if not isinstance(req, dict):
-            raise PodSpecError(_REQUIRED_AFFINITY, f"expected a map with nodeSelectorTerms, got {req!r}")
-        terms = as_list(req.get("nodeSelectorTerms"), f"{_REQUIRED_AFFINITY}.nodeSelectorTerms")
-        required = NodeSelector(
-            tuple(_parse_term(t, f"{_REQUIRED_AFFINITY}.nodeSelectorTerms[{i}]") for i, t in enumerate(terms))
-        )
+        required = parse_node_selector(req, _REQUIRED_AFFINITY)
     preferred = []
     for i, item in enumerate(as_list(node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution"),
                                      _PREFERRED_AFFINITY)):
@@ -115,6 +110,15 @@ def parse_node_affinity(spec: Mapping[str, Any]) -> tuple[NodeSelector | None, t
             raise PodSpecError(f"{path}.weight", f"must be an integer from 1 to 100, got {weight!r}")
         preferred.append(PreferredTerm(weight, _parse_term(item.get("preference") or {}, f"{path}.preference")))
     return required, tuple(preferred)
+
+
+def parse_node_selector(obj: Any, path: str) -> NodeSelector:
+    """A core/v1 NodeSelector ({nodeSelectorTerms: [...]}) found at ``path``; raises PodSpecError naming
+    the first bad field."""
+    if not isinstance(obj, dict):
+        raise PodSpecError(path, f"expected a map with nodeSelectorTerms, got {obj!r}")
+    terms = as_list(obj.get("nodeSelectorTerms"), f"{path}.nodeSelectorTerms")
+    return NodeSelector(tuple(_parse_term(t, f"{path}.nodeSelectorTerms[{i}]") for i, t in enumerate(terms)))
 
 
 def _parse_term(obj: Any, path: str) -> SelectorTerm:

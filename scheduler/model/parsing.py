@@ -1,4 +1,5 @@
-"""How a pod field that cannot be read is treated: the parse policy, and the error that names the field.
+"""How a pod field that cannot be read is treated: the parse policy, and the error that names the field;
+and ``Unsupported``, a field that reads well but that this scheduler cannot honour.
 
 Two policies, chosen once per pod by whoever parses it:
 - ``STRICT`` for pods about to be scheduled: a malformed quantity, toleration or node affinity raises
@@ -56,3 +57,18 @@ def as_str_map(value: Any, path: str) -> dict[str, str]:
     if not isinstance(value, dict):
         raise PodSpecError(path, f"expected a map of strings, got {value!r}")
     return {str(k): str(v) for k, v in value.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Unsupported:
+    """A pod field that constrains placement in kube-scheduler and that this scheduler does not honour:
+    ``plugin`` is the kube-scheduler plugin that would; ``reason`` says what is not done."""
+
+    field: str
+    plugin: str
+    reason: str
+
+    @property
+    def message(self) -> str:
+        return (f"{self.field}: {self.reason} (kube-scheduler's {self.plugin} plugin does); schedule this pod with "
+                "the default scheduler (leave spec.schedulerName unset) or run this one as a scheduler extender")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.model.affinity import NodeSelector, PreferredTerm, parse_node_affinity
-from scheduler.model.parsing import STRICT, ParsePolicy, PodSpecError, as_list, as_str_map
+from scheduler.model.parsing import STRICT, ParsePolicy, PodSpecError, Unsupported, as_list, as_str_map
 from scheduler.model.pod_affinity import PodAffinity, parse_pod_affinity
 from scheduler.model.resources import (
     DEFAULT_MEMORY_REQUEST,
@@ -19,6 +19,12 @@ from scheduler.model.resources import (
 )
 from scheduler.model.taints import Toleration, parse_tolerations
 from scheduler.model.topology_spread import SpreadConstraint, parse_topology_spread
+from scheduler.model.volumes import PodClaim, parse_volumes
+
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"  # spec.preemptionPolicy's default
+PREEMPT_NEVER = "Never"
+DISRUPTION_TARGET = "DisruptionTarget"  # the pod condition kube-scheduler writes on a victim
+PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"  # that condition's reason
 
 
 @dataclass(slots=True, eq=False)
@@ -48,8 +54,16 @@ class PodInfo:
     images: tuple[str, ...] = ()  # one per init container and container, as written ("" when missing)
     topology_spread: tuple[SpreadConstraint, ...] = ()
     priority: int = 0
+    preemption_policy: str = PREEMPT_LOWER_PRIORITY  # spec.preemptionPolicy
+    nominated_node_name: str = ""  # status.nominatedNodeName: where preemption made room for it
     creation_timestamp: str = ""
+    start_time: str = ""  # status.startTime (RFC 3339, UTC): preemption spares the longest-running first
     deletion_timestamp: str | None = None
+    claims: tuple[PodClaim, ...] = ()  # the PersistentVolumeClaims its volumes use
+    unsupported: tuple[Unsupported, ...] = ()  # fields kube-scheduler honours and this scheduler cannot
+    # Being deleted after a scheduler preempted it (the DisruptionTarget condition it wrote, reason
+    # PreemptionByScheduler): a preemptor nominated to its node waits for it instead of preempting more.
+    terminating_by_preemption: bool = False
     spec_error: PodSpecError | None = None  # set by unreadable(): why the spec cannot be read
 
     @property
@@ -108,14 +122,17 @@ class PodInfo:
             policy.unreadable(err)
             topology_spread = ()
         priority = spec.get("priority")
+        name = str(meta.get("name") or "")
+        claims, unsupported = parse_volumes(spec, name, policy)
+        status = status if isinstance(status, dict) else {}
         return cls(
             uid=str(meta.get("uid") or ""),
             namespace=namespace,
-            name=str(meta.get("name") or ""),
+            name=name,
             resource_version=str(meta.get("resourceVersion") or ""),
             scheduler_name=str(spec.get("schedulerName") or "default-scheduler"),
             node_name=spec.get("nodeName") or None,
-            phase=str(status.get("phase") or "") if isinstance(status, dict) else "",
+            phase=str(status.get("phase") or ""),
             labels=labels,
             annotations=_str_map(meta.get("annotations"), "metadata.annotations", policy),
             requests=requests,
@@ -130,8 +147,14 @@ class PodInfo:
             images=tuple(images),
             topology_spread=topology_spread,
             priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,
+            preemption_policy=str(spec.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY),
+            nominated_node_name=str(status.get("nominatedNodeName") or ""),
             creation_timestamp=str(meta.get("creationTimestamp") or ""),
+            start_time=str(status.get("startTime") or ""),
             deletion_timestamp=meta.get("deletionTimestamp") or None,
+            claims=claims,
+            unsupported=unsupported + _unsupported_fields(spec),
+            terminating_by_preemption=bool(meta.get("deletionTimestamp")) and _preempted(status),
         )
 
 
@@ -150,6 +173,27 @@ class PodInfo:
             scheduler_name=str(spec.get("schedulerName") or "default-scheduler"),
             spec_error=error,
         )
+
+
+def _unsupported_fields(spec: Mapping[str, Any]) -> tuple[Unsupported, ...]:
+    """Pod-wide fields kube-scheduler's default plugins honour and this scheduler does not (volumes aside)."""
+    found = []
+    if spec.get("resourceClaims"):
+        found.append(Unsupported("spec.resourceClaims", "DynamicResources",
+                                 "this scheduler does not allocate DRA ResourceClaims"))
+    resources = spec.get("resources")
+    if isinstance(resources, dict) and (resources.get("requests") or resources.get("limits")):
+        found.append(Unsupported("spec.resources", "NodeResourcesFit",
+                                 "this scheduler does not count pod-level resources"))
+    return tuple(found)
+
+
+def _preempted(status: Mapping[str, Any]) -> bool:
+    """status.conditions carries DisruptionTarget=True with reason PreemptionByScheduler."""
+    for condition in status.get("conditions") or ():
+        if isinstance(condition, dict) and condition.get("type") == DISRUPTION_TARGET:
+            return condition.get("status") == "True" and condition.get("reason") == PREEMPTION_BY_SCHEDULER
+    return False
 
 
 def _containers(spec: Mapping[str, Any], policy: ParsePolicy) -> Iterable[tuple[str, int, Mapping[str, Any]]]:

@@ -4,7 +4,9 @@
 pkg/scheduler/apis/config/v1/default_plugins.go), reduced to the plugins this scheduler has, in
 kube-scheduler's order and with its default score weights: TaintToleration 3, NodeAffinity 2,
 NodeResourcesFit 1, PodTopologySpread 2, InterPodAffinity 2, NodeResourcesBalancedAllocation 1,
-ImageLocality 1. The multiPoint default is the filters, then the score-only plugins. NetworkAware and
+ImageLocality 1. NodeVolumeLimits and DynamicResources only refuse the pods they would have to
+check (CSI volumes, DRA claims), since this scheduler cannot. The multiPoint default is the filters, then
+DefaultPreemption (PostFilter), then the score-only plugins. NetworkAware and
 LeastLoaded are opt-in.
 
 Adding a plugin: write a module with pure ``pre_filter``/``filter_node`` and/or ``pre_score``/
@@ -16,6 +18,8 @@ from __future__ import annotations
 
 from scheduler.plugins import (
     balanced_allocation,
+    default_preemption,
+    dynamic_resources,
     image_locality,
     inter_pod_affinity,
     least_loaded,
@@ -25,12 +29,16 @@ from scheduler.plugins import (
     node_ports,
     node_resources_fit,
     node_unschedulable,
+    node_volume_limits,
     pod_topology_spread,
     taint_toleration,
+    volume_binding,
+    volume_restrictions,
+    volume_zone,
 )
 from scheduler.plugins.base import SUCCESS, Args, ClusterView, Code, NoArgs, Plugin, Status
 
-__all__ = ["DEFAULT_FILTERS", "DEFAULT_SCORES", "REGISTRY", "SUCCESS", "Args", "ClusterView", "Code", "NoArgs",
+__all__ = ["DEFAULT_FILTERS", "DEFAULT_POST_FILTERS", "DEFAULT_SCORES", "KUBE_SCHEDULER_DOES", "REGISTRY", "SUCCESS", "Args", "ClusterView", "Code", "NoArgs",
            "Plugin", "Status"]
 
 REGISTRY: dict[str, Plugin] = {
@@ -48,6 +56,12 @@ REGISTRY: dict[str, Plugin] = {
         balanced_allocation.PLUGIN,
         image_locality.PLUGIN,
         pod_topology_spread.PLUGIN,
+        volume_restrictions.PLUGIN,
+        node_volume_limits.PLUGIN,
+        volume_binding.PLUGIN,
+        volume_zone.PLUGIN,
+        dynamic_resources.PLUGIN,
+        default_preemption.PLUGIN,
     )
 }
 
@@ -59,9 +73,16 @@ DEFAULT_FILTERS: tuple[str, ...] = (
     "NodeAffinity",
     "NodePorts",
     "NodeResourcesFit",
+    "VolumeRestrictions",
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "VolumeZone",
     "PodTopologySpread",
     "InterPodAffinity",
+    "DynamicResources",
 )
+# Run when no node passes the filters; kube-scheduler lists it after InterPodAffinity.
+DEFAULT_POST_FILTERS: tuple[str, ...] = ("DefaultPreemption",)
 DEFAULT_SCORES: tuple[tuple[str, int], ...] = (
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
@@ -71,3 +92,8 @@ DEFAULT_SCORES: tuple[tuple[str, int], ...] = (
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
 )
+
+# What kube-scheduler does itself before it calls an extender, and what this scheduler can only partly do or
+# must refuse (volumes, DRA): an extender leaves these filters out (scheduler.extender.service).
+KUBE_SCHEDULER_DOES: frozenset[str] = frozenset(
+    {"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "DynamicResources"})

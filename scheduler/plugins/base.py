@@ -3,7 +3,10 @@
 A plugin answers one question from a read-only snapshot, like a kube-scheduler framework plugin:
 - Filter: may this pod go on this node? ``pre_filter(pod, args)`` runs once per scheduling cycle and
   returns the per-pod state the node check needs (kube-scheduler's PreFilter / CycleState), or ``None``
-  when the plugin has nothing to check for this pod (every node passes, and the framework skips it).
+  when the plugin has nothing to check for this pod (every node passes, and the framework skips it), or
+  a rejecting ``Status`` when no node can fit the pod whatever the node (a claim that does not exist): the
+  pod is then rejected on every node with that reason alone, as kube-scheduler's PreFilter rejects it.
+  A plugin that only ever refuses whole pods has a ``pre_filter`` and no ``filter_node``.
   ``filter_node(state, node)`` then runs per node and returns ``None`` when the node passes or a
   ``Status`` with kube-scheduler's reason text when it does not.
 - Score: how good is this node? ``pre_score(pod, args)`` -> state or ``None`` (every node scores 0),
@@ -47,6 +50,7 @@ from pydantic import BaseModel, ConfigDict
 from scheduler.cluster_event import ClusterEvent
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.pod_index import PodIndex
+from scheduler.model.volumes import VolumeStore
 
 __all__ = [
     "MAX_NODE_SCORE",
@@ -59,6 +63,7 @@ __all__ = [
     "Status",
     "default_normalize",
     "min_max_normalize",
+    "unsupported_status",
 ]
 
 MAX_NODE_SCORE = 100
@@ -97,6 +102,15 @@ class Status:
 SUCCESS = Status(Code.SUCCESS)
 
 
+def unsupported_status(pod: PodInfo, plugin: str) -> Status | None:
+    """The pre_filter rejection of a pod stating fields ``plugin`` would honour in kube-scheduler and this
+    scheduler cannot (``PodInfo.unsupported``), or None. Unresolvable: no node or event can help."""
+    if not pod.unsupported:
+        return None
+    messages = tuple(u.message for u in pod.unsupported if u.plugin == plugin)
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, messages, plugin) if messages else None
+
+
 class Args(BaseModel):
     """Base of every plugin's pluginConfig args: unknown fields are errors. ``apiVersion``/``kind`` are
     accepted because kube-scheduler configs often carry them inside args (kind: NodeResourcesFitArgs)."""
@@ -113,23 +127,31 @@ class NoArgs(Args):
 
 class ClusterView:
     """What a scheduling cycle may read beyond the pod and one node: every node with the pods counted on
-    it, each namespace's labels, and the pods indexed for inter-pod affinity (``index``). A read-only view
-    of one snapshot, whose cache keeps the index current; built from a plain node list (tests, the
-    placement explainer), it indexes on first use."""
+    it, each namespace's labels, the pods indexed for inter-pod affinity (``index``), and the claims, PVs
+    and StorageClasses the informers hold (``volumes``, read live as kube-scheduler's volume plugins read
+    their listers). A read-only view of one snapshot, whose cache keeps the index current; built from a
+    plain node list (tests, the placement explainer), it indexes on first use and knows no volumes."""
 
-    __slots__ = ("_index", "namespace_labels", "nodes")
+    __slots__ = ("_index", "namespace_labels", "nodes", "volumes")
 
     def __init__(self, nodes: Sequence[NodeInfo], namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
-                 index: PodIndex | None = None) -> None:
+                 index: PodIndex | None = None, volumes: VolumeStore | None = None) -> None:
         self.nodes = nodes
         self.namespace_labels = namespace_labels if namespace_labels is not None else {}
         self._index = index
+        self.volumes = volumes if volumes is not None else VolumeStore()
 
     @property
     def index(self) -> PodIndex:
         if self._index is None:
             self._index = PodIndex.of(self.nodes, self.namespace_labels)
         return self._index
+
+    def replacing(self, node: NodeInfo) -> ClusterView:
+        """The same view with ``node`` standing in for the node of its name (a what-if copy, such as a node
+        with preemption victims removed). The pod index is shared: it still counts the original's pods."""
+        nodes = [node if n.name == node.name else n for n in self.nodes]
+        return ClusterView(nodes, self.namespace_labels, self._index)
 
     def labels_of_namespace(self, namespace: str) -> Mapping[str, str]:
         return self.namespace_labels.get(namespace, _NO_LABELS)
@@ -172,10 +194,12 @@ class Plugin:
     score_batch: ScoreBatchFn | None = None
     requeue_on: ClusterEvent = ClusterEvent.ANY
     reads_cluster: bool = False
+    post_filter: bool = False  # runs when no node passes the filters (DefaultPreemption, scheduler.preemption)
 
     @property
     def filters(self) -> bool:
-        return self.filter_node is not None
+        """A filter plugin: a per-node check, or a pre_filter alone that only ever refuses a pod whole."""
+        return self.filter_node is not None or self.pre_filter is not None
 
     @property
     def scores(self) -> bool:
@@ -185,7 +209,8 @@ class Plugin:
         return self.args()
 
     def prepare_filter(self, pod: PodInfo, args: Args, cluster: ClusterView) -> Any:
-        """The pre_filter state for one cycle over the snapshot ``cluster`` (None: every node passes)."""
+        """The pre_filter state for one cycle over the snapshot ``cluster`` (None: every node passes; a
+        Status: the pod is rejected on every node)."""
         assert self.pre_filter is not None, f"{self.name} does not filter"
         return self.pre_filter(pod, args, cluster) if self.reads_cluster else self.pre_filter(pod, args)
 
@@ -202,11 +227,14 @@ class Plugin:
                cluster: ClusterView | None = None) -> Status:
         """Whole filter verdict for one pod on one node (both halves; for tests and explanations);
         ``cluster`` defaults to that node alone."""
-        assert self.filter_node is not None, f"{self.name} does not filter"
+        assert self.filters, f"{self.name} does not filter"
         state = self.prepare_filter(pod, args if args is not None else self.default_args(),
                                     cluster if cluster is not None else ClusterView([node]))
         if state is None:
             return SUCCESS
+        if isinstance(state, Status):
+            return state
+        assert self.filter_node is not None, f"{self.name}'s pre_filter only refuses whole pods"
         return self.filter_node(state, node) or SUCCESS
 
     def score(self, pod: PodInfo, node: NodeInfo, args: Args | None = None,
@@ -233,8 +261,11 @@ class Plugin:
 
     def verdicts(self, state: Any, nodes: list[NodeInfo]) -> list[Status | None] | None:
         """Filter verdicts aligned with ``nodes`` for a pre_filter state, or None when every node passes
-        (the batch form if the plugin has one, else ``filter_node`` node by node)."""
-        assert self.filter_node is not None, f"{self.name} does not filter"
+        (the batch form if the plugin has one, else ``filter_node`` node by node); a pre_filter rejection
+        fails every node."""
+        if isinstance(state, Status):
+            return [state] * len(nodes)
+        assert self.filter_node is not None, f"{self.name}'s pre_filter only refuses whole pods"
         if self.filter_batch is not None:
             return self.filter_batch(state, nodes)
         filter_node = self.filter_node

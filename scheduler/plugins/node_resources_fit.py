@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from scheduler.cluster_event import ClusterEvent
 from scheduler.model import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo, Resources
-from scheduler.plugins.base import MAX_NODE_SCORE, Args, Code, Plugin, Status
+from scheduler.plugins.base import MAX_NODE_SCORE, Args, Code, Plugin, Status, unsupported_status
 
 NAME = "NodeResourcesFit"
 TOO_MANY_PODS = "Too many pods"
@@ -58,7 +58,10 @@ class _Request:
     empty: bool
 
 
-def pre_filter(pod: PodInfo, args: NodeResourcesFitArgs) -> _Request:
+def pre_filter(pod: PodInfo, args: NodeResourcesFitArgs) -> _Request | Status:
+    refusal = unsupported_status(pod, NAME)  # pod-level resources (spec.resources) are not counted
+    if refusal is not None:
+        return refusal
     r = pod.requests
     ignored = set(args.ignoredResources)
     scalar = tuple((name, value) for name, value in r.scalar.items() if value and name not in ignored)

@@ -12,7 +12,8 @@ import pytest
 from kubernetes import client
 from rich.console import Console
 
-from benchmarks import cluster, endtoend, inprocess, report, scheduler_bench, testserver
+from benchmarks import cluster, endtoend, inprocess, kube_scheduler, report, scheduler_bench, testserver
+from labkit.scheduler_deploy import DeployError
 from tests.kubeapi.fixtures import api_client_for
 
 
@@ -66,8 +67,11 @@ def test_command_writes_tables_and_json(tmp_path: Path) -> None:
     assert "Decisions per second in-process" in text and "test server *" in text
     assert "measures our client path, not a real server" in text
     data = json.loads(out.read_text())
-    assert set(data) == {"machine", "in_process", "extender", "end_to_end", "targets", "errors"}
+    assert set(data) == {"machine", "in_process", "extender", "end_to_end", "kube_scheduler", "targets", "errors"}
     assert data["errors"] == []
+    assert data["kube_scheduler"] == [{"not_measured": "not measured: no kube-scheduler binary (pass "
+                                                       "--kube-scheduler PATH)"}]
+    assert "not measured: no kube-scheduler binary" in text
     assert "Extender per-request latency" in text
     assert [(r["nodes"], r["mode"], r["verb"]) for r in data["extender"]] == [
         (n, mode, verb) for n in (4, 8) for mode in ("nodeCacheCapable", "Node objects")
@@ -130,3 +134,49 @@ def test_repeated_runs_report_the_median_and_judge_the_spread_over_all() -> None
     row = scheduler_bench._median_of(3, "pods_per_second", lambda: next(runs))
     assert row["pods_per_second"] == 200.0 and row["runs"] == [300.0, 100.0, 200.0]
     assert row["spread_within_one"] is False  # one run broke it: the target is not met
+
+
+# A real kube-scheduler binary: none exists on these machines (CI has none), and nothing here stands in for
+# one. These tests cover what runs around it: the row without a binary, its configuration, and a program
+# that is not there or exits at once (/bin/false is no kube-scheduler and is not treated as one).
+
+
+def test_without_a_kube_scheduler_binary_the_row_says_not_measured() -> None:
+    errors: list[str] = []
+    rows = scheduler_bench.kube_scheduler_runs(scheduler_bench.Options(), print, errors)
+    assert rows == [{"not_measured": kube_scheduler.NOT_MEASURED}] and errors == []
+    no_server = scheduler_bench.kube_scheduler_runs(scheduler_bench.Options(kube_scheduler=Path("/x")), print, errors)
+    assert no_server[0]["not_measured"].startswith("not measured: --kube-scheduler needs --kubeconfig")
+    assert scheduler_bench.parse_args(["--kube-scheduler", "/opt/k/kube-scheduler"]).kube_scheduler == Path(
+        "/opt/k/kube-scheduler")
+
+
+def test_kube_scheduler_configuration_passes_the_v1_check_with_and_without_the_extender(tmp_path: Path) -> None:
+    alone = kube_scheduler.kube_scheduler_config(tmp_path / "kubeconfig", qps=0, burst=100, extender_port=None)
+    assert "extenders" not in alone
+    assert alone["clientConnection"] == {"kubeconfig": str(tmp_path / "kubeconfig"),
+                                         "qps": kube_scheduler.UNTHROTTLED_QPS, "burst": 100}
+    asking = kube_scheduler.kube_scheduler_config(tmp_path / "kubeconfig", qps=50, burst=100, extender_port=9999)
+    assert asking["extenders"][0]["urlPrefix"] == "http://127.0.0.1:9999"
+    assert asking["extenders"][0]["nodeCacheCapable"] is True
+    with pytest.raises(DeployError, match="clientConnection.burst: Input should be a valid integer"):
+        kube_scheduler.kube_scheduler_config(tmp_path / "kubeconfig", qps=50, burst="100", extender_port=None)  # type: ignore[arg-type]
+
+
+def test_the_benchmarks_extender_runs_only_what_kube_scheduler_has_not() -> None:
+    from scheduler.config import parse_config
+    from scheduler.framework import build_profiles
+
+    profile = build_profiles(parse_config(kube_scheduler.extender_config()))[inprocess.SCHEDULER_NAME]
+    assert [p.name for p, _ in profile.filters] == ["NetworkAware"]
+    assert [p.name for p, _, _ in profile.scores] == ["NetworkAware", "LeastLoaded"]
+
+
+@pytest.mark.api
+@pytest.mark.parametrize("binary", ["/nonexistent/kube-scheduler", "/bin/false"])
+def test_a_kube_scheduler_that_does_not_run_is_named_and_the_objects_are_deleted(binary: str) -> None:
+    with testserver.running_test_server() as kubeconfig:
+        with pytest.raises(kube_scheduler.KubeSchedulerError, match=rf"{binary}.*(no such file|exited with status 1)"):
+            endtoend.run(endtoend.EndToEndOptions(kubeconfig=kubeconfig, nodes=2, pods=2, timeout=10,
+                                                  kube_scheduler=Path(binary)))
+        assert _bench_objects(kubeconfig) == ([], [])

@@ -107,10 +107,14 @@ def test_rbac_grants_exactly_what_the_scheduler_uses(lab: Lab) -> None:
     objs = objects(lab)
     expected_cluster = {
         *{("", "pods", v) for v in ("get", "list", "watch")},
+        ("", "pods", "delete"),  # preemption's victims
         ("", "pods/binding", "create"),
         *{("", "pods/status", v) for v in ("patch", "update")},
         *{("", "nodes", v) for v in ("get", "list", "watch")},
         *{("", "namespaces", v) for v in ("list", "watch")},
+        *{("", r, v) for r in ("persistentvolumeclaims", "persistentvolumes") for v in ("list", "watch")},
+        *{("storage.k8s.io", "storageclasses", v) for v in ("list", "watch")},
+        *{("policy", "poddisruptionbudgets", v) for v in ("list", "watch")},
         *{(g, "events", v) for g in ("", "events.k8s.io") for v in ("create", "patch")},
     }
     assert _rules(objs["ClusterRole"]) == expected_cluster

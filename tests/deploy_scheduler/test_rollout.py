@@ -94,6 +94,28 @@ def test_failed_rollout_shows_the_pods_events_and_waiting_reason(kube_api, kube_
 
 
 @pytest.mark.api
+def test_failed_rollout_reads_each_containers_log_in_extender_mode(kube_api, kube_api_kubeconfig: Path) -> None:
+    """kube-apiserver refuses a log request without a container name for a pod with several containers
+    (400: "a container name must be specified"): extender mode's pod has two, so each is asked by name."""
+    _store_deployment(kube_api, ready=False)
+    ns = LAB.scheduler.namespace
+    pod = kube_api.add_pod("sched-two", ns, labels=selector_labels(LAB))
+    kube_api.update_pod("sched-two", {"spec": {**pod["spec"], "containers": [
+        {**pod["spec"]["containers"][0], "name": name} for name in ("kube-scheduler", "extender")]}}, ns)
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    with pytest.raises(DeployError) as err:
+        wait_for_rollout(Kube.from_kubeconfig(kube_api_kubeconfig), LAB, timeout=10, echo=lambda s: None,
+                         clock=lambda: now[0], sleep=sleep)
+    text = str(err.value)
+    assert "last 20 log lines of kube-scheduler:\n    (no logs: 404" in text
+    assert "last 20 log lines of extender:\n    (no logs: 404" in text
+
+
+@pytest.mark.api
 def test_apply_names_the_object_the_server_refused(kube_api, kube_api_kubeconfig: Path) -> None:
     """The test server does not serve server-side apply: the error names the request and the object."""
     with pytest.raises(KubeError, match=r"PATCH /api/v1/namespaces/kube-system/serviceaccounts/my-custom-scheduler"):

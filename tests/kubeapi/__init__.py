@@ -42,7 +42,9 @@ Served API
 - core/v1: namespaces (+status), nodes (+status), pods (+status, +binding), events, configmaps;
   POST namespaces/{ns}/bindings (legacy binding); coordination.k8s.io/v1 leases;
   events.k8s.io/v1 events (same stored objects as core/v1 events, converted field by field);
-  apps/v1 deployments (+status; stored and served only, no controller acts on them).
+  apps/v1 deployments (+status; stored and served only, no controller acts on them);
+  policy/v1 poddisruptionbudgets (+status; no disruption controller: tests write status.disruptionsAllowed
+  and status.disruptedPods themselves); scheduling.k8s.io/v1 priorityclasses (preemptionPolicy defaulted).
   pods/log: text/plain from lines the test writes (container, previous, sinceSeconds, follow), with the
   API server's and kubelet's 400s (tests/kubeapi/pod_logs.py says what it models).
   Discovery: /version, /api, /apis, /api/v1, /apis/{group}/v1, /healthz, /readyz, /livez.
@@ -51,8 +53,11 @@ Served API
   resourceVersion; 201), update (PUT; metadata.resourceVersion precondition -> 409 Conflict),
   patch (merge, strategic-merge for maps, keyed lists like status.conditions, $patch; json-patch),
   delete (DeleteOptions preconditions), deletecollection. Server-side apply is not served (415).
-- Pods: defaults (schedulerName default-scheduler, priority 0, default not-ready/unreachable
-  NoExecute tolerations, status Pending + qosClass); main-resource updates keep status, /status
+- Pods: defaults (schedulerName default-scheduler, default not-ready/unreachable
+  NoExecute tolerations, status Pending + qosClass); the Priority admission plugin's effect at create
+  (spec.priorityClassName -> spec.priority and spec.preemptionPolicy, else a globalDefault class, else
+  priority 0; an unknown class or a stated priority/policy differing from the class's is 403 with the
+  plugin's message); main-resource updates keep status, /status
   keeps spec; spec changes other than images, activeDeadlineSeconds, terminationGracePeriodSeconds
   and added tolerations are 422 Invalid.
   Deletion is immediate by default (no kubelet here to finish a graceful delete);
@@ -80,7 +85,8 @@ An update that changes nothing is not written (no new resourceVersion, no watch 
   add_pods(n, ...), update_pod(name, patch | fn, namespace), remove_pod(name, namespace),
   write_pod_log(name, text, namespace, container=, previous=, at=), end_pod_log(name, namespace, container=),
   add_namespace(name), create_object/update_object/delete_object/get_object/list_objects(storage, ...)
-  with storage one of namespaces, nodes, pods, events, configmaps, leases, deployments.
+  with storage one of namespaces, nodes, pods, events, configmaps, leases, deployments,
+  poddisruptionbudgets, priorityclasses.
   validate=False stores a pod the real API would refuse (e.g. a malformed quantity).
   Builders: objects.make_node(...), objects.make_pod(...).
 - Reads: pods(ns), nodes(), events(ns) (core/v1 form), bound_pods() -> {"ns/name": node},

@@ -136,6 +136,8 @@ class Api:
             meta = {**(body.get("metadata") or {}), "namespace": route.namespace}
             strategies.validate_events_v1_create({**body, "metadata": meta})
         obj = strategies.prepare_create(rtype, from_wire(rtype, body), route.namespace)
+        if rtype.storage == "pods":
+            obj = strategies.admit_priority(self.store, obj)
         return to_wire(rtype, self.store.create(rtype.storage, obj))
 
     def update(self, route: Route, body: Any) -> Obj:

@@ -69,10 +69,27 @@ RESOURCES: tuple[ResourceType, ...] = (
                  frozenset({"status", "binding", "log"}), ("po",)),
     ResourceType("", "v1", "events", "Event", True, "events", _getters(*_EVENT_FIELDS), short_names=("ev",)),
     ResourceType("", "v1", "configmaps", "ConfigMap", True, "configmaps", _getters(), short_names=("cm",)),
+    # Stored only: no PV controller binds claims here (tests bind one by writing what that controller
+    # writes: the claim's spec.volumeName, its pv.kubernetes.io/bind-completed annotation, status.phase
+    # Bound), and no ephemeral volume controller creates claims. Field selectors as
+    # pkg/registry/core/persistentvolumeclaim/strategy.go and persistentvolume/strategy.go ("name" kept there
+    # "for backward compatibility").
+    ResourceType("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, "persistentvolumeclaims",
+                 _getters(renames={"name": "metadata.name"}), frozenset({"status"}), ("pvc",)),
+    ResourceType("", "v1", "persistentvolumes", "PersistentVolume", False, "persistentvolumes",
+                 _getters(renames={"name": "metadata.name"}), frozenset({"status"}), ("pv",)),
+    ResourceType("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, "storageclasses", _getters(),
+                 short_names=("sc",)),
     ResourceType("coordination.k8s.io", "v1", "leases", "Lease", True, "leases", _getters()),
     # Stored only (no controller makes pods from them); the placement tests drive a stand-in controller.
     ResourceType("apps", "v1", "deployments", "Deployment", True, "deployments", _getters(),
                  frozenset({"status"}), ("deploy",)),
+    # Read by the Priority admission plugin at pod creation (strategies.admit_priority).
+    ResourceType("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, "priorityclasses",
+                 _getters(), short_names=("pc",)),
+    # No disruption controller here: tests write status.disruptionsAllowed/disruptedPods themselves.
+    ResourceType("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, "poddisruptionbudgets",
+                 _getters(), frozenset({"status"}), ("pdb",)),
     # events.k8s.io/v1 is another representation of the same stored events; its field labels
     # (regarding.*, reportingController, ...) are converted to the core ones.
     ResourceType("events.k8s.io", "v1", "events", "Event", True, "events",

@@ -331,6 +331,8 @@ class KubeApiServer:
             self._ensure_namespace(namespace)
         if validate:
             obj = strategies.prepare_create(rtype, obj, namespace)
+            if storage == "pods":
+                obj = strategies.admit_priority(self.store, obj)
         else:
             obj = {"apiVersion": rtype.api_version, "kind": rtype.kind, **obj}
             if rtype.namespaced:

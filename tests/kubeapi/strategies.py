@@ -97,8 +97,6 @@ def _prepare_pod(pod: Obj) -> Obj:
     spec.setdefault("terminationGracePeriodSeconds", 30)
     spec.setdefault("securityContext", {})
     spec.setdefault("enableServiceLinks", True)
-    # Priority admission: pods without a priority class get priority 0.
-    spec.setdefault("priority", 0)
     spec["tolerations"] = _default_tolerations(spec.get("tolerations") or [])
     # PodStrategy.PrepareForCreate (pkg/registry/core/pod/strategy.go) discards client status.
     status = {"phase": "Pending", "qosClass": _qos_class(containers)}
@@ -147,7 +145,67 @@ def _prepare_namespace(ns: Obj) -> Obj:
             "status": {"phase": "Active"}}
 
 
-_CREATE = {"pods": _prepare_pod, "namespaces": _prepare_namespace}
+def _prepare_storage_object(obj: Obj) -> Obj:
+    # PrepareForCreate clears a claim's or PV's status and the v1 defaults (SetDefaults_PersistentVolumeClaim,
+    # SetDefaults_PersistentVolume) read it back as phase Pending; the PV controller moves it on (none here).
+    return {**obj, "status": {"phase": "Pending"}}
+
+
+def _prepare_storage_class(sc: Obj) -> Obj:
+    # pkg/apis/storage/v1 defaults: reclaimPolicy Delete, volumeBindingMode Immediate.
+    return {"reclaimPolicy": "Delete", "volumeBindingMode": "Immediate", **sc}
+
+
+
+
+def _prepare_priority_class(pc: Obj) -> Obj:
+    # SetDefaults_PriorityClass (pkg/apis/scheduling/v1/defaults.go).
+    return {"preemptionPolicy": "PreemptLowerPriority", **pc}
+
+
+def _prepare_pdb(pdb: Obj) -> Obj:
+    # podDisruptionBudgetStrategy.PrepareForCreate (pkg/registry/policy/poddisruptionbudget/strategy.go)
+    # resets status; the disruption controller fills it (absent here: tests write it).
+    return {**pdb, "status": {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0}}
+
+
+_CREATE = {"pods": _prepare_pod, "namespaces": _prepare_namespace,
+           "persistentvolumeclaims": _prepare_storage_object, "persistentvolumes": _prepare_storage_object,
+           "storageclasses": _prepare_storage_class, "priorityclasses": _prepare_priority_class,
+           "poddisruptionbudgets": _prepare_pdb}
+
+
+def admit_priority(store: Store, pod: Obj) -> Obj:
+    """The Priority admission plugin at pod creation (plugin/pkg/admission/priority/admission.go):
+    spec.priorityClassName resolved to spec.priority and spec.preemptionPolicy (no class: the
+    globalDefault class if one exists, else priority 0); an unknown class, or a priority or policy the
+    pod states that differs from the class's, is 403 Forbidden with the plugin's message."""
+    spec = dict(pod.get("spec") or {})
+    name = pod["metadata"]["name"]
+    class_name = spec.get("priorityClassName") or ""
+    policy = None
+    if class_name:
+        pc = store.get("priorityclasses", "", class_name)
+        if pc is None:
+            raise ApiError.forbidden("pods", name, f"no PriorityClass with name {class_name} was found")
+    else:
+        pc = next((c for c in store.list("priorityclasses", None)[0] if c.get("globalDefault")), None)
+        if pc is not None:
+            spec["priorityClassName"] = pc["metadata"]["name"]
+    priority = pc.get("value", 0) if pc is not None else 0
+    policy = pc.get("preemptionPolicy") if pc is not None else None
+    if spec.get("priority") is not None and spec["priority"] != priority:
+        raise ApiError.forbidden("pods", name, (
+            f"the integer value of priority ({spec['priority']}) must not be provided in pod spec; priority "
+            f"admission controller computed {priority} from the given PriorityClass name"))
+    spec["priority"] = priority
+    if policy is not None:
+        if spec.get("preemptionPolicy") not in (None, policy):
+            raise ApiError.forbidden("pods", name, (
+                f"the string value of PreemptionPolicy ({spec['preemptionPolicy']}) must not be provided in pod "
+                f"spec; priority admission controller computed {policy} from the given PriorityClass name"))
+        spec["preemptionPolicy"] = policy
+    return {**pod, "spec": spec}
 
 
 def validate_events_v1_create(event_v1: Obj) -> None:
@@ -179,8 +237,9 @@ def validate_events_v1_create(event_v1: Obj) -> None:
 def prepare_update(rtype: ResourceType, new: Obj, old: Obj, subresource: str | None) -> Obj:
     """Carry server-owned metadata over and apply the main-resource/status split.
 
-    PrepareForUpdate of pods, nodes and namespaces (pkg/registry/core/*/strategy.go): an update of the
-    main resource keeps the old status; an update through /status keeps the old spec.
+    PrepareForUpdate of pods, nodes, namespaces, claims and PVs (pkg/registry/core/*/strategy.go) and
+    PodDisruptionBudgets (pkg/registry/policy/poddisruptionbudget/strategy.go): an update of the main
+    resource keeps the old status; an update through /status keeps the old spec.
     """
     meta = dict(new.get("metadata") or {})
     old_meta = old["metadata"]
@@ -191,7 +250,8 @@ def prepare_update(rtype: ResourceType, new: Obj, old: Obj, subresource: str | N
         else:
             meta.pop(system_field, None)
     out = {**new, "apiVersion": old.get("apiVersion"), "kind": old.get("kind"), "metadata": meta}
-    if rtype.storage in ("pods", "nodes", "namespaces"):
+    if rtype.storage in ("pods", "nodes", "namespaces", "persistentvolumeclaims", "persistentvolumes",
+                         "poddisruptionbudgets"):
         if subresource == "status":
             out["spec"] = old.get("spec")
             if rtype.storage == "pods":

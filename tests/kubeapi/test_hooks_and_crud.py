@@ -254,6 +254,9 @@ def test_discovery_documents_list_served_resources(kube_api: KubeApiServer):
     assert {"pods", "pods/binding", "pods/status", "nodes", "leases"} & {r["name"] for r in core["resources"]} == {
         "pods", "pods/binding", "pods/status", "nodes"}
     assert [r["name"] for r in get("/apis/apps/v1")["resources"]] == ["deployments", "deployments/status"]
-    assert {g["name"] for g in get("/apis")["groups"]} == {"apps", "coordination.k8s.io", "events.k8s.io"}
+    assert {g["name"] for g in get("/apis")["groups"]} == {"apps", "coordination.k8s.io", "events.k8s.io", "policy",
+                                                          "scheduling.k8s.io", "storage.k8s.io"}
+    assert [r["name"] for r in get("/apis/policy/v1")["resources"]] == ["poddisruptionbudgets",
+                                                                        "poddisruptionbudgets/status"]
     with urllib3.PoolManager() as http:
         assert http.request("GET", kube_api.url + "/apis/v1").status == 404

@@ -76,6 +76,20 @@ CASES = {
     "bad scheduler name": (lambda d: d["scheduler"].update(name="My_Scheduler"), "scheduler.name: 'My_Scheduler' must be a DNS label"),
     "high-speed node unknown": (lambda d: d["placement"].update(high_speed_nodes=["nope"]),
                                 "placement.high_speed_nodes[0]: 'nope' is not a worker"),
+    "unknown scheduler mode": (lambda d: d["scheduler"].update(mode="webhook"),
+                               "scheduler.mode: Input should be 'standalone' or 'extender'"),
+    "extender weight 0": (lambda d: d["scheduler"]["extender"].update(weight=0),
+                          "scheduler.extender.weight: Input should be greater than or equal to 1"),
+    "extender timeout without unit": (lambda d: d["scheduler"]["extender"].update(http_timeout="5"),
+                                      "scheduler.extender.http_timeout: '5' is not a duration"),
+    "extender timeout zero": (lambda d: d["scheduler"]["extender"].update(http_timeout="0s"),
+                              "scheduler.extender.http_timeout: '0s' is not a positive duration"),
+    "extender on kube-scheduler's port": (lambda d: d["scheduler"]["extender"].update(port=10259),
+                                          "scheduler.extender.port: 10259 is kube-scheduler's own secure port"),
+    "extender privileged port": (lambda d: d["scheduler"]["extender"].update(port=80),
+                                 "scheduler.extender.port: Input should be greater than or equal to 1024"),
+    "extender unknown field": (lambda d: d["scheduler"]["extender"].update(url="http://x"),
+                               "scheduler.extender.url: unknown field"),
 }
 
 
@@ -131,3 +145,17 @@ def test_with_changes_revalidates(data):
     assert lab.kubernetes.package_source != mirror.kubernetes.package_source  # the original is untouched
     with pytest.raises(LabError, match="network.pod_cidr"):
         with_changes(lab, {"network.pod_cidr": "192.168.56.0/24"})
+
+
+def test_extender_mode_and_its_defaults(data):
+    data["scheduler"]["mode"] = "extender"
+    del data["scheduler"]["extender"]
+    lab = parse_lab(data, allowed_ranges=VBOX_DEFAULT)
+    assert lab.scheduler.mode == "extender"
+    assert lab.scheduler.extender.model_dump() == {"weight": 1, "http_timeout": "5s", "node_cache_capable": True,
+                                                   "ignorable": False, "port": 8888}
+
+
+def test_standalone_is_the_default_mode(data):
+    del data["scheduler"]["mode"]
+    assert parse_lab(data, allowed_ranges=VBOX_DEFAULT).scheduler.mode == "standalone"

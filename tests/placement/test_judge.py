@@ -9,8 +9,11 @@ from labkit.placement.judge import (
     PASS,
     PodState,
     bound_after_restart,
+    even_spread,
     ignored,
     labelled_node,
+    one_per_node,
+    preempted,
     spread,
     unschedulable,
     water_fill,
@@ -92,3 +95,61 @@ def test_bound_after_restart():
     assert "another instance" in bound_after_restart(pod("w1"), pod("w1"), 3, 0, 1).reason
     assert "still Pending" in bound_after_restart(pod(), pod(), 3, None, 1).reason
     assert "reported on while" in bound_after_restart(pod(events=[FAILED]), pod("w1"), 3, 1.0, 1).reason
+
+
+ANTI_AFFINITY_FAILED = {"reason": "FailedScheduling", "reportingComponent": "my-custom-scheduler", "message": (
+    "0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, "
+    "2 node(s) didn't match pod anti-affinity rules.")}
+
+
+def test_one_per_node_needs_each_eligible_node_once_and_the_rest_pending_for_anti_affinity():
+    states = [pod("w1", name="a-1"), pod("w2", name="a-2"), pod(events=[ANTI_AFFINITY_FAILED], name="a-3")]
+    verdict = one_per_node(states, ["w1", "w2"])
+    assert verdict.verdict == PASS
+    assert verdict.reason.startswith("one each on w1, w2; a-3 Pending: 0/3 nodes are available")
+    doubled = one_per_node([pod("w1", name="a-1"), pod("w1", name="a-2"), pod("w2", name="a-3")], ["w1", "w2"])
+    assert doubled.verdict == MISS and doubled.reason.startswith("nodes holding more than one: w1 x2")
+    other = {**ANTI_AFFINITY_FAILED, "message": "0/3 nodes are available: 3 Insufficient cpu."}
+    wrong_reason = one_per_node([pod("w1", name="a-1"), pod("w2", name="a-2"), pod(events=[other], name="a-3")],
+                                ["w1", "w2"])
+    assert wrong_reason.verdict == MISS and "does not say \"node(s) didn't match pod anti-affinity rules\"" in (
+        wrong_reason.reason)
+    empty = one_per_node([pod("w1", name="a-1"), pod(events=[ANTI_AFFINITY_FAILED], name="a-2")], ["w1", "w2"])
+    assert empty.verdict == MISS and empty.reason.startswith("no pod on w2, eligible; 1 Pending: 0/3")
+    assert "no FailedScheduling event" in one_per_node([pod("w1"), pod(name="a-2")], ["w1"]).reason
+    assert "outside the eligible nodes" in one_per_node([pod("cp")], ["w1"]).reason
+    assert one_per_node([], []).verdict == MISS
+
+
+def test_even_spread_needs_every_pod_bound_within_max_skew():
+    five = [pod(n, name=f"s-{i}") for i, n in enumerate(["w1", "w2", "w1", "w2", "w1"])]
+    verdict = even_spread(five, ["w1", "w2"])
+    assert verdict.verdict == PASS and verdict.reason == "pods per node: w1 3, w2 2; max-min 1 (maxSkew 1)"
+    lopsided = even_spread([pod("w1", name=f"s-{i}") for i in range(3)] + [pod("w2", name="s-3")], ["w1", "w2"])
+    assert lopsided.verdict == MISS and lopsided.reason == "pods per node: w1 3, w2 1; max-min 2 > maxSkew 1"
+    idle = even_spread([pod("w1", name="s-1"), pod("w1", name="s-2")], ["w1", "w2"])
+    assert idle.verdict == MISS and "w1 2, w2 0" in idle.reason
+    pending = even_spread([pod("w1", name="s-1"), pod(events=[FAILED], name="s-2")], ["w1", "w2"])
+    assert pending.verdict == MISS and pending.reason.startswith("1 of 2 pods not bound (s-2): 0/3 nodes")
+    assert "s-1->cp" in even_spread([pod("cp", name="s-1")], ["w1"]).reason
+
+
+PREEMPTED = {"reason": "Preempted", "message": "Preempted by pod u-1 on node w1", "reportingComponent": "s"}
+
+
+@pytest.mark.parametrize(("after", "high", "verdict", "reason"), [
+    ([PodState("low1-1", None, "Deleted", events=(pod(events=[PREEMPTED]).events)), pod("w2", name="low2-1")],
+     pod("w1", name="preemption-1"), PASS, "bound to w1 after preempting low1-1 (Preempted by pod u-1 on node w1)"),
+    ([PodState("low1-1", None, "Deleted"), pod("w2", name="low2-1")],
+     pod("w1", name="preemption-1"), MISS, "low1-1 was deleted without a Preempted event"),
+    ([pod("w1", name="low1-1"), PodState("low2-1", None, "Deleted")],
+     pod("w1", name="preemption-1"), MISS, "bound to w1, but the preempted low2-1 was on w2"),
+    ([pod("w1", name="low1-1"), pod("w2", name="low2-1")],
+     pod(None, events=[FAILED], name="preemption-1"), MISS, "not bound; 0 low-priority pod(s) preempted: 0/3"),
+    ([PodState("low1-1", None, "Deleted"), PodState("low2-1", None, "Deleted")],
+     pod("w1", name="preemption-1"), MISS, "after 2 low-priority pods went (want exactly 1)"),
+])
+def test_preempted(after, high, verdict, reason):
+    result = preempted({"low1-1": "w1", "low2-1": "w2"}, after, high)
+    assert result.verdict == verdict
+    assert reason in result.reason

@@ -12,6 +12,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -41,8 +42,9 @@ def test_every_scenario_passes_and_the_cluster_is_left_as_found(cluster: Cluster
     results = by_scenario(report)
     assert code == 0, report
     assert report["ok"] and report["problem"] is None
-    assert [r["verdict"] for r in report["results"]] == ["pass"] * 5, report["results"]
-    assert list(results) == ["high-speed", "spread", "unserved", "no-high-speed-node", "restart"]
+    assert [r["verdict"] for r in report["results"]] == ["pass"] * 8, report["results"]
+    assert list(results) == ["high-speed", "spread", "unserved", "no-high-speed-node", "anti-affinity",
+                             "topology-spread", "preemption", "restart"]
     assert report["config_source"] == "ConfigMap kube-system/my-custom-scheduler-config"
     # 1: the high-speed pod is on the labelled worker
     assert results["high-speed"]["pods"][0]["node"] == WORKERS[0]
@@ -56,7 +58,22 @@ def test_every_scenario_passes_and_the_cluster_is_left_as_found(cluster: Cluster
         "0/3 nodes are available: ")
     # 4: untouched by any scheduler
     assert results["unserved"]["pods"][0]["node"] is None and results["unserved"]["pods"][0]["events"] == []
-    # 5: bound only once the scheduler was back
+    # 5: required anti-affinity: one per worker, the third Pending for kube-scheduler's reason
+    anti = results["anti-affinity"]["pods"]
+    assert sorted(p["node"] for p in anti if p["node"]) == sorted(WORKERS)
+    [waiting] = [p for p in anti if p["node"] is None]
+    assert "node(s) didn't match pod anti-affinity rules" in waiting["events"][-1]["message"]
+    # 6: DoNotSchedule spread over the workers (the tainted control plane is no domain): 5 pods as 3 + 2
+    spread_counts = sorted(Counter(p["node"] for p in results["topology-spread"]["pods"]).items())
+    assert [n for n, _ in spread_counts] == sorted(WORKERS) and sorted(c for _, c in spread_counts) == [2, 3]
+    # 7: one low-priority pod per worker, one of them preempted with an event, the high-priority pod in its place
+    preemption = results["preemption"]["pods"]
+    victims = [p for p in preemption if p["node"] is None]
+    assert len(preemption) == 1 + len(WORKERS) and len(victims) == 1
+    assert preemption[-1]["node"] in WORKERS
+    assert any(e["reason"] == "Preempted" for e in victims[0]["events"])
+    assert cluster.server.list_objects("priorityclasses") == []
+    # 8: bound only once the scheduler was back
     assert results["restart"]["pods"][0]["node"] in WORKERS
     assert deployed.starts == 2
     # cleanup: namespace gone, labels as before, the scheduler scaled back to 1
@@ -70,12 +87,12 @@ def test_table_lists_each_scenario_with_its_verdict(cluster: Cluster, deployed: 
     proc = cluster.run(via_invoke=True)  # ./lab test-placement
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
-    for scenario in ("high-speed", "spread", "unserved", "no-high-speed-node"):
+    for scenario in ("high-speed", "spread", "unserved", "no-high-speed-node", "anti-affinity", "topology-spread"):
         row = next((line for line in lines if line.startswith(f"│ {scenario} ")), None)
         assert row is not None and "pass" in row, proc.stdout
     assert "0/3 nodes are available" in proc.stdout
     assert "restart" not in proc.stdout  # opt-in only
-    assert "4 passed, 0 missed, 0 skipped" in proc.stdout
+    assert "7 passed, 0 missed, 0 skipped" in proc.stdout
 
 
 def test_wrong_label_value_in_the_lab_is_a_miss_with_the_why(cluster: Cluster, deployed: DeploymentStandIn) -> None:
@@ -130,7 +147,7 @@ def test_wrong_label_key_leaves_the_pod_pending_and_the_table_shows_why(cluster:
     assert len(worker_rows) == 4  # one explanation per miss, a row per worker
     for line in worker_rows:
         assert "NetworkAware: node(s) didn't have label network-topology=high-speed" in line
-    assert "2 passed, 2 missed, 0 skipped" in out
+    assert "5 passed, 2 missed, 0 skipped" in out  # preemption passes too
 
 
 def test_no_scheduler_says_so_and_how_to_deploy_it(cluster: Cluster) -> None:
@@ -314,3 +331,27 @@ def test_a_scenarios_label_and_network_settings_hold_for_every_kind(cluster: Clu
     assert result["expected"] == "least-loaded, 1 nodes"
     assert [p["node"] for p in result["pods"]] == [WORKERS[0], WORKERS[0]]
     assert LABEL not in cluster.node_labels()[WORKERS[0]]  # undone after the run
+
+
+def test_a_scheduler_ignoring_anti_affinity_misses_and_the_miss_explains_itself(cluster: Cluster) -> None:
+    """The scheduler runs beside the cluster with InterPodAffinity disabled (what a scheduler that ignores the
+    field does): three pods of the set on two workers, so one worker holds two; the miss shows the explainer's
+    table for a pod of the set, with that configuration (every worker fits)."""
+    from labkit.scheduler_deploy.manifests import render_config
+
+    config = yaml.safe_load(render_config(make_lab()))
+    config["profiles"][0]["plugins"]["multiPoint"]["disabled"] = [{"name": "InterPodAffinity"}]
+    process = SchedulerProcess(yaml.safe_dump(config), cluster.kubeconfig, cluster.workdir)
+    process.start()
+    try:
+        code, report = cluster.run_json("--only", "anti-affinity", "--scheduler-config", str(process.config_file),
+                                        "--timeout", "30")
+    finally:
+        process.stop()
+    result = by_scenario(report)["anti-affinity"]
+    assert code == 1 and result["verdict"] == "miss", report
+    assert result["reason"].startswith("nodes holding more than one: k8s-worker-0")
+    assert result["reason"].endswith("x2 (the anti-affinity was not honoured)")
+    why = {n["node"]: n for n in result["explanation"]["nodes"]}
+    assert why[WORKERS[0]]["fits"] and why[WORKERS[1]]["fits"]
+    assert "InterPodAffinity" not in result["explanation"]["weights"]

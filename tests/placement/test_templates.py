@@ -6,7 +6,7 @@ import kubernetes_validate
 import pytest
 
 from labdef.lab import with_changes
-from labkit.placement.scenarios import PodDefaults, load_scenarios
+from labkit.placement.scenarios import PodDefaults, Pods, load_scenarios
 from labkit.placement.session import MANAGED_BY, pod_image, render_namespace, render_pod
 from tests.placement.standins import make_lab
 
@@ -21,6 +21,19 @@ def test_pod_template_is_a_valid_pod(annotations):
     assert pod["metadata"].get("annotations", {}) == annotations
     assert pod["metadata"]["labels"]["kubelab.io/placement-scenario"] == "spread"
     assert pod["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "10m", "memory": "16Mi"}
+
+
+def test_constrained_pods_are_valid_pods_selecting_their_own_scenario():
+    lab = make_lab()
+    pods = Pods(per_eligible_node=1, anti_affinity="required", topology_spread="DoNotSchedule")
+    pod = render_pod(load_scenarios().pod, lab, "set-1", "placement-abcde", "set", {}, lab.scheduler.name, pods)
+    kubernetes_validate.validate(pod, lab.kubernetes.version, strict=True)
+    own = {"matchLabels": {"kubelab.io/placement-scenario": "set"}}
+    [term] = pod["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert term == {"labelSelector": own, "topologyKey": "kubernetes.io/hostname"}
+    [spread] = pod["spec"]["topologySpreadConstraints"]
+    assert spread == {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule",
+                      "labelSelector": own, "nodeTaintsPolicy": "Honor"}
 
 
 def test_namespace_template_is_valid_and_generated():

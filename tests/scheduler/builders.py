@@ -25,6 +25,8 @@ def pod_obj(
     host_ports: list[int] | None = None,
     scheduler_name: str = "my-custom-scheduler",
     spread: list[dict[str, Any]] | None = None,
+    volumes: list[dict[str, Any]] | None = None,
+    extra_spec: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     if containers is None:
         container: dict[str, Any] = {"name": "c", "image": "busybox"}
@@ -48,6 +50,9 @@ def pod_obj(
         spec["overhead"] = overhead
     if spread is not None:
         spec["topologySpreadConstraints"] = spread
+    if volumes is not None:
+        spec["volumes"] = volumes
+    spec.update(extra_spec or {})
     meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": uid or f"uid-{name}"}
     if annotations is not None:
         meta["annotations"] = annotations
@@ -106,3 +111,54 @@ def required_affinity(*terms: list[dict[str, Any]], fields: list[dict[str, Any]]
     if fields is not None:
         node_terms.append({"matchFields": fields})
     return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": node_terms}}}
+
+
+# -- storage objects (core/v1 PersistentVolumeClaim and PersistentVolume, storage.k8s.io/v1 StorageClass) --
+def claim_volume(claim: str, volume: str = "data") -> dict[str, Any]:
+    """A pod volume using a PersistentVolumeClaim."""
+    return {"name": volume, "persistentVolumeClaim": {"claimName": claim}}
+
+
+def claim_obj(name: str, *, namespace: str = "default", volume_name: str = "", bound: bool = False,
+              storage_class: str | None = None, access_modes: tuple[str, ...] = ("ReadWriteOnce",),
+              owner_uid: str | None = None, deleting: bool = False, phase: str | None = None) -> dict[str, Any]:
+    """A claim; ``bound`` writes what the PV controller writes on binding (annotation, phase Bound)."""
+    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+    if bound:
+        meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
+    if owner_uid is not None:
+        meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": "owner", "uid": owner_uid,
+                                    "controller": True}]
+    if deleting:
+        meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    spec: dict[str, Any] = {"accessModes": list(access_modes), "resources": {"requests": {"storage": "1Gi"}}}
+    if volume_name:
+        spec["volumeName"] = volume_name
+    if storage_class is not None:
+        spec["storageClassName"] = storage_class
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec,
+            "status": {"phase": phase or ("Bound" if bound else "Pending")}}
+
+
+def pv_obj(name: str, *, node_terms: list[list[dict[str, Any]]] | None = None, labels: dict[str, str] | None = None,
+           csi_driver: str | None = None) -> dict[str, Any]:
+    """A PV; ``node_terms``: spec.nodeAffinity.required, one matchExpressions list per term."""
+    spec: dict[str, Any] = {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"]}
+    if node_terms is not None:
+        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": t} for t in node_terms]}}
+    if csi_driver is not None:
+        spec["csi"] = {"driver": csi_driver, "volumeHandle": name}
+    else:
+        spec["local"] = {"path": f"/mnt/{name}"}
+    return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name, "labels": labels or {}},
+            "spec": spec}
+
+
+def storage_class_obj(name: str, binding_mode: str = "Immediate") -> dict[str, Any]:
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
+            "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": binding_mode}
+
+
+def on_node(hostname: str) -> list[list[dict[str, Any]]]:
+    """PV node affinity to one node by its kubernetes.io/hostname label (as local PVs state it)."""
+    return [[{"key": "kubernetes.io/hostname", "operator": "In", "values": [hostname]}]]

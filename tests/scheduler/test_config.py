@@ -18,8 +18,10 @@ from scheduler.plugins.least_loaded import LeastLoadedArgs
 from scheduler.plugins.network_aware import NetworkAwareArgs
 
 HEAD = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+# kube-scheduler's default filter order (default_plugins.go; DynamicResources goes before DefaultPreemption)
 DEFAULT_FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-                   "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
+                   "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
+                   "PodTopologySpread", "InterPodAffinity", "DynamicResources"]
 # kube-scheduler's default weights (pkg/scheduler/apis/config/v1/default_plugins.go), for the plugins we have
 DEFAULT_SCORES = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("PodTopologySpread", 2),
                   ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
@@ -83,8 +85,7 @@ def test_network_aware_config_file(tmp_path):
          DEFAULT_FILTERS, [("LeastLoaded", 1)]),
         ({"score": {"disabled": ["*"], "enabled": ["LeastLoaded"]}}, DEFAULT_FILTERS, [("LeastLoaded", 1)]),
         ({"filter": {"disabled": [{"name": "NodePorts"}, {"name": "NodeName"}]}},
-         ["NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread",
-          "InterPodAffinity"],
+         [f for f in DEFAULT_FILTERS if f not in ("NodePorts", "NodeName")],
          DEFAULT_SCORES),
         ({"multiPoint": {"disabled": [{"name": "*"}], "enabled": [{"name": "NetworkAware"}, {"name": "LeastLoaded"}]}},
          ["NetworkAware"], [("NetworkAware", 1), ("LeastLoaded", 1)]),

@@ -1,0 +1,77 @@
+"""An Explanation (explain.py) for people: nodes as rows, the chosen node and the near misses first, each
+failing filter's reason (wrapped), each score plugin's weighted score over its raw -> normalised score, the
+total; plugin columns are abbreviated with a legend. `./lab explain` and test-placement's misses print it."""
+
+from __future__ import annotations
+
+import re
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from labkit.placement.explain import Explanation
+
+
+def abbreviations(plugins: list[str]) -> dict[str, str]:
+    """A short column name per plugin: its capitals (LeastLoaded -> LL); plugins sharing them keep a letter
+    more of each word (NodeAffinity, NetworkAware -> NoAf, NeAw)."""
+    capitals = {p: "".join(re.findall(r"[A-Z]", p)) or p for p in plugins}
+    clashing = {c for c in capitals.values() if list(capitals.values()).count(c) > 1}
+    return {p: "".join(w[:2] for w in re.findall(r"[A-Z][a-z]*", p)) if c in clashing else c
+            for p, c in capitals.items()}
+
+
+def scoring_plugins(explanation: Explanation) -> list[str]:
+    """The score plugins, in the profile's order, that give some node a raw or final score other than 0."""
+    return [p for p in explanation.weights
+            if any(n.raw_scores.get(p) or n.normalized_scores.get(p) for n in explanation.nodes)]
+
+
+def explanation_table(explanation: Explanation, mode: str = "standalone") -> Table:
+    plugins = scoring_plugins(explanation)
+    short = abbreviations(list(explanation.weights))
+    # Extender mode: the verdicts are the extender's plugins', computed here (explain.py), not kube-scheduler's.
+    whose = "the extender's verdicts, computed here; " if mode == "extender" else ""
+    title = (f"why: {explanation.pod} ({whose}scheduler {explanation.scheduler}, "
+             f"config: {explanation.config_source})")
+    table = Table(title=escape(title),
+                  title_justify="left", caption=_legend(explanation, plugins, short), caption_justify="left")
+    table.add_column("node")
+    table.add_column("pods", justify="right")
+    table.add_column("filters", overflow="fold")
+    for plugin in plugins:
+        table.add_column(short[plugin], justify="right")
+    table.add_column("total", justify="right")
+    for n in explanation.nodes:
+        name = f"{n.node} [bold](chosen)[/]" if n.node == explanation.chosen else n.node
+        filters = "[green]fits[/]" if n.fits else "[red]" + escape("; ".join(n.reasons)) + "[/]"
+        scores = [f"{n.scores[p]}\n[dim]{n.raw_scores[p]}→{n.normalized_scores[p]}[/]" if p in n.scores else "-"
+                  for p in plugins]
+        table.add_row(name, str(n.pods), filters, *scores, "-" if n.total is None else str(n.total))
+    return table
+
+
+def _legend(explanation: Explanation, shown: list[str], short: dict[str, str]) -> str:
+    if not any(n.fits for n in explanation.nodes):
+        return ""
+    legend = "score cells: weighted score, under it raw→normalised (0..100)"
+    if shown:
+        legend += "; " + ", ".join(f"{short[p]} = {p} ×{explanation.weights[p]}" for p in shown)
+    zero = [p for p in explanation.weights if p not in shown]
+    if zero:
+        legend += f"; 0 on every node: {', '.join(zero)}"
+    return escape(legend)
+
+
+def print_explanation(console: Console, explanation: Explanation, mode: str = "standalone") -> None:
+    """The table (when there are nodes to show), the notes, and the scheduler's (or the extender's) verdict."""
+    if explanation.nodes:
+        console.print(explanation_table(explanation, mode))
+    for note in explanation.notes:
+        console.print(f"  note: {escape(note)}")
+    if mode == "extender":
+        console.print("  note: kube-scheduler's own plugins ran before the extender; its verdict is in the pod's "
+                      "events")
+    judge = "extender" if mode == "extender" else "scheduler"
+    console.print(f"  {judge}'s verdict now: {escape(explanation.message)}")

@@ -1,0 +1,160 @@
+"""`./lab explain` end to end: the invoke verb run as a user runs it, against the Kubernetes API test server
+holding the lab's nodes (tests/placement/standins.py) and the scheduler's ConfigMap as deploy-scheduler
+renders it. No scheduler process runs: explain reads the cluster and the configuration, nothing else."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from labkit.paths import PROJECT_ROOT
+from tests.kubeapi.objects import make_pod
+from tests.placement.conftest import Cluster
+from tests.placement.standins import CONTROL_PLANE, WORKERS, deploy_scheduler, make_lab
+
+pytestmark = pytest.mark.api
+
+SCHEDULER = "my-custom-scheduler"
+CONFIG_SOURCE = f"ConfigMap kube-system/{SCHEDULER}-config"
+
+
+def explain(cluster: Cluster, *args: str, kubeconfig: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`./lab explain ...` (the invoke verb) against the test server."""
+    cmd = [sys.executable, "-m", "invoke", "explain", *args, "--lab", str(cluster.lab_file),
+           "--kubeconfig", str(kubeconfig or cluster.kubeconfig)]
+    return subprocess.run(cmd, cwd=PROJECT_ROOT, env={**os.environ, "COLUMNS": "200"}, capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
+def explain_json(cluster: Cluster, *args: str) -> dict[str, Any]:
+    proc = explain(cluster, *args, "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture
+def configured(cluster: Cluster) -> Cluster:
+    deploy_scheduler(cluster.server, make_lab())  # the ConfigMap (and Deployment object), no process
+    return cluster
+
+
+def test_a_bound_pod_is_explained_as_if_unbound(configured: Cluster) -> None:
+    """web-0 is bound to worker 1, which also holds two other pods: explained without itself, the emptier
+    worker 2 is chosen now, and the output says where it is bound."""
+    server = configured.server
+    for i in range(2):
+        server.add_pod(f"busy-{i}", node_name=WORKERS[0], cpu="10m")
+    server.add_pod("web-0", scheduler_name=SCHEDULER, node_name=WORKERS[0], cpu="10m", labels={"app": "web"})
+    report = explain_json(configured, "web-0")
+    assert list(report) == ["pod", "scheduler", "config_source", "message", "chosen", "would_choose", "bound_to",
+                            "notes", "weights", "nodes"]  # the keys the README documents
+    assert list(report["nodes"][0]) == ["node", "fits", "reasons", "scores", "raw_scores", "normalized_scores",
+                                        "total", "pods"]
+    assert report["pod"] == "default/web-0" and report["scheduler"] == SCHEDULER
+    assert report["config_source"] == CONFIG_SOURCE
+    assert report["bound_to"] == WORKERS[0] and report["chosen"] == WORKERS[1]
+    assert report["message"] == f"would choose {WORKERS[1]}; bound to {WORKERS[0]}, not the node it would choose now"
+    nodes = {n["node"]: n for n in report["nodes"]}
+    assert [n["node"] for n in report["nodes"]] == [WORKERS[1], WORKERS[0], CONTROL_PLANE]
+    assert nodes[WORKERS[0]]["pods"] == 3  # kube-proxy and the two busy pods; web-0 itself not counted
+    assert nodes[WORKERS[1]]["raw_scores"]["LeastLoaded"] == 1 and nodes[WORKERS[1]]["scores"]["LeastLoaded"] == 100
+    assert nodes[WORKERS[0]]["normalized_scores"]["LeastLoaded"] == 0
+    assert report["weights"]["TaintToleration"] == 3
+    assert not nodes[CONTROL_PLANE]["fits"] and nodes[CONTROL_PLANE]["total"] is None
+    assert nodes[CONTROL_PLANE]["reasons"][0].startswith("TaintToleration: node(s) had untolerated taint")
+
+
+def test_the_table_puts_the_chosen_node_first(configured: Cluster) -> None:
+    configured.server.add_pod("web-0", scheduler_name=SCHEDULER, cpu="10m")
+    proc = explain(configured, "web-0")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert f"why: default/web-0 (scheduler {SCHEDULER}, config: {CONFIG_SOURCE})" in out
+    rows = [line for line in out.splitlines() if line.startswith("│ k8s-")]
+    assert "(chosen)" in rows[0] and rows[-1].startswith(f"│ {CONTROL_PLANE} ")
+    assert "TaintToleration: node(s) had untolerated taint" in rows[-1]
+    assert "score cells: weighted score, under it raw→normalised" in out
+    assert "scheduler's verdict now: would choose k8s-worker-0" in out
+
+
+def test_a_namespace_selector_is_read_from_the_clusters_namespaces(configured: Cluster) -> None:
+    """The explainer lists the namespaces as the scheduler's namespace informer does: a required pod
+    affinity to db pods in namespaces labelled team=data fits only beside the db pod."""
+    server = configured.server
+    server.create_object("namespaces", {"metadata": {"name": "data", "labels": {"team": "data"}}})
+    server.add_pod("db-0", "data", node_name=WORKERS[1], cpu="10m", labels={"app": "db"})
+    client = make_pod("client", scheduler_name=SCHEDULER, cpu="10m")
+    client["spec"]["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+        "labelSelector": {"matchLabels": {"app": "db"}}, "namespaceSelector": {"matchLabels": {"team": "data"}},
+        "topologyKey": "kubernetes.io/hostname"}]}}
+    server.add_pod(client)
+    report = explain_json(configured, "client")
+    nodes = {n["node"]: n for n in report["nodes"]}
+    assert report["chosen"] == WORKERS[1]
+    assert nodes[WORKERS[0]]["reasons"] == ["InterPodAffinity: node(s) didn't match pod affinity rules"]
+
+
+def test_what_if_explains_a_manifest_without_creating_it(configured: Cluster, tmp_path: Path) -> None:
+    manifest = tmp_path / "web.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web-9, labels: {app: web}}\n"
+        f"spec:\n  schedulerName: {SCHEDULER}\n  nodeSelector: {{kubernetes.io/hostname: {WORKERS[0]}}}\n"
+        "  containers: [{name: c, image: pause, resources: {requests: {cpu: 10m}}}]\n")
+    report = explain_json(configured, "web-9", "--what-if", str(manifest), "--namespace", "team")
+    assert report["pod"] == "team/web-9" and report["chosen"] == WORKERS[0] and report["bound_to"] is None
+    nodes = {n["node"]: n for n in report["nodes"]}
+    assert nodes[WORKERS[1]]["reasons"] == ["NodeAffinity: node(s) didn't match Pod's node affinity/selector"]
+    assert configured.server.get_object("pods", "web-9", "team") is None
+
+
+def test_what_if_stands_in_for_an_existing_pod_of_that_name(configured: Cluster, tmp_path: Path) -> None:
+    """What if web-0, bound to worker 1 with 1.5 CPUs, asked for 100m and named worker 1 in its nodeSelector:
+    the bound pod is left out of the cluster (its 1.5 CPUs not counted), so worker 1 fits."""
+    configured.server.add_pod("web-0", scheduler_name=SCHEDULER, node_name=WORKERS[0], cpu="1500m")
+    manifest = tmp_path / "web-0.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web-0}\n"
+        f"spec:\n  schedulerName: {SCHEDULER}\n  nodeSelector: {{kubernetes.io/hostname: {WORKERS[0]}}}\n"
+        "  containers: [{name: c, image: pause, resources: {requests: {cpu: 1}}}]\n")
+    report = explain_json(configured, "web-0", "--what-if", str(manifest))
+    assert report["chosen"] == WORKERS[0]
+    assert report["notes"] == [(f"the existing pod default/web-0 (bound to {WORKERS[0]}) is left out: the manifest "
+                               "stands in for it")]
+    proc = explain(configured, "web-1", "--what-if", str(manifest))
+    assert proc.returncode == 2
+    assert "metadata.name is 'web-0', not the 'web-1' given on the command line" in " ".join(proc.stderr.split())
+
+
+def test_what_if_names_the_field_the_scheduler_cannot_read(configured: Cluster, tmp_path: Path) -> None:
+    manifest = tmp_path / "bad.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\n"
+                        "spec: {containers: [{name: c, image: pause, resources: {requests: {cpu: lots}}}]}\n")
+    proc = explain(configured, "bad", "--what-if", str(manifest))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"{manifest}: spec.containers[0].resources.requests.cpu:" in " ".join(proc.stderr.split())
+    deployment = tmp_path / "deployment.yaml"
+    deployment.write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n")
+    proc = explain(configured, "web", "--what-if", str(deployment))
+    assert proc.returncode == 2
+    assert "--what-if takes one Pod manifest (apiVersion: v1, kind: Pod); got kind 'Deployment'" in " ".join(
+        proc.stderr.split())
+
+
+def test_an_unknown_pod_names_the_pod_and_namespace(configured: Cluster) -> None:
+    proc = explain(configured, "nope", "--namespace", "team")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "pod nope not found in namespace team" in " ".join(proc.stderr.split())
+
+
+def test_an_unreachable_api_server_is_one_message(cluster: Cluster, tmp_path: Path) -> None:
+    dead = tmp_path / "dead-kubeconfig"
+    dead.write_text(cluster.kubeconfig.read_text().replace(cluster.server.url, "http://127.0.0.1:9"))
+    proc = explain(cluster, "web-0", kubeconfig=dead)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "cannot reach the API server at http://127.0.0.1:9" in " ".join(proc.stderr.split())

@@ -1,0 +1,251 @@
+"""Preemption (scheduler.preemption): eligibility, victim selection, candidate ordering and the messages,
+as kube-scheduler's DefaultPreemption decides them. Each case names the upstream test it mirrors
+(pkg/scheduler/framework/plugins/defaultpreemption/default_preemption_test.go unless said otherwise)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from scheduler.config import ProfileConfig, parse_config
+from scheduler.framework import Profile
+from scheduler.model import NodeInfo, PodInfo
+from scheduler.plugins import ClusterView, Code
+from scheduler.plugins.default_preemption import DefaultPreemptionArgs
+from scheduler.preemption import (
+    Candidate,
+    PodDisruptionBudget,
+    pick_candidate,
+    preempt,
+    select_victims,
+)
+from tests.scheduler.builders import node, pod_obj
+
+PROFILE = Profile.default("my-custom-scheduler")
+ARGS = DefaultPreemptionArgs()
+
+
+def prio_pod(name: str, priority: int, cpu: str = "1", *, start: str = "", node_name: str | None = None,
+             labels: dict[str, str] | None = None, never: bool = False, nominated: str = "",
+             terminating: bool = False) -> PodInfo:
+    obj: dict[str, Any] = pod_obj(name, requests={"cpu": cpu}, node_name=node_name, labels=labels)
+    obj["spec"]["priority"] = priority
+    if never:
+        obj["spec"]["preemptionPolicy"] = "Never"
+    if start:
+        obj["status"]["startTime"] = start
+    if nominated:
+        obj["status"]["nominatedNodeName"] = nominated
+    if terminating:
+        obj["metadata"]["deletionTimestamp"] = "2026-11-24T07:00:00Z"
+        obj["status"]["conditions"] = [{"type": "DisruptionTarget", "status": "True",
+                                        "reason": "PreemptionByScheduler"}]
+    return PodInfo.from_api(obj)
+
+
+def full_node(name: str, *pods: PodInfo, cpu: str = "4") -> NodeInfo:
+    return node(name, cpu=cpu, pods_on_it=[_on(p, name) for p in pods])
+
+
+def _on(p: PodInfo, node_name: str) -> PodInfo:
+    p.node_name = node_name
+    return p
+
+
+def run(pod: PodInfo, nodes: list[NodeInfo], pdbs: list[PodDisruptionBudget] = (), args: DefaultPreemptionArgs = ARGS,
+        nominated: dict | None = None):
+    cluster = ClusterView(nodes)
+    result = PROFILE.schedule(pod, nodes, random.Random(0), cluster)
+    assert result.node_name is None, "the test pod must fit nowhere before preemption"
+    return result, preempt(PROFILE, args, pod, result, nodes, cluster, pdbs, nominated or {}, random.Random(0))
+
+
+def pdb(name: str, labels: dict[str, str], allowed: int, disrupted: tuple[str, ...] = ()) -> PodDisruptionBudget:
+    return PodDisruptionBudget.from_api({
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"selector": {"matchLabels": labels}},
+        "status": {"disruptionsAllowed": allowed, "disruptedPods": {p: "2026-11-24T07:00:00Z" for p in disrupted}},
+    })
+
+
+# -- victims on one node (TestSelectNodesForPreemption) -------------------------------------------
+
+def test_only_lower_priority_pods_are_victims_and_the_most_important_are_reprieved() -> None:
+    # "a pod that would fit on the machines, but other pods running are higher priority, no preemption would
+    # happen" and "medium priority pod is preempted, but lower priority one stays as it is small".
+    n = full_node("n1", prio_pod("low-small", 0, "1", start="2026-11-24T06:00:00Z"),
+                  prio_pod("mid-big", 50, "2"), prio_pod("high", 200, "1"))
+    found = select_victims(PROFILE, prio_pod("p", 100, "2"), n, ClusterView([n]), [])
+    assert isinstance(found, Candidate)
+    assert [v.name for v in found.victims] == ["mid-big"]
+
+
+def test_no_lower_priority_pod_means_no_victims() -> None:
+    n = full_node("n1", prio_pod("a", 100, "4"))
+    found = select_victims(PROFILE, prio_pod("p", 100, "1"), n, ClusterView([n]), [])
+    assert found.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert found.reasons == ("No preemption victims found for incoming pod",)
+
+
+def test_a_node_too_small_even_when_emptied_is_no_candidate() -> None:
+    n = full_node("n1", prio_pod("a", 0, "1"), cpu="2")
+    found = select_victims(PROFILE, prio_pod("p", 100, "3"), n, ClusterView([n]), [])
+    assert found.reasons == ("Insufficient cpu",)
+
+
+def test_victims_of_equal_priority_go_latest_started_first() -> None:
+    # MoreImportantPod: equal priority, the pod that started earlier is more important (reprieved first).
+    n = full_node("n1", prio_pod("old", 0, "2", start="2026-11-24T05:00:00Z"),
+                  prio_pod("new", 0, "2", start="2026-11-24T06:00:00Z"))
+    found = select_victims(PROFILE, prio_pod("p", 100, "2"), n, ClusterView([n]), [])
+    assert [v.name for v in found.victims] == ["new"]
+
+
+def test_pdb_violating_pods_are_reprieved_before_the_others() -> None:
+    # "preemption with violation of same pdb" / filterPodsWithPDBViolation: the budget allows 1 disruption,
+    # the second covered pod violates it; reprieving violating pods first spares it.
+    pods = [prio_pod("a", 10, "1", labels={"app": "db"}), prio_pod("b", 10, "1", labels={"app": "db"}),
+            prio_pod("c", 5, "1"), prio_pod("d", 5, "1")]
+    n = full_node("n1", *pods)
+    found = select_victims(PROFILE, prio_pod("p", 100, "2"), n, ClusterView([n]), [pdb("db", {"app": "db"}, 1)])
+    assert sorted(v.name for v in found.victims) == ["c", "d"]
+    assert found.pdb_violations == 0
+
+
+def test_a_pod_already_disrupted_spends_no_budget() -> None:
+    # "preemption with violation of the pdb with pod whose eviction was processed, the victim belongs to
+    # DisruptedPods": a is in disruptedPods, so evicting a and b spends only one of one allowed.
+    pods = [prio_pod("a", 10, "2", labels={"app": "db"}), prio_pod("b", 10, "2", labels={"app": "db"})]
+    n = full_node("n1", *pods)
+    found = select_victims(PROFILE, prio_pod("p", 100, "4"), n, ClusterView([n]),
+                           [pdb("db", {"app": "db"}, 1, disrupted=("a",))])
+    assert len(found.victims) == 2
+    assert found.pdb_violations == 0
+    found = select_victims(PROFILE, prio_pod("p", 100, "4"), n, ClusterView([n]), [pdb("db", {"app": "db"}, 1)])
+    assert found.pdb_violations == 1
+
+
+# -- choosing the node (TestPickOneNodeForPreemption, preemption_test.go) ----------------------------
+
+def cand(node_name: str, *victims: tuple[int, str], violations: int = 0) -> Candidate:
+    return Candidate(node_name, [prio_pod(f"{node_name}-{i}", p, start=s) for i, (p, s) in enumerate(victims)],
+                     violations)
+
+
+T1, T2 = "2026-11-24T05:00:00Z", "2026-11-24T06:00:00Z"
+
+
+@pytest.mark.parametrize(("case", "candidates", "chosen"), [
+    ("fewest PDB violations", [cand("a", (0, T1), violations=1), cand("b", (50, T1))], "b"),
+    ("machine with min highest priority pod is picked", [cand("a", (20, T1)), cand("b", (10, T1), (10, T1))], "b"),
+    ("when highest priorities are the same, minimum sum of lower priority pods is picked",
+     [cand("a", (10, T1), (5, T1)), cand("b", (10, T1), (1, T1))], "b"),
+    ("sum of adjusted priorities is considered",  # each shifted by 2^31: fewer negative-priority pods win
+     [cand("a", (-10, T1), (-10, T1)), cand("b", (-10, T1))], "b"),
+    ("same priority, same number of victims, different start time for each node's pod",
+     [cand("a", (10, T1)), cand("b", (10, T2))], "b"),
+    ("all tied: the first candidate", [cand("a", (10, T1)), cand("b", (10, T1))], "a"),
+])
+def test_candidate_order(case: str, candidates: list[Candidate], chosen: str) -> None:
+    assert pick_candidate(candidates).node == chosen, case
+
+
+# -- the whole step and its messages ---------------------------------------------------------------
+
+def test_preempts_on_the_node_with_the_cheapest_victims() -> None:
+    nodes = [full_node("n1", prio_pod("a", 50, "4")), full_node("n2", prio_pod("b", 10, "4"))]
+    _, outcome = run(prio_pod("p", 100, "2"), nodes)
+    assert outcome.node == "n2"
+    assert [v.name for v in outcome.victims] == ["b"]
+    assert outcome.message == ""
+
+
+def test_never_policy_is_not_eligible() -> None:
+    # TestPodEligibleToPreemptOthers "Pod with preemptionPolicy=Never"
+    nodes = [full_node("n1", prio_pod("a", 0, "4"))]
+    result, outcome = run(prio_pod("p", 100, "2", never=True), nodes)
+    assert outcome.node is None
+    assert f"{result.message} {outcome.message}" == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.")
+
+
+def test_a_terminating_victim_on_the_nominated_node_makes_the_pod_wait() -> None:
+    # TestPodEligibleToPreemptOthers "victim Pods terminating" / "Pod with nominated node"
+    nodes = [full_node("n1", prio_pod("a", 0, "4", terminating=True))]
+    _, outcome = run(prio_pod("p", 100, "2", nominated="n1"), nodes)
+    assert outcome.message == "preemption: not eligible due to a terminating pod on the nominated node."
+    _, outcome = run(prio_pod("p", 100, "2"), nodes)  # not nominated there: preempts
+    assert outcome.node == "n1"
+
+
+def test_no_victims_message_counts_unresolvable_nodes_as_not_helpful() -> None:
+    nodes = [full_node("n1", prio_pod("a", 100, "4")), full_node("n2", prio_pod("b", 200, "4")),
+             node("cp", taints=[{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}])]
+    result, outcome = run(prio_pod("p", 100, "2"), nodes)
+    assert outcome.node is None and outcome.clear_nomination
+    assert f"{result.message} {outcome.message}" == (
+        "0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, "
+        "2 Insufficient cpu. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
+        "2 No preemption victims found for incoming pod.")
+
+
+def test_a_pdb_makes_preemption_pick_the_node_whose_eviction_violates_none() -> None:
+    # TestSelectCandidate / pickOneNodeForPreemption rule 1, with the budget on the cheaper node's pod.
+    nodes = [full_node("n1", prio_pod("guarded", 10, "4", labels={"app": "db"})),
+             full_node("n2", prio_pod("plain", 20, "4"))]
+    _, outcome = run(prio_pod("p", 100, "2"), nodes, [pdb("db", {"app": "db"}, 0)])
+    assert outcome.node == "n2"
+    _, outcome = run(prio_pod("p", 100, "2"), nodes)
+    assert outcome.node == "n1"
+
+
+def test_nominated_pods_of_equal_or_higher_priority_count_on_their_node() -> None:
+    # RunFilterPluginsWithNominatedPods: a 2-cpu pod nominated to the emptied n1 keeps a lower-priority
+    # pod off it; one of lower priority does not count.
+    nodes = [full_node("n1", prio_pod("a", 0, "2")), full_node("n2", prio_pod("b", 0, "4"))]
+    waiting = prio_pod("w", 100, "2", nominated="n1")
+    result = PROFILE.schedule(prio_pod("p", 50, "2"), nodes, random.Random(0), ClusterView(nodes), {"n1": [waiting]})
+    assert result.node_name is None
+    assert result.failures["n1"].reasons == ("Insufficient cpu",)
+    result = PROFILE.schedule(prio_pod("p", 50, "2"), nodes, random.Random(0), ClusterView(nodes), {})
+    assert result.node_name == "n1"
+
+
+def test_candidates_sampled_as_the_args_say() -> None:
+    # TestCalculateNumCandidates (numNodes, percentage, absolute -> candidates)
+    assert DefaultPreemptionArgs().num_candidates(0) == 0
+    assert DefaultPreemptionArgs(minCandidateNodesPercentage=50, minCandidateNodesAbsolute=2).num_candidates(10) == 5
+    assert DefaultPreemptionArgs(minCandidateNodesPercentage=20, minCandidateNodesAbsolute=5).num_candidates(10) == 5
+    assert DefaultPreemptionArgs(minCandidateNodesPercentage=50, minCandidateNodesAbsolute=50).num_candidates(10) == 10
+    assert ARGS.num_candidates(5000) == 500
+    assert ARGS.num_candidates(500) == 100
+
+
+# -- configuration (validation_pluginargs_test.go TestValidateDefaultPreemptionArgs) ---------------
+
+@pytest.mark.parametrize(("args", "problems"), [
+    ({"minCandidateNodesPercentage": -1}, ["minCandidateNodesPercentage: -1 is not in valid range [0, 100]"]),
+    ({"minCandidateNodesPercentage": 900}, ["minCandidateNodesPercentage: 900 is not in valid range [0, 100]"]),
+    ({"minCandidateNodesAbsolute": -1}, ["minCandidateNodesAbsolute: -1 is not in valid range [0, inf)"]),
+    ({"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0},
+     ["minCandidateNodesPercentage: cannot be zero at the same time as minCandidateNodesAbsolute",
+      "minCandidateNodesAbsolute: cannot be zero at the same time as minCandidateNodesPercentage"]),
+])
+def test_args_validated_as_kube_scheduler(args: dict[str, int], problems: list[str]) -> None:
+    config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+              "profiles": [{"schedulerName": "s", "pluginConfig": [{"name": "DefaultPreemption", "args": args}]}]}
+    with pytest.raises(ValueError) as err:
+        parse_config(config)
+    for problem in problems:
+        assert f"profiles[0].pluginConfig[0].args.{problem}" in str(err.value)
+
+
+def test_default_profile_preempts_and_can_be_disabled() -> None:
+    assert PROFILE.post_filter is not None and PROFILE.post_filter[0].name == "DefaultPreemption"
+    off = ProfileConfig(schedulerName="s", plugins={"multiPoint": {"disabled": [{"name": "DefaultPreemption"}]}})
+    assert Profile.from_resolved(off.resolve()).post_filter is None
+    with pytest.raises(ValidationError, match="DefaultPreemption has no filter"):
+        ProfileConfig(schedulerName="s", plugins={"filter": {"enabled": [{"name": "DefaultPreemption"}]}})
