@@ -104,8 +104,8 @@ def test_crash_looping_says_how_it_last_ended_then_shows_that_instances_log(kube
     kube_api.write_pod_log("sched-a", "error: config: unknown plugin Foo", NS, container="scheduler", previous=True)
     complete, out, err = read(kube)
     assert complete
-    assert err == ["pod sched-a container scheduler is crash-looping (4 restarts): it last terminated with "
-                   "Error, exit code 2 (its previous instance's log follows)"]
+    assert err == [("pod sched-a container scheduler is crash-looping (4 restarts): it last terminated with "
+                    "Error, exit code 2 (its previous instance's log follows)")]
     assert out == ["[pod/sched-a] error: config: unknown plugin Foo"]
 
 
