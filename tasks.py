@@ -230,7 +230,10 @@ def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=
 })
 def explain(c, pod, lab=None, namespace=None, what_if=None, json=False, kubeconfig=None, context=None,
             scheduler_config=None):
-    """Why the scheduler would place a pod where it would: each node's filter verdicts, scores, the choice."""
+    """Why the scheduler would place a pod where it would: each node's filter verdicts, scores, the choice.
+
+    Example: ./lab explain my-pod --namespace team-a
+    """
     from labkit.placement.cli import (  # the scheduler's framework: only here
         default_kubeconfig,
         output_console,

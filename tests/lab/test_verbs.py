@@ -79,5 +79,5 @@ def test_every_verbs_help_has_an_example():
     verbs = [line.split()[0] for line in lines if line.startswith("  ") and not line.startswith("   ")]
     assert {"up", "ssh", "kubectl", "kubeconfig"} <= set(verbs)
     for verb in verbs:
-        out = run(verb, "--help").stdout
+        out = run("--help", verb).stdout  # `VERB --help` would be a positional argument's value for explain
         assert "Example: ./lab " in out, f"./lab {verb} --help has no example:\n{out}"
