@@ -61,7 +61,10 @@ UP_HELP = LAB_HELP | {
 
 @task(help=UP_HELP)
 def up(c, lab=None, provision=True, inventory=None, package_source=None, timeout=900, prepare_only=False):
-    """Bring the lab up: machines, then provisioning to a Ready cluster. Safe to run again."""
+    """Bring the lab up: machines, then provisioning to a Ready cluster. Safe to run again.
+
+    Example: ./lab up --lab my-lab.yaml --timeout 1200
+    """
     definition, path = _load(lab)
     for warning in version_warnings(definition):
         warn(warning)
@@ -87,21 +90,29 @@ def up(c, lab=None, provision=True, inventory=None, package_source=None, timeout
                    "kube-scheduler-config.yaml)",
     "inventory": "side-load onto the hosts of this pyinfra inventory instead of the lab's VMs",
     "timeout": "seconds to wait for the scheduler's rollout (default: 300)",
+    "watch": "deploy again on every saved change under scheduler/ (a failed round waits for the next save)",
 })
-def deploy_scheduler(c, lab=None, kubeconfig=None, render_only=None, inventory=None, timeout=300):
-    """Build the scheduler image, side-load it into every node, apply its config and manifests, wait."""
+def deploy_scheduler(c, lab=None, kubeconfig=None, render_only=None, inventory=None, timeout=300, watch=False):
+    """Build the scheduler image, side-load it into every node, apply its config and manifests, wait.
+
+    Example: ./lab deploy-scheduler --watch   (rebuild, side-load, roll out on every save under scheduler/)
+    """
     from labkit.scheduler_deploy.verb import run_verb  # pulls in pyinfra (slow): only this verb needs it
 
     definition, path = _load(lab)
     step("deploy-scheduler")
     with _user_errors():
         run_verb(definition, path, Path(kubeconfig) if kubeconfig else None,
-                 Path(render_only) if render_only else None, inventory, float(timeout), echo=console.print)
+                 Path(render_only) if render_only else None, inventory, float(timeout), echo=console.print,
+                 watch=watch)
 
 
 @task(help=LAB_HELP)
 def down(c, lab=None):
-    """Destroy the lab's machines and remove its state and exported kubeconfig from the host."""
+    """Destroy the lab's machines and remove its state and exported kubeconfig from the host.
+
+    Example: ./lab down --lab my-lab.yaml
+    """
     definition, path = _load(lab)
     with _user_errors():
         lifecycle.tear_down(definition, path)
@@ -110,14 +121,20 @@ def down(c, lab=None):
 
 @task(help=LAB_HELP)
 def rebuild(c, lab=None):
-    """Tear the lab down and bring it up again from scratch."""
+    """Tear the lab down and bring it up again from scratch.
+
+    Example: ./lab rebuild
+    """
     down(c, lab=lab)
     up(c, lab=lab)
 
 
 @task(help=LAB_HELP)
 def status(c, lab=None):
-    """Machine states; nodes and the scheduler once a cluster exists."""
+    """Machine states; nodes and the scheduler once a cluster exists.
+
+    Example: ./lab status --lab my-lab.yaml
+    """
     definition, path = _load(lab)
     with _user_errors():
         states = VagrantLab(definition, path).status()
@@ -144,7 +161,10 @@ def status(c, lab=None):
 
 @task(help=LAB_HELP | {"name": "snapshot name (default: base)"})
 def snapshot(c, lab=None, name="base"):
-    """Save a snapshot of every machine (e.g. provisioned but not initialised) to restore in seconds."""
+    """Save a snapshot of every machine (e.g. provisioned but not initialised) to restore in seconds.
+
+    Example: ./lab up --prepare-only && ./lab snapshot --name prepared
+    """
     definition, path = _load(lab)
     step(f"saving snapshot {name!r} of every machine")
     with _user_errors():
@@ -153,7 +173,10 @@ def snapshot(c, lab=None, name="base"):
 
 @task(help=LAB_HELP | {"name": "snapshot name (default: base)"})
 def restore(c, lab=None, name="base"):
-    """Restore every machine to a snapshot saved with `snapshot`."""
+    """Restore every machine to a snapshot saved with `snapshot`.
+
+    Example: ./lab restore --name prepared && ./lab up
+    """
     definition, path = _load(lab)
     step(f"restoring snapshot {name!r} on every machine")
     with _user_errors():
@@ -162,7 +185,10 @@ def restore(c, lab=None, name="base"):
 
 @task(name="doctor", help=LAB_HELP)
 def doctor_(c, lab=None):
-    """Check this host for the lab: Python packages, Vagrant, the provider, CPUs, memory, network."""
+    """Check this host for the lab: Python packages, Vagrant, the provider, CPUs, memory, network.
+
+    Example: ./lab doctor --lab my-lab.yaml
+    """
     definition, _ = _load(lab)
     checks = doctor.run_checks(definition)
     table = Table("check", "result", "detail")
@@ -177,7 +203,10 @@ def doctor_(c, lab=None):
 @task(help=LAB_HELP | placement_options.HELP)
 def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=False, wait_running=False,
                    include_restart=False, timeout=60, scheduler_config=None):
-    """Prove where the scheduler puts pods: run the placement scenarios, print verdicts, exit 1 on a miss."""
+    """Prove where the scheduler puts pods: run the placement scenarios, print verdicts, exit 1 on a miss.
+
+    Example: ./lab test-placement --include-restart --json > verdicts.json
+    """
     from labkit.placement.cli import default_kubeconfig, execute  # the scheduler's framework: only this verb
 
     definition, _ = _load(lab)
@@ -201,7 +230,10 @@ def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=
 })
 def explain(c, pod, lab=None, namespace=None, what_if=None, json=False, kubeconfig=None, context=None,
             scheduler_config=None):
-    """Why the scheduler would place a pod where it would: each node's filter verdicts, scores, the choice."""
+    """Why the scheduler would place a pod where it would: each node's filter verdicts, scores, the choice.
+
+    Example: ./lab explain my-pod --namespace team-a
+    """
     from labkit.placement.cli import (  # the scheduler's framework: only here
         default_kubeconfig,
         output_console,
@@ -221,7 +253,10 @@ def explain(c, pod, lab=None, namespace=None, what_if=None, json=False, kubeconf
 @task(help={"fast": "only the fast suites (no root, no VMs, no image builds)",
             "k": "only tests matching this pytest -k expression"})
 def test(c, fast=False, k=None):
-    """Run the test suites (all by default; under CI=true nothing that can run may skip)."""
+    """Run the test suites (all by default; under CI=true nothing that can run may skip).
+
+    Example: ./lab test --fast -k kubeconfig
+    """
     if not fast:
         _install_test_dependencies(c)
     args = ["-m", "not system and not image and not faults"] if fast else []
@@ -253,7 +288,10 @@ def _install_test_dependencies(c) -> None:
 def benchmark(c, nodes=500, pods=2000, kubeconfig=None, json=None, in_process_only=False, qps=None, burst=100,
               repeat=1):
     """Scheduler throughput: decisions/s in-process at 100/1,000/5,000 nodes, extender latency per request,
-    pods bound/s end to end, spread."""
+    pods bound/s end to end, spread.
+
+    Example: ./lab benchmark --in-process-only --json bench.json
+    """
     from benchmarks.scheduler_bench import Options, run_and_report
 
     options = Options(nodes=int(nodes), pods=int(pods), kubeconfig=Path(kubeconfig) if kubeconfig else None,
@@ -262,3 +300,115 @@ def benchmark(c, nodes=500, pods=2000, kubeconfig=None, json=None, in_process_on
     code = run_and_report(options, console=console)
     if code:
         raise Exit(code=code)
+
+
+def _passed_through(c) -> list[str]:
+    """The words after `--`, quoting kept: invoke's c.remainder joins them with spaces, which loses it."""
+    if "--" in sys.argv:
+        return sys.argv[sys.argv.index("--") + 1:]
+    return shlex.split(c.remainder)
+
+
+def _exec(argv: list[str]) -> None:
+    """Become that program: its terminal, its output, its exit status."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execvp(argv[0], argv)
+
+
+@task(help=LAB_HELP | {
+    "node": "the machine to reach (default: the control plane; a flag, as invoke has no optional positionals)",
+    "inventory": "reach the hosts of this pyinfra inventory (an SSH-inventory lab) instead of the lab's VMs",
+})
+def ssh(c, node=None, lab=None, inventory=None):
+    """A shell, or one command after --, on a lab machine, with the SSH details provisioning uses.
+
+    Example: ./lab ssh --node k8s-worker-01 -- sudo crictl images
+    """
+    from labkit.ssh import lab_ssh_argv
+
+    definition, path = _load(lab)
+    with _user_errors():
+        argv = lab_ssh_argv(definition, path, node, _passed_through(c), inventory)
+    _exec(argv)
+
+
+@task(help=LAB_HELP)
+def kubectl(c, lab=None):
+    """kubectl against the lab (its kubeconfig and context); everything after -- goes to kubectl.
+
+    The host's kubectl when there is one, else the control plane's over ssh.
+
+    Example: ./lab kubectl -- get pods -A -o wide
+    """
+    from labkit.kubectl import kubectl_argv
+
+    definition, path = _load(lab)
+    with _user_errors():
+        argv = kubectl_argv(definition, path, _passed_through(c))
+    _exec(argv)
+
+
+@task(help=LAB_HELP | {
+    "merge": ("merge the lab's cluster, user and context into ~/.kube/config (or $KUBECONFIG's first file), "
+              "keeping a timestamped backup; other entries are left alone"),
+    "force": "with --merge: replace entries of the same name that hold other content",
+})
+def kubeconfig(c, lab=None, merge=False, force=False):
+    """The lab's kubeconfig: its path and an export line, or merged into yours on request.
+
+    Example: ./lab kubeconfig --merge && kubectl --context schedlab get nodes
+    """
+    from labkit import user_kubeconfig
+
+    definition, _ = _load(lab)
+    path = LabPaths.for_lab(definition.name).kubeconfig
+    if not merge:
+        with _user_errors():
+            if not path.exists():
+                raise KubeconfigError(f"{path}: no such kubeconfig; bring the lab up with `./lab up`")
+        print(path)
+        print(f"export KUBECONFIG={shlex.quote(str(path))}")
+        return
+    with _user_errors():
+        result = user_kubeconfig.merge(path, user_kubeconfig.user_kubeconfig(), force=force)
+    if not result.changed:
+        console.print(f"{result.target} already holds lab {definition.name}'s entries: nothing to do")
+        return
+    for label in result.added:
+        console.print(f"added {label}")
+    for label in result.replaced:
+        console.print(f"replaced {label}")
+    if result.backup:
+        console.print(f"backup: {result.backup}")
+    console.print(f"merged into {result.target}: kubectl --context {definition.name} get nodes")
+
+
+@task(help=LAB_HELP | {
+    "follow": "keep streaming new lines (Ctrl-C ends it)",
+    "previous": "the previous instance of each container (after a restart or crash)",
+    "since": "only lines newer than this duration: 30s, 5m, 1h, 1h30m",
+    "container": "only this container of each pod (extender mode runs two)",
+    "kubeconfig": "cluster to read from (default: the lab's exported kubeconfig)",
+})
+def logs(c, lab=None, follow=False, previous=False, since=None, container=None, kubeconfig=None):
+    """The scheduler's logs, the leader's first, each line prefixed with its pod; says why when none runs.
+
+    Example: ./lab logs --follow --since 10m
+    """
+    from labkit.kube import Kube
+    from labkit.scheduler_logs import LogOptions, parse_since, show_logs
+
+    definition, _ = _load(lab)
+    with _user_errors():
+        options = LogOptions(follow=follow, previous=previous, container=container,
+                             since_seconds=parse_since(since) if since else None)
+        kube = Kube.from_kubeconfig(Path(kubeconfig) if kubeconfig else LabPaths.for_lab(definition.name).kubeconfig)
+        try:
+            complete = show_logs(kube, definition, options, out=print, err=lambda line: print(line, file=sys.stderr))
+        except KeyboardInterrupt:
+            complete = True
+        finally:
+            kube.close()
+    if not complete:
+        raise Exit(code=1)

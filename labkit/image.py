@@ -227,6 +227,28 @@ def download_wheels(dest: Path, python_version: str, platform: str,
                          f"failed; check pip can reach its index:\n{result.stderr.strip()}")
 
 
+def provide_wheels(context: Path, python_version: str, platform: str,
+                   run: Callable[..., subprocess.CompletedProcess] = subprocess.run) -> None:
+    """The context's wheels/, downloaded once per exact requirements.lock, Python and platform.
+
+    Every version in the lock is pinned, so the same lock means the same wheels: they are kept beside the
+    context (`wheels-<digest>/`) and linked into it, and a change to the scheduler's sources alone (the
+    inner loop) downloads nothing.
+    """
+    key = hashlib.sha256((context / "requirements.lock").read_bytes()
+                         + f"\0{python_version}\0{platform}".encode()).hexdigest()[:16]
+    cache = context.parent / f"wheels-{key}"
+    target = context / "wheels"
+    if cache.is_dir():
+        shutil.copytree(cache, target, copy_function=os.link, dirs_exist_ok=True)
+        return
+    download_wheels(target, python_version, platform, run)
+    partial = cache.with_name(cache.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(target, partial, copy_function=os.link)
+    partial.rename(cache)  # whole or not at all: an interrupted download is not taken for a finished one
+
+
 def prepare_context(dest: Path, lock: Sequence[str]) -> Path:
     """Lay out the build context: Containerfile, requirements.lock and scheduler/*.py (wheels come later).
 
@@ -403,7 +425,7 @@ def build_image(out_dir: Path, repository: str = DEFAULT_IMAGE, base: BaseImage 
 
 def build_planned(plan: BuildPlan, builder: Builder, log: Callable[[str], None] = print) -> BuiltImage:
     """Build what plan_build laid out with a host tool (the archive is written whole or not at all)."""
-    download_wheels(plan.context / "wheels", plan.base.python_version, plan.platform)
+    provide_wheels(plan.context, plan.base.python_version, plan.platform)
     partial = plan.archive.with_suffix(".partial")
     partial.unlink(missing_ok=True)
     started = time.monotonic()
@@ -416,7 +438,7 @@ def build_planned(plan: BuildPlan, builder: Builder, log: Callable[[str], None] 
 
 def context_tarball(plan: BuildPlan) -> Path:
     """The context with its wheels as one tarball, for a build elsewhere (the control-plane VM)."""
-    download_wheels(plan.context / "wheels", plan.base.python_version, plan.platform)
+    provide_wheels(plan.context, plan.base.python_version, plan.platform)
     tarball = plan.context.with_name("context.tar")
     with tarfile.open(tarball, "w") as tar:
         for path in sorted(plan.context.rglob("*")):

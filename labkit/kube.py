@@ -8,6 +8,7 @@ the scheduler sees them.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -77,10 +78,21 @@ class Kube:
             return self.client.request(method, path, query=query, body=body, content_type=content_type,
                                        timeout=REQUEST_TIMEOUT)
         except ApiError as err:
-            if err.unreachable:
-                raise KubeError(f"cannot reach the API server at {self.where}: {err.__cause__ or err.message}") from None
-            raise KubeError(f"{method} {path}: {err.status} {err.message or err.reason}", status=err.status,
-                            reason=err.reason) from None
+            raise self._error(method, path, err) from None
+
+    def text_lines(self, path: str, *, follow: bool = False, **query: Any) -> Iterator[str]:
+        """A plain-text answer line by line (pods/log); with `follow`, for as long as the server streams."""
+        try:
+            yield from self.client.text_lines(path, {**query, "follow": "true" if follow else None},
+                                              read_timeout=None if follow else REQUEST_TIMEOUT)
+        except ApiError as err:
+            raise self._error("GET", path, err) from None
+
+    def _error(self, method: str, path: str, err: ApiError) -> KubeError:
+        if err.unreachable:
+            return KubeError(f"cannot reach the API server at {self.where}: {err.__cause__ or err.message}")
+        return KubeError(f"{method} {path}: {err.status} {err.message or err.reason}", status=err.status,
+                         reason=err.reason)
 
     def get(self, path: str, **query: Any) -> Obj:
         return self.request("GET", path, query=query or None)

@@ -330,6 +330,23 @@ class Client:
             on_open(None)
             resp.release_conn()
 
+    def text_lines(self, path: str, query: Mapping[str, Any], read_timeout: float | None) -> Iterator[str]:
+        """A plain-text answer (pods/log), one line at a time as it arrives, until the server ends it.
+        `read_timeout` None waits for the next byte as long as it takes (a followed, quiet log)."""
+        tmo = urllib3.Timeout(connect=10.0, read=read_timeout)
+        resp = self._send("GET", path, query, None, "", tmo, stream=True)
+        try:
+            buf = b""
+            for chunk in _chunks(resp):
+                *lines, buf = (buf + chunk).split(b"\n")
+                yield from (line.decode(errors="replace") for line in lines)
+            if buf:
+                yield buf.decode(errors="replace")
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise ApiError(0, "StreamBroken", str(exc), verb="GET", path=path) from exc
+        finally:
+            resp.release_conn()
+
 
 def _chunks(resp: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
     """Bytes as they arrive: chunked encoding (what the API uses) or a plain close-delimited body."""

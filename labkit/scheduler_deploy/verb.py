@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,25 +20,49 @@ from labkit.scheduler_deploy.apply import apply
 from labkit.scheduler_deploy.image_delivery import ensure_image, side_load
 from labkit.scheduler_deploy.manifests import render_manifests, write_extender_mode_configs, write_manifests
 from labkit.scheduler_deploy.rollout import wait_for_rollout
+from labkit.scheduler_deploy.watch import watch_and_deploy
+
+
+@contextlib.contextmanager
+def timed(timings: dict[str, float], step: str) -> Iterator[None]:
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        timings[step] = time.monotonic() - started
+
+
+def timings_line(timings: dict[str, float]) -> str:
+    steps = ", ".join(f"{step} {seconds:.1f} s" for step, seconds in timings.items())
+    return f"took {sum(timings.values()):.1f} s: {steps}"
 
 
 def deploy_scheduler(lab: Lab, kubeconfig: Path, inventory: Inventory, image_dir: Path,
                      timeout: float = 300, echo: Echo = print) -> dict[str, Any]:
-    """Everything `invoke deploy-scheduler` does; returns what happened at each step."""
-    image = ensure_image(lab, inventory, image_dir, echo)
-    started = time.monotonic()
-    nodes = side_load(inventory, image, echo)
-    side_load_seconds = time.monotonic() - started
-    with contextlib.closing(Kube.from_kubeconfig(kubeconfig)) as kube:
-        applied = apply(kube, render_manifests(lab, image.ref), echo)
-        wait_for_rollout(kube, lab, timeout, echo=echo)
-    return {"image": image, "nodes": nodes, "side_load_seconds": side_load_seconds, "applied": applied}
+    """Everything `invoke deploy-scheduler` does; returns what happened at each step and how long it took."""
+    timings: dict[str, float] = {}
+    try:
+        with timed(timings, "image"):
+            image = ensure_image(lab, inventory, image_dir, echo)
+        with timed(timings, "side-load"):
+            nodes = side_load(inventory, image, echo)
+        with contextlib.closing(Kube.from_kubeconfig(kubeconfig)) as kube:
+            with timed(timings, "apply"):
+                applied = apply(kube, render_manifests(lab, image.ref), echo)
+            with timed(timings, "rollout"):
+                wait_for_rollout(kube, lab, timeout, echo=echo)
+    finally:
+        echo(timings_line(timings))  # a failed run too: where the time went up to the failure
+    return {"image": image, "nodes": nodes, "side_load_seconds": timings["side-load"], "applied": applied,
+            "timings": timings}
 
 
 def run_verb(lab: Lab, lab_file: Path, kubeconfig: Path | None = None, render_only: Path | None = None,
-             inventory_file: str | Path | None = None, timeout: float = 300, echo: Echo = print) -> None:
+             inventory_file: str | Path | None = None, timeout: float = 300, echo: Echo = print,
+             watch: bool = False) -> None:
     """What `./lab deploy-scheduler` does; with `render_only`, only write the manifests there (in extender
-    mode also kube-scheduler's and the extender's configurations, each alone, to run them oneself)."""
+    mode also kube-scheduler's and the extender's configurations, each alone, to run them oneself); with
+    `watch`, again on every saved change under scheduler/."""
     if render_only:
         for path in write_manifests(render_manifests(lab, image_ref(lab.scheduler.image)), render_only):
             echo(f"wrote {path}")
@@ -47,5 +72,14 @@ def run_verb(lab: Lab, lab_file: Path, kubeconfig: Path | None = None, render_on
                  f"extender --config {extender} --kubeconfig FILE --listen 127.0.0.1:{lab.scheduler.extender.port}`)")
         return
     paths = LabPaths.for_lab(lab.name)
-    deploy_scheduler(lab, kubeconfig or paths.kubeconfig, lab_hosts(lab, lab_file, inventory_file),
-                     paths.state_dir / "images", timeout, echo)
+
+    def deploy() -> dict[str, Any]:
+        # A fresh inventory each round: pyinfra's hosts keep the operations of the last run they were part
+        # of, and a second run over the same Host objects fails on them (KeyError in State.get_op_order).
+        return deploy_scheduler(lab, kubeconfig or paths.kubeconfig, lab_hosts(lab, lab_file, inventory_file),
+                                paths.state_dir / "images", timeout, echo)
+
+    if watch:
+        watch_and_deploy(deploy, echo)
+    else:
+        deploy()

@@ -7,6 +7,7 @@ import io
 import json
 import shutil
 import stat
+import subprocess
 import tarfile
 from pathlib import Path
 
@@ -193,3 +194,44 @@ def test_deploy_reuses_a_built_archive_without_probing_build_tools(tmp_path: Pat
     image = ensure_image(lab, inventory=None, out_dir=tmp_path, echo=lines.append)
     assert (image.builder, image.ref, image.image_id) == ("cached", plan.ref, f"sha256:{'cd' * 32}")
     assert lines == [f"image {plan.ref} already built: {plan.archive}"]
+
+
+def test_wheels_are_downloaded_once_per_exact_lock(tmp_path: Path) -> None:
+    """The inner loop changes sources, not pins: a second context with the same lock links the wheels it
+    already has instead of running pip again; another lock (or Python) downloads anew."""
+    from labkit.image import provide_wheels
+
+    calls: list[list[str]] = []
+
+    def pip(cmd, **kwargs):  # records the call and leaves one wheel where pip download would
+        calls.append(cmd)
+        dest = Path(cmd[cmd.index("--dest") + 1])
+        (dest / f"pkg-{len(calls)}-py3-none-any.whl").write_text("wheel")
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    def context(name: str, lock: str) -> Path:
+        path = tmp_path / name
+        path.mkdir()
+        (path / "requirements.lock").write_text(lock)
+        return path
+
+    first = context("first", "kubernetes==36.0.3\n")
+    provide_wheels(first, "3.12", "linux/amd64", run=pip)
+    second = context("second", "kubernetes==36.0.3\n")
+    provide_wheels(second, "3.12", "linux/amd64", run=pip)
+    assert len(calls) == 1
+    assert [p.name for p in (second / "wheels").iterdir()] == ["pkg-1-py3-none-any.whl"]
+    provide_wheels(context("third", "kubernetes==36.0.4\n"), "3.12", "linux/amd64", run=pip)
+    provide_wheels(context("fourth", "kubernetes==36.0.3\n"), "3.11", "linux/amd64", run=pip)
+    assert len(calls) == 3
+
+
+def test_a_failed_wheel_download_is_not_kept(tmp_path: Path) -> None:
+    from labkit.image import ImageError, provide_wheels
+
+    (tmp_path / "ctx").mkdir()
+    (tmp_path / "ctx" / "requirements.lock").write_text("kubernetes==36.0.3\n")
+    failing = lambda cmd, **kwargs: subprocess.CompletedProcess(cmd, 1, "", "no index")
+    with pytest.raises(ImageError, match="no index"):
+        provide_wheels(tmp_path / "ctx", "3.12", "linux/amd64", run=failing)
+    assert not list(tmp_path.glob("wheels-*"))

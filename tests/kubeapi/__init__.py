@@ -45,6 +45,8 @@ Served API
   apps/v1 deployments (+status; stored and served only, no controller acts on them);
   policy/v1 poddisruptionbudgets (+status; no disruption controller: tests write status.disruptionsAllowed
   and status.disruptedPods themselves); scheduling.k8s.io/v1 priorityclasses (preemptionPolicy defaulted).
+  pods/log: text/plain from lines the test writes (container, previous, sinceSeconds, follow), with the
+  API server's and kubelet's 400s (tests/kubeapi/pod_logs.py says what it models).
   Discovery: /version, /api, /apis, /api/v1, /apis/{group}/v1, /healthz, /readyz, /livez.
 - Verbs: get, list (limit/continue pages read at the first page's revision; resourceVersionMatch=Exact
   reads a past revision; both 410 once compacted), watch, create (generateName, uid, creationTimestamp,
@@ -81,6 +83,7 @@ An update that changes nothing is not written (no new resourceVersion, no watch 
   set_node_ready(name, ready, taint=True), add_pod(name | dict, namespace, cpu=, memory=,
   scheduler_name=, node_name=, labels=, annotations=, node_selector=, tolerations=, validate=True),
   add_pods(n, ...), update_pod(name, patch | fn, namespace), remove_pod(name, namespace),
+  write_pod_log(name, text, namespace, container=, previous=, at=), end_pod_log(name, namespace, container=),
   add_namespace(name), create_object/update_object/delete_object/get_object/list_objects(storage, ...)
   with storage one of namespaces, nodes, pods, events, configmaps, leases, deployments,
   poddisruptionbudgets, priorityclasses.

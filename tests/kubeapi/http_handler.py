@@ -9,6 +9,7 @@ error as an event).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import select
 import socket
@@ -19,6 +20,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from tests.kubeapi.api import to_wire
 from tests.kubeapi.errors import ApiError
+from tests.kubeapi.pod_logs import log_target
 from tests.kubeapi.routes import Route, int_param, parse, query_bool, verb_of
 from tests.kubeapi.watching import WatchPlan, watch_event
 
@@ -104,6 +106,9 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
             if verb == "watch":
                 self._watch(route, query, record)
                 return
+            if route.subresource == "log" and verb == "get":
+                self._pod_log(route, query, record)
+                return
             code, body = self._call(method, verb, route, query, raw)
             record.finish(code)
             self._send_json(code, body)
@@ -148,6 +153,38 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
         if verb == "deletecollection":
             return 200, api.delete_collection(route, query)
         raise ApiError.method_not_allowed(f"unsupported method {method}")
+
+    # ---- pods/log (tests/kubeapi/pod_logs.py) ------------------------------------------------
+    def _pod_log(self, route: Route, query: dict[str, str], record: RequestRecord) -> None:
+        server = self.api_server
+        pod_route = dataclasses.replace(route, subresource=None)
+        target = log_target(server.api.get(pod_route), query)  # 404 for a missing pod, 400s as the server's
+        since = time.time() - int_param(query, "sinceSeconds") if query.get("sinceSeconds") else None
+        record.finish(200)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        if target is None or not query_bool(query, "follow"):
+            lines = server.pod_logs.read((route.namespace, route.name, *target), 0, since)[0] if target else []
+            data = "".join(line + "\n" for line in lines).encode()
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        key = (route.namespace, route.name, *target)
+        seen = 0
+        try:
+            while True:
+                lines, seen, ended = server.pod_logs.read(key, seen, since)
+                if lines:
+                    self._write_chunk("".join(line + "\n" for line in lines).encode())
+                if ended or self._client_gone() or server.store.get("pods", route.namespace, route.name) is None:
+                    break
+                server.pod_logs.wait(key, seen, 1.0)
+            self._write_chunk(b"")
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.close_connection = True
 
     # ---- watch -------------------------------------------------------------------------------
     def _write_chunk(self, data: bytes) -> None:

@@ -66,7 +66,7 @@ RESOURCES: tuple[ResourceType, ...] = (
                  _getters("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
                           "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",
                           "status.nominatedNodeName"),
-                 frozenset({"status", "binding"}), ("po",)),
+                 frozenset({"status", "binding", "log"}), ("po",)),
     ResourceType("", "v1", "events", "Event", True, "events", _getters(*_EVENT_FIELDS), short_names=("ev",)),
     ResourceType("", "v1", "configmaps", "ConfigMap", True, "configmaps", _getters(), short_names=("cm",)),
     # Stored only: no PV controller binds claims here (tests bind one by writing what that controller

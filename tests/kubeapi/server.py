@@ -21,6 +21,7 @@ from tests.kubeapi.kinds import RESOURCES, storage_type
 from tests.kubeapi.kubeconfig import write_kubeconfig
 from tests.kubeapi.objects import make_node, make_pod, node_ready_condition
 from tests.kubeapi.patches import strategic_merge_patch
+from tests.kubeapi.pod_logs import PodLogs
 from tests.kubeapi.routes import Route
 from tests.kubeapi.store import Obj, Store
 
@@ -99,6 +100,7 @@ class KubeApiServer:
         self.store = Store(history_limit)
         self.api = Api(self.store)
         self.api.graceful_pod_deletion = graceful_pod_deletion
+        self.pod_logs = PodLogs()
         self.bookmark_interval = bookmark_interval
         self.default_watch_timeout = default_watch_timeout
         self.drop_graceful = False
@@ -405,6 +407,16 @@ class KubeApiServer:
     def finish_pod_deletion(self, name: str, namespace: str = "default") -> Obj:
         """Kubelet stand-in: remove a pod that a graceful DELETE left terminating."""
         return self.delete_object("pods", name, namespace)
+
+    def write_pod_log(self, name: str, text: str, namespace: str = "default", *, container: str,
+                      previous: bool = False, at: float | None = None) -> None:
+        """Kubelet stand-in: `text`'s lines appear in that container's log (its previous instance's with
+        `previous`), stamped `at` (default: now) for sinceSeconds. See tests/kubeapi/pod_logs.py."""
+        self.pod_logs.write((namespace, name, container, previous), text, at)
+
+    def end_pod_log(self, name: str, namespace: str = "default", *, container: str) -> None:
+        """The container exited: a follow of its log ends once it has sent every line."""
+        self.pod_logs.end((namespace, name, container, False))
 
     def terminating_pods(self, namespace: str | None = None) -> list[Obj]:
         return [p for p in self.pods(namespace) if p["metadata"].get("deletionTimestamp")]

@@ -63,3 +63,16 @@ def test_lab_script_finds_its_setup_and_runs_the_verb(tmp_path, host):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "invoke --list\n"
     assert "setting up" not in proc.stderr  # the pins' hash matched the stamp: nothing reinstalled
+
+
+def test_version_goes_to_the_projects_own_report(tmp_path):
+    """`./lab --version` runs labkit.version (invoke's own would name invoke); the rest still goes to invoke."""
+    project = project_copy(tmp_path)
+    python = project / ".venv" / "bin" / "python"
+    python.write_text("#!/bin/sh\n# STAND-IN for the virtualenv's python: prints what ./lab handed it.\necho \"python $*\"\n")
+    python.chmod(0o755)
+    env = {"PATH": tools_path(tmp_path, "linux"), "HOME": str(tmp_path)}
+    proc = subprocess.run([str(project / "lab"), "--version", "--lab", "x.yaml"], check=False, capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "python -m labkit.version --lab x.yaml\n"

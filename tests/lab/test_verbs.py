@@ -72,3 +72,12 @@ def test_up_help_explains_package_source_and_ssh_inventory():
     out = run("up", "--help").stdout
     assert "--package-source" in out and "air-gapped" in out
     assert "--inventory" in out and "inventory/ssh-example.py" in out
+
+
+def test_every_verbs_help_has_an_example():
+    lines = run("--list").stdout.splitlines()
+    verbs = [line.split()[0] for line in lines if line.startswith("  ") and not line.startswith("   ")]
+    assert {"up", "ssh", "kubectl", "kubeconfig"} <= set(verbs)
+    for verb in verbs:
+        out = run("--help", verb).stdout  # `VERB --help` would be a positional argument's value for explain
+        assert "Example: ./lab " in out, f"./lab {verb} --help has no example:\n{out}"
