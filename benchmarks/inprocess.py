@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import cluster
+from scheduler.client import RequestCounts
 
 SCHEDULER_NAME = "kubelab-bench"
 REPO = Path(__file__).resolve().parents[1]
@@ -55,6 +56,7 @@ class _NoClient:
     """Stand-in for scheduler.client.Client: nothing on the loop path calls the API before binding."""
 
     host = "http://stand-in.invalid"
+    counts = RequestCounts()  # nothing is sent: stays empty
 
     def with_own_limiter(self) -> _NoClient:
         return self

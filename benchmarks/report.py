@@ -99,6 +99,15 @@ def _num(value: Any, fmt: str = ",.0f") -> str:
     return "-" if value is None else format(value, fmt) if isinstance(value, int | float) else str(value)
 
 
+def _requests(per_pod: dict[str, float] | None) -> str:
+    """Requests per bound pod by verb and resource, those at 0.01 or more (start-up lists and watches fall
+    below that at 2,000 pods), then their total."""
+    if not per_pod:
+        return "-"
+    shown = [f"{n:.2f} {kind}" for kind, n in per_pod.items() if n >= 0.01]
+    return "\n".join([*shown, f"{sum(per_pod.values()):.2f} in all"])
+
+
 def _server(label: str) -> str:
     return "test server *" if label == TEST_SERVER_LABEL else label
 
@@ -131,9 +140,11 @@ def render(report: dict[str, Any], console: Console) -> None:
         console.print(table)
     if report["end_to_end"]:
         table = Table("API server", "nodes", "plugins", "% scored", "qps/burst", "bound", "pods/s", "from start",
-                      "pods/node min/max/sd", "CPU s", "events dropped", "warnings",
-                      title="Pods bound per second end to end (pods/s: from caches synced to the last binding; CPU s: the "
-                            "scheduler process; qps none = unthrottled)",
+                      "pods/node min/max/sd", "CPU s", "CPU ms/pod", "requests/pod", "watch KiB/pod",
+                      "events dropped", "warnings",
+                      title="Pods bound per second end to end (pods/s: from caches synced to the last binding; CPU: "
+                            "the scheduler process, python -m scheduler, between the first and the last binding; "
+                            "requests: sent by its client, start-up included; qps none = unthrottled)",
                       caption=f"* {TEST_SERVER_LABEL}. {caption}")
         for r in report["end_to_end"]:
             warnings = r.get("scheduler_warnings") or {}
@@ -144,6 +155,8 @@ def render(report: dict[str, Any], console: Console) -> None:
                           f"{pct}" if pct else "adaptive", f"{'none' if r['qps'] == 'unlimited' else r['qps']}/{r['burst']}", f"{_num(r.get('bound'))}/{r['pods']:,}",
                           _rate(r, "pods_per_second"), _num(r.get("pods_per_second_from_start")),
                           _spread(r.get("pods_per_node")), _num(r.get("scheduler_cpu_seconds"), ".2f"),
+                          _num(r.get("scheduler_cpu_ms_per_pod"), ".2f"), _requests(r.get("requests_per_pod")),
+                          _num(sum((r.get("watch_bytes_per_pod") or {}).values()) / 1024, ".2f"),
                           _num(dropped), _num(sum(warnings.values()) - drop_lines))
         console.print(table)
     if report["targets"]:

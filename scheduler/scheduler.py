@@ -77,7 +77,9 @@ class Scheduler:
         self.cache = Cache(assumed_ttl=settings.assumed_ttl)
         self.queue = SchedulingQueue()
         self.metrics = Metrics()
+        self.metrics.export_client_counts(client.counts)
         self.recorder = EventRecorder(client.with_own_limiter())
+        self.metrics.events_dropped.set_function(lambda: self.recorder.dropped)
         self.pending = PendingPods(self.queue)
         self.handlers = EventHandlers(self.cache, self.queue, self.pending, self.recorder, self.profiles)
         self.cycle = SchedulingCycle(client, self.profiles, self.cache, self.queue, self.pending,
