@@ -264,7 +264,10 @@ def per_node_memo(key: str, nodes: list[NodeInfo], compute: Callable[[list[NodeI
     one ``compute`` call over the nodes without it) and kept there otherwise. ``key`` must name the plugin
     and everything of the pod the value depends on; the value may depend on nothing but the node besides.
     Make it a str: a str caches its hash, a tuple hashes its items again on every one of the lookups."""
-    values = [node.memo.get(key, _MISSING) for node in nodes]
+    try:
+        return [node.memo[key] for node in nodes]  # every node known: a third of the cost of memo.get
+    except KeyError:
+        values = [node.memo.get(key, _MISSING) for node in nodes]
     if _MISSING in values:
         missing = [i for i, value in enumerate(values) if value is _MISSING]
         computed = compute([nodes[i] for i in missing]) if len(missing) < len(nodes) else compute(nodes)
