@@ -267,13 +267,13 @@ def per_node_memo(key: str, nodes: list[NodeInfo], compute: Callable[[list[NodeI
     try:
         return [node.memo[key] for node in nodes]  # every node known: a third of the cost of memo.get
     except KeyError:
-        values = [node.memo.get(key, _MISSING) for node in nodes]
-    if _MISSING in values:
-        missing = [i for i, value in enumerate(values) if value is _MISSING]
-        computed = compute([nodes[i] for i in missing]) if len(missing) < len(nodes) else compute(nodes)
-        for i, value in zip(missing, computed, strict=True):
-            values[i] = value
-            nodes[i].memo[key] = value
+        pass
+    values = [node.memo.get(key, _MISSING) for node in nodes]
+    missing = [i for i, value in enumerate(values) if value is _MISSING]
+    computed = compute([nodes[i] for i in missing]) if len(missing) < len(nodes) else compute(nodes)
+    for i, value in zip(missing, computed, strict=True):
+        values[i] = value
+        nodes[i].memo[key] = value
     return values
 
 
