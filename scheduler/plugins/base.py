@@ -261,17 +261,32 @@ _MISSING = object()
 
 def per_node_memo(key: str, nodes: list[NodeInfo], compute: Callable[[list[NodeInfo]], list[Any]]) -> list[Any]:
     """``compute(nodes)``, each node's value read from ``node.memo[key]`` where it is there and computed (in
-    one ``compute`` call over the nodes without it) and kept there otherwise. ``key`` must name the plugin
-    and everything of the pod the value depends on; the value may depend on nothing but the node besides.
+    ``compute`` calls over the nodes without it) and kept there otherwise. ``key`` must name the plugin and
+    everything of the pod the value depends on; the value may depend on nothing but the node besides.
     Make it a str: a str caches its hash, a tuple hashes its items again on every one of the lookups."""
     try:
         return [node.memo[key] for node in nodes]  # every node known: a third of the cost of memo.get
     except KeyError:
         pass
+    # Some node changed since this kind of pod last saw it (typically the one a decision took): the same
+    # fast read, chunk by chunk, so that only a chunk holding such a node pays for memo.get.
+    values: list[Any] = []
+    for start in range(0, len(nodes), _MEMO_CHUNK):
+        chunk = nodes[start:start + _MEMO_CHUNK]
+        try:
+            values += [node.memo[key] for node in chunk]
+        except KeyError:
+            values += _fill_memo(key, chunk, compute)
+    return values
+
+
+_MEMO_CHUNK = 64
+
+
+def _fill_memo(key: str, nodes: list[NodeInfo], compute: Callable[[list[NodeInfo]], list[Any]]) -> list[Any]:
     values = [node.memo.get(key, _MISSING) for node in nodes]
     missing = [i for i, value in enumerate(values) if value is _MISSING]
-    computed = compute([nodes[i] for i in missing]) if len(missing) < len(nodes) else compute(nodes)
-    for i, value in zip(missing, computed, strict=True):
+    for i, value in zip(missing, compute([nodes[i] for i in missing]), strict=True):
         values[i] = value
         nodes[i].memo[key] = value
     return values
