@@ -128,6 +128,15 @@ def test_targets_are_judged_on_the_wall_clock_rate() -> None:
     assert [t["met"] for t in slow][:1] == [False] and [t["met"] for t in fast][:1] == [True]
 
 
+def test_cpu_per_pod_is_judged_against_kube_schedulers_at_500_and_5000_nodes() -> None:
+    row = {"server": report.TEST_SERVER_LABEL, "qps": "unlimited", "plugins": "default", "pods_per_second": 300.0}
+    judged = report.judge([], [row | {"nodes": 500, "scheduler_cpu_ms_per_pod": 2.4},
+                               row | {"nodes": 5000, "scheduler_cpu_ms_per_pod": 4.5},
+                               row | {"nodes": 100, "scheduler_cpu_ms_per_pod": 9.0}])
+    cpu = [(t["measured"], t["met"]) for t in judged if t["target"].startswith("scheduler CPU ms per bound pod")]
+    assert cpu == [(2.4, True), (4.5, False)]  # 100 nodes: no reference figure to judge against
+
+
 def test_bad_sizes_are_rejected_with_the_option_named(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         scheduler_bench.parse_args(["--sizes", "10,x"])
