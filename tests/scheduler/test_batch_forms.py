@@ -140,3 +140,16 @@ def test_per_node_memo_computes_only_the_nodes_without_a_value() -> None:
     assert per_node_memo("k", nodes, names) == ["N0", "N1", "N2", "N3"]
     assert per_node_memo("other", nodes[:1], names) == ["N0"]
     assert asked == [["n0", "n1", "n2", "n3"], ["n2"], ["n0"]]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_node_affinity_batch_matches_per_node_for_node_selectors(seed: int) -> None:
+    rng = random.Random(seed)
+    every = [_random_node(rng, i) for i in range(40)]
+    required = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["z1"]}]}]}}}
+    for selector, affinity in [({ZONE: "z1"}, None), ({ZONE: "z3"}, None), ({ZONE: "z2", "x": "y"}, None),
+                               ({ZONE: "z2"}, required), ({}, required)]:
+        p = pod("p", node_selector=selector, affinity=affinity)
+        for nodes in [every, every[:1], [n for n in every if n.labels.get(ZONE) == "z1"]]:
+            _check_batches(REGISTRY["NodeAffinity"], p, nodes)
