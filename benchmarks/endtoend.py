@@ -2,9 +2,11 @@
 
 The way upstream scheduler_perf measures kube-scheduler, minus its in-process apiserver: create fake nodes
 (status allocatable and a Ready condition, no kubelet) and a backlog of pending pods, start the real
-scheduler (the `scheduler.scheduler.Scheduler` object `python -m scheduler` builds, with its own client, QPS
-limiter, informers, binder pool and event writer), and time it until every pod is bound. The result is then
-read back from the API server (not from the scheduler's cache): how many pods are bound, and to which node.
+scheduler (`python -m scheduler` in a process of its own, benchmarks/scheduler_process.py), and time it until
+the API server's watch shows every pod bound. Beside the rate: the scheduler process's CPU seconds between the
+first and the last binding, the requests it sent (counted by its own client, start-up lists included) and
+the watch bytes it decoded, each per bound pod. The result is then read back from the API server (not from
+the scheduler's cache): how many pods are bound, and to which node.
 Everything created is deleted afterwards (pods with gracePeriodSeconds=0: no kubelet will ever confirm a
 graceful delete on a fake node).
 
@@ -18,9 +20,8 @@ which the pod garbage collector removes once the nodes are deleted.
 from __future__ import annotations
 
 import json
-import logging
-import os
 import secrets
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -31,6 +32,8 @@ from typing import Any
 
 from benchmarks import cluster, kube_scheduler
 from benchmarks.inprocess import SCHEDULER_NAME, scheduler_config, spread
+from benchmarks.scheduler_process import Sample, SchedulerProcess, per_pod
+from scheduler.scheduler import RuntimeSettings
 
 
 class BenchmarkError(Exception):
@@ -46,7 +49,6 @@ class EndToEndOptions:
     burst: int = 100
     plugins: list[str] = field(default_factory=list)
     percentage: int | None = None
-    bind_workers: int = 16
     timeout: float = 120.0
     server_label: str = "API server from --kubeconfig"
     kube_scheduler: Path | None = None  # a kube-scheduler binary schedules instead of ours (kube_scheduler.py)
@@ -103,7 +105,7 @@ def run(options: EndToEndOptions, *, threads: int = 8, echo: Callable[[str], Non
     selector = {cluster.BENCH_LABEL: run_id}
     result: dict[str, Any] = {
         "server": options.server_label, "nodes": options.nodes, "pods": options.pods,
-        "qps": options.qps or "unlimited", "burst": options.burst, "bind_workers": options.bind_workers,
+        "qps": options.qps or "unlimited", "burst": options.burst, "bind_workers": RuntimeSettings().bind_workers,
         "plugins": "default" + "".join(f"+{p}" for p in options.plugins),
         "percentage_of_nodes_to_score": options.percentage, "run_id": run_id,
     }
@@ -132,7 +134,7 @@ def run(options: EndToEndOptions, *, threads: int = 8, echo: Callable[[str], Non
         result["create_seconds"] = round(time.perf_counter() - t0, 2)
         result["untaint_seconds"] = _wait_untainted(api, run_id, options.nodes, options.timeout, echo)
         if options.kube_scheduler is None:
-            result.update(_schedule_and_measure(options, echo))
+            result.update(_schedule_and_measure(options, namespace, echo))
         else:
             result.update(kube_scheduler.measure(
                 options.kube_scheduler, options.kubeconfig, namespace, options.pods,
@@ -174,65 +176,125 @@ def _wait_untainted(api: Any, run_id: str, count: int, timeout: float, echo: Cal
         time.sleep(0.5)
 
 
-def _schedule_and_measure(options: EndToEndOptions, echo: Callable[[str], None]) -> dict[str, Any]:
+def _schedule_and_measure(options: EndToEndOptions, namespace: str, echo: Callable[[str], None]) -> dict[str, Any]:
+    """Run `python -m scheduler` in its own process until every pod is bound (as the API server's watch
+    shows it); its CPU between the first and the last binding, and every request it sent, per bound pod."""
     from scheduler.client import Client, load_configuration
-    from scheduler.config import parse_config
-    from scheduler.framework import build_profiles
-    from scheduler.scheduler import RuntimeSettings, Scheduler
 
-    cfg = parse_config(scheduler_config(plugins=options.plugins, percentage=options.percentage))
-    client = Client(load_configuration(str(options.kubeconfig)), qps=options.qps, burst=options.burst,
-                    pool_size=options.bind_workers + 8)
-    sched = Scheduler(client, build_profiles(cfg),
-                      RuntimeSettings(serve=(), bind_workers=options.bind_workers, seed=1))
-    echo(f"scheduling with qps {options.qps or 'unlimited'}, burst {options.burst}")
-    warnings = _WarningCounter()
-    logger = logging.getLogger("scheduler")
-    saved = logger.propagate, logger.level
-    logger.addHandler(warnings)
-    logger.propagate = False  # counted and reported, not printed over the progress lines
-    logger.setLevel(logging.WARNING)
-    cpu0 = os.times()
+    config = scheduler_config(plugins=options.plugins, percentage=options.percentage)
+    watcher = _BindingWatch(Client(load_configuration(str(options.kubeconfig)), qps=0, pool_size=2),
+                            namespace, options.pods)
+    process = SchedulerProcess(config, options.kubeconfig, qps=options.qps, burst=options.burst)
+    echo(f"scheduling with python -m scheduler (pid in its own process), qps {options.qps or 'unlimited'}, "
+         f"burst {options.burst}")
+    watcher.start(process.sample)
     t_start = time.perf_counter()
-    sched.start()
+    process.start()
     try:
-        if not sched.wait_synced(options.timeout):
-            raise BenchmarkError(f"the scheduler's caches did not sync within {options.timeout:.0f}s")
+        if not process.wait_ready(options.timeout):
+            raise BenchmarkError(f"the scheduler's caches did not sync within {options.timeout:.0f}s: "
+                                 f"{process.log_tail()}")
         t_synced = time.perf_counter()
         deadline = t_start + options.timeout
-        while sched.scheduled_count < options.pods and time.perf_counter() < deadline:
-            time.sleep(0.005)
-        t_done = time.perf_counter()
-        cpu1 = os.times()
-        bound = sched.scheduled_count
+        while not watcher.done.wait(0.05) and time.perf_counter() < deadline:
+            process.check_running()
+        if watcher.error is not None:
+            raise BenchmarkError(f"watching the bindings failed: {watcher.error}")
+        t_done = watcher.last.at if watcher.last else time.perf_counter()
+        end = process.settled_sample()
+        warnings = process.warnings()
+    except RuntimeError as err:
+        raise BenchmarkError(str(err)) from None
     finally:
-        sched.stop()
-        logger.removeHandler(warnings)
-        logger.propagate, logger.level = saved
-    cpu = (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)
+        watcher.stop()
+        process.stop()
+    bound = watcher.bound
+    first, last = watcher.first, watcher.last or end
+    cpu = last.cpu_seconds - first.cpu_seconds if first else 0.0
     from_sync = t_done - t_synced
     return {
         "bound_by_scheduler": bound,
         "timed_out": bound < options.pods,
         "seconds_from_start": round(t_done - t_start, 3),
         "seconds_from_sync": round(from_sync, 3),
-        "pods_per_second": round(bound / from_sync, 1) if from_sync > 0 else None,
-        "pods_per_second_from_start": round(bound / (t_done - t_start), 1),
+        "pods_per_second": round(bound / from_sync, 1) if from_sync > 0 and bound else None,
+        "pods_per_second_from_start": round(bound / (t_done - t_start), 1) if bound else None,
         "scheduler_cpu_seconds": round(cpu, 2),
-        "events_dropped": sched.recorder.dropped,
-        "scheduler_warnings": dict(warnings.counts.most_common(5)),
+        "scheduler_cpu_ms_per_pod": round(cpu * 1000 / bound, 3) if bound else None,
+        "scheduler_cpu_seconds_to_last_binding": round(last.cpu_seconds, 2),
+        "requests_per_pod": per_pod({}, end.requests, bound),
+        "watch_bytes_per_pod": per_pod({}, end.watch_bytes, bound),
+        "events_dropped": int(end.events_dropped),
+        "scheduler_warnings": dict(warnings.most_common(5)),
     }
 
 
-class _WarningCounter(logging.Handler):
-    """Counts the scheduler's warnings by message template (e.g. events dropped when their queue is full)."""
+class _BindingWatch:
+    """Watches the benchmark's pods through the API server (not the scheduler's word) and samples the
+    scheduler process when the first and when the last of them is seen bound."""
 
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.counts: Counter[str] = Counter()
+    def __init__(self, client: Any, namespace: str, pods: int) -> None:
+        self.client = client
+        self.path = f"/api/v1/namespaces/{namespace}/pods"
+        self.pods = pods
+        self.bound = 0
+        self.first: Sample | None = None
+        self.last: Sample | None = None
+        self.error: Exception | None = None
+        self.done = threading.Event()
+        self._seen: set[str] = set()
+        self._stop = threading.Event()
+        self._response: Any = None
+        self._thread: threading.Thread | None = None
 
-    def emit(self, record: logging.LogRecord) -> None:
-        self.counts[str(record.msg)] += 1
+    def start(self, sample: Callable[[], Sample]) -> None:
+        listed = self.client.get(self.path)
+        for pod in listed.get("items") or []:
+            self._note(pod, sample)
+        rv = (listed.get("metadata") or {}).get("resourceVersion", "")
+        self._thread = threading.Thread(target=self._run, args=(rv, sample), name="bench-bindings", daemon=True)
+        self._thread.start()
+
+    def _run(self, rv: str, sample: Callable[[], Sample]) -> None:
+        try:
+            while not self._stop.is_set() and not self.done.is_set():
+                query = {"watch": "true", "resourceVersion": rv, "timeoutSeconds": 60}
+                for event in self.client.watch_lines(self.path, query, read_timeout=90,
+                                                     on_open=lambda r: setattr(self, "_response", r)):
+                    obj = event.get("object") or {}
+                    rv = (obj.get("metadata") or {}).get("resourceVersion", rv)
+                    if event.get("type") in ("ADDED", "MODIFIED"):
+                        self._note(obj, sample)
+                    if self.done.is_set() or self._stop.is_set():
+                        return
+        except Exception as exc:  # noqa: BLE001 - reported by the caller, which stops waiting
+            if not self._stop.is_set():
+                self.error = exc
+                self.done.set()
+
+    def _note(self, pod: dict[str, Any], sample: Callable[[], Sample]) -> None:
+        name = (pod.get("metadata") or {}).get("name", "")
+        if not (pod.get("spec") or {}).get("nodeName") or name in self._seen:
+            return
+        self._seen.add(name)
+        self.bound = len(self._seen)
+        if self.bound == 1:
+            self.first = sample()
+        if self.bound >= self.pods:
+            self.last = sample()
+            self.done.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        resp = self._response
+        if resp is not None:
+            try:
+                resp.shutdown()
+            except OSError:
+                pass
+        if self._thread is not None:
+            self._thread.join(5)
+        self.client.close()
 
 
 def _read_back(api: Any, namespace: str, run_id: str, node_names: list[str]) -> dict[str, Any]:

@@ -14,8 +14,9 @@ Runs, in order:
 2. the extender (python -m scheduler extender's request path over loopback HTTP): per-request latency of
    filter and prioritize at each of --sizes nodes, in both nodeCacheCapable modes (benchmarks/extender.py);
 3. end to end through the in-repo API test server (labelled: it measures our client path, not a real server),
-   --nodes fake nodes and --pods pending pods: the default plugin set, then LeastLoaded with adaptive sampling
-   and with percentageOfNodesToScore 100;
+   --nodes fake nodes and --pods pending pods, `python -m scheduler` in its own process (its CPU ms, requests
+   and watch bytes per bound pod reported beside the rate): the default plugin set, then LeastLoaded with
+   adaptive sampling and with percentageOfNodesToScore 100;
 4. with --kubeconfig, the same three runs through that API server;
 5. with --kube-scheduler PATH and --kubeconfig, that kube-scheduler binary end to end through the same API
    server, alone and then asking our extender (benchmarks/kube_scheduler.py); without a binary the row says

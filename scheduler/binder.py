@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import enum
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,10 +89,16 @@ def bind(client: Client, pod: PodInfo, node: str, cancel: threading.Event | None
 
 
 class Binder:
+    """A fixed set of worker threads (started at the first submit) taking bindings from one queue. A plain
+    SimpleQueue and threads of its own rather than a ThreadPoolExecutor: no Future, no semaphore and no
+    result hand-off per pod, which the scheduler never reads."""
+
     def __init__(self, client: Client, on_done: Callable[[BindResult], None], *, workers: int = 16) -> None:
         self.client = client
         self._on_done = on_done
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="binder")
+        self._workers = workers
+        self._jobs: queue.SimpleQueue[tuple[PodInfo, str, threading.Event] | None] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
         self._halt = threading.Event()  # replaced by resume(): each leadership term has its own
         self._unfinished = 0
         self._idle = threading.Condition()
@@ -100,7 +106,12 @@ class Binder:
     def submit(self, pod: PodInfo, node: str) -> None:
         with self._idle:
             self._unfinished += 1
-        self._pool.submit(self._run, pod, node, self._halt)
+            if not self._threads:
+                self._threads = [threading.Thread(target=self._work, name=f"binder-{i}", daemon=True)
+                                 for i in range(self._workers)]
+                for thread in self._threads:
+                    thread.start()
+        self._jobs.put((pod, node, self._halt))
 
     def halt(self) -> None:
         """Send nothing more: bindings not yet sent finish at once as CANCELLED."""
@@ -114,6 +125,10 @@ class Binder:
         """Wait until every submitted binding has finished; False if some were still on the wire."""
         with self._idle:
             return self._idle.wait_for(lambda: self._unfinished == 0, timeout)
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            self._run(*job)
 
     def _run(self, pod: PodInfo, node: str, halt: threading.Event) -> None:
         try:
@@ -132,4 +147,11 @@ class Binder:
                 self._idle.notify_all()
 
     def close(self, wait: bool = True) -> None:
-        self._pool.shutdown(wait=wait)
+        """Stop the workers once the bindings already queued are done; with ``wait``, until they have."""
+        with self._idle:
+            threads, self._threads = self._threads, []
+        for _ in threads:
+            self._jobs.put(None)
+        if wait:
+            for thread in threads:
+                thread.join()

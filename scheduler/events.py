@@ -102,7 +102,7 @@ class EventRecorder:
         self,
         client: Client,
         *,
-        workers: int = 2,
+        workers: int = 4,
         capacity: int = 1000,
         hostname: str | None = None,
         drop_log_interval: float = 10.0,

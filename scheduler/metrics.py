@@ -7,7 +7,12 @@ schedulers in one process (tests) do not collide and /metrics shows only the sch
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily, Metric
+
+from scheduler.client import RequestCounts
 
 # kube-scheduler's buckets for scheduling_attempt_duration_seconds: exponential from 1 ms.
 _LATENCY_BUCKETS = tuple(0.001 * 2**i for i in range(15))
@@ -67,6 +72,37 @@ class Metrics:
             buckets=tuple(2**i for i in range(8)),
             registry=self.registry,
         )
+        self.events_dropped = Gauge(
+            "scheduler_events_dropped",
+            "Events and PodScheduled condition patches dropped because the event queue was full, in total.",
+            registry=self.registry,
+        )
+
+    def export_client_counts(self, counts: RequestCounts) -> None:
+        """Serve the API client's own request and watch-byte counts (read at each scrape)."""
+        self.registry.register(_ClientCountsCollector(counts))
+
+
+class _ClientCountsCollector:
+    """The client's RequestCounts as two counters. client-go's rest_client_requests_total has no resource
+    label, hence names of our own."""
+
+    def __init__(self, counts: RequestCounts) -> None:
+        self.counts = counts
+
+    def collect(self) -> Iterator[Metric]:
+        requests, watch_bytes = self.counts.totals()
+        sent = CounterMetricFamily("scheduler_client_requests", "API requests sent by verb and resource "
+                                   "(kube-apiserver's terms: LIST, WATCH, POST pods/binding...).",
+                                   labels=["verb", "resource"])
+        for (verb, resource), n in sorted(requests.items()):
+            sent.add_metric([verb, resource], n)
+        yield sent
+        decoded = CounterMetricFamily("scheduler_watch_decoded_bytes", "Bytes of watch events decoded, by "
+                                      "resource.", labels=["resource"])
+        for resource, n in sorted(watch_bytes.items()):
+            decoded.add_metric([resource], n)
+        yield decoded
 
 
 class ExtenderMetrics:

@@ -35,6 +35,9 @@ class NodeInfo:
     images: dict[str, int] = field(default_factory=dict)  # every name in status.images -> sizeBytes
     generation: int = 0
     resource_version: str = ""
+    # What plugins worked out from this node's state for a kind of pod (plugins.base.per_node_memo): kept
+    # on a snapshot's clone, which later decisions share until the node changes; emptied by any change.
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_api(cls, obj: Mapping[str, Any]) -> NodeInfo:
@@ -46,6 +49,7 @@ class NodeInfo:
 
     def update_node(self, obj: Mapping[str, Any]) -> None:
         """Take a new version of the Node object, keeping the pods counted on it."""
+        self.memo.clear()
         self._load(obj)
         self.generation += 1
 
@@ -71,6 +75,7 @@ class NodeInfo:
         """Count a pod on this node; adding a pod with a known uid replaces the old version."""
         if pod.uid in self.pods:
             self.remove_pod(self.pods[pod.uid])
+        self.memo.clear()
         self.pods[pod.uid] = pod
         self.pod_count += 1
         self.requested.add(pod.requests)
@@ -86,6 +91,7 @@ class NodeInfo:
         known = self.pods.pop(pod.uid, None)
         if known is None:
             return False
+        self.memo.clear()
         self.pod_count -= 1
         self.requested.subtract(known.requests)
         self.non_zero_requested.milli_cpu -= known.non_zero_milli_cpu
@@ -106,7 +112,7 @@ class NodeInfo:
 
     def clone(self) -> NodeInfo:
         """An independent copy for a snapshot: PodInfo objects are shared (never mutated), containers
-        are copied."""
+        are copied, the memo starts empty."""
         return NodeInfo(
             name=self.name,
             labels=self.labels,  # replaced, never mutated, by _load

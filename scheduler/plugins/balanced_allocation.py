@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from scheduler.model import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo, Resources
-from scheduler.plugins.base import MAX_NODE_SCORE, Args, Plugin
+from scheduler.plugins.base import MAX_NODE_SCORE, Args, Plugin, per_node_memo
 
 NAME = "NodeResourcesBalancedAllocation"
 
@@ -83,7 +83,7 @@ def score_batch(req: _Requests, nodes: list[NodeInfo]) -> list[int]:
     pod_cpu, pod_mem = req.amounts
     # min(fraction, 1.0) and abs() written as conditional expressions: a builtin call per node costs more
     # than the arithmetic.
-    try:
+    def scores(nodes: list[NodeInfo]) -> list[int]:
         return [
             int((1 - (diff if (diff := (cpu if (cpu := (used.milli_cpu + pod_cpu) / alloc.milli_cpu) < 1.0 else 1.0)
                                - (mem if (mem := (used.memory + pod_mem) / alloc.memory) < 1.0 else 1.0)) >= 0
@@ -91,6 +91,9 @@ def score_batch(req: _Requests, nodes: list[NodeInfo]) -> list[int]:
             for node in nodes
             for alloc, used in ((node.allocatable, node.requested),)
         ]
+
+    try:
+        return per_node_memo(f"{NAME} {pod_cpu} {pod_mem}", nodes, scores)
     except ZeroDivisionError:
         return [score_node(req, node) for node in nodes]
 

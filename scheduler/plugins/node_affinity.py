@@ -40,6 +40,18 @@ def filter_node(required: _Required, node: NodeInfo) -> Status | None:
     return None
 
 
+def filter_batch(required: _Required, nodes: list[NodeInfo]) -> list[Status | None] | None:
+    """filter_node over many nodes; a nodeSelector of one label and no required affinity (the common form)
+    is one comprehension that only reads labels, instead of a call per node."""
+    if required.affinity is not None or len(required.selector) != 1:
+        return [filter_node(required, node) for node in nodes]
+    ((key, value),) = required.selector
+    matches = [node.labels.get(key) == value for node in nodes]
+    if False not in matches:
+        return None
+    return [None if match else _REJECT for match in matches]
+
+
 def pre_score(pod: PodInfo, args: Args) -> tuple[PreferredTerm, ...] | None:
     return pod.preferred_node_affinity or None
 
@@ -58,4 +70,5 @@ REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.NODE_LABELS_CHANGED
               | ClusterEvent.POD_NODE_AFFINITY_CHANGED)
 
 PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, pre_score=pre_score,
-                score_node=score_node, normalize=normalize, default_weight=2, requeue_on=REQUEUE_ON)
+                score_node=score_node, normalize=normalize, default_weight=2, filter_batch=filter_batch,
+                requeue_on=REQUEUE_ON)

@@ -16,7 +16,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from scheduler.cluster_event import ClusterEvent
 from scheduler.model import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo, Resources
-from scheduler.plugins.base import MAX_NODE_SCORE, Args, Code, Plugin, Status, unsupported_status
+from scheduler.plugins.base import (
+    MAX_NODE_SCORE,
+    Args,
+    Code,
+    Plugin,
+    Status,
+    per_node_memo,
+    unsupported_status,
+)
 
 NAME = "NodeResourcesFit"
 TOO_MANY_PODS = "Too many pods"
@@ -105,14 +113,19 @@ def filter_batch(req: _Request, nodes: list[NodeInfo]) -> list[Status | None] | 
     cpu = req.milli_cpu or _NEVER
     mem = req.memory or _NEVER
     eph = req.ephemeral_storage or _NEVER
-    short = {
-        node for node in nodes
-        for alloc, used in ((node.allocatable, node.requested),)
-        if node.pod_count >= alloc.pods
-        or cpu > alloc.milli_cpu - used.milli_cpu
-        or mem > alloc.memory - used.memory
-        or eph > alloc.ephemeral_storage - used.ephemeral_storage
-    }
+
+    def falls_short(nodes: list[NodeInfo]) -> list[bool]:
+        return [
+            node.pod_count >= alloc.pods
+            or cpu > alloc.milli_cpu - used.milli_cpu
+            or mem > alloc.memory - used.memory
+            or eph > alloc.ephemeral_storage - used.ephemeral_storage
+            for node in nodes
+            for alloc, used in ((node.allocatable, node.requested),)
+        ]
+
+    short = {node for node, no in zip(nodes, per_node_memo(f"{NAME} short {cpu} {mem} {eph}", nodes, falls_short),
+                                      strict=True) if no}
     if not short:
         return None
     return [filter_node(req, node) if node in short else None for node in nodes]
@@ -173,15 +186,17 @@ def score_batch(s: _Scoring, nodes: list[NodeInfo]) -> list[int]:
     if not s.default_resources:
         return [score_node(s, node) for node in nodes]
     pod_cpu, pod_mem = s.milli_cpu, s.memory
-    try:
-        if s.most:
-            return [
-                (min(nz.milli_cpu + pod_cpu, cpu_cap) * 100 // cpu_cap
-                 + min(nz.memory + pod_mem, mem_cap) * 100 // mem_cap) // 2
-                for node in nodes
-                for cpu_cap, mem_cap, nz in ((node.allocatable.milli_cpu, node.allocatable.memory,
-                                              node.non_zero_requested),)
-            ]
+
+    def most(nodes: list[NodeInfo]) -> list[int]:
+        return [
+            (min(nz.milli_cpu + pod_cpu, cpu_cap) * 100 // cpu_cap
+             + min(nz.memory + pod_mem, mem_cap) * 100 // mem_cap) // 2
+            for node in nodes
+            for cpu_cap, mem_cap, nz in ((node.allocatable.milli_cpu, node.allocatable.memory,
+                                          node.non_zero_requested),)
+        ]
+
+    def least(nodes: list[NodeInfo]) -> list[int]:
         # 0 when over capacity, written with := instead of max(): a builtin call per node costs more than
         # the arithmetic. A positive free amount implies a positive capacity; "0 // capacity" raises for a
         # zero one.
@@ -193,6 +208,10 @@ def score_batch(s: _Scoring, nodes: list[NodeInfo]) -> list[int]:
             for node in nodes
             for alloc, nz in ((node.allocatable, node.non_zero_requested),)
         ]
+
+    try:
+        return per_node_memo(f"{NAME} {'most' if s.most else 'least'} {pod_cpu} {pod_mem}", nodes,
+                             most if s.most else least)
     except ZeroDivisionError:
         return [score_node(s, node) for node in nodes]
 

@@ -12,7 +12,8 @@ import pytest
 from scheduler.framework import Profile
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.plugins import REGISTRY, ClusterView
-from tests.scheduler.builders import node, pod
+from scheduler.plugins.base import per_node_memo
+from tests.scheduler.builders import node, node_obj, pod
 
 ZONE = "topology.kubernetes.io/zone"
 POD_AFFINITIES = [None, None, *(
@@ -102,3 +103,53 @@ def test_wrapped_window_visits_every_node_once_per_round() -> None:
         for name in result.feasible_nodes:
             seen[name] = seen.get(name, 0) + 1
     assert set(seen.values()) == {2} and len(seen) == 250
+
+
+def test_memoised_batch_values_follow_every_change_of_a_node() -> None:
+    """Batch forms keep per-node values on the NodeInfo (per_node_memo) for the next pod of the same kind:
+    after a pod is added or removed, or the node object changes, the same pod must see the new values."""
+    pods_on = [pod(f"on-{i}", requests={"cpu": "1", "memory": "1Gi"}) for i in range(3)]
+    nodes = [node(f"n{i}", cpu="4", memory="8Gi", pods="3") for i in range(3)]
+    wanting = pod("wanting", requests={"cpu": "2", "memory": "2Gi"})
+
+    def check() -> None:
+        for name in ("NodeResourcesFit", "NodeResourcesBalancedAllocation"):
+            _check_batches(REGISTRY[name], wanting, nodes)
+
+    check()  # fills the memos
+    nodes[0].add_pod(pods_on[0])
+    nodes[0].add_pod(pods_on[1])
+    nodes[1].add_pod(pods_on[2])
+    check()
+    nodes[0].remove_pod(pods_on[1])
+    check()
+    nodes[2].update_node(node_obj("n2", cpu="1", memory="8Gi", pods="3"))
+    check()
+
+
+def test_per_node_memo_computes_only_the_nodes_without_a_value() -> None:
+    nodes = [node(f"n{i}") for i in range(4)]
+    asked: list[list[str]] = []
+
+    def names(batch: list[NodeInfo]) -> list[str]:
+        asked.append([n.name for n in batch])
+        return [n.name.upper() for n in batch]
+
+    assert per_node_memo("k", nodes, names) == ["N0", "N1", "N2", "N3"]
+    nodes[2].add_pod(pod("p"))
+    assert per_node_memo("k", nodes, names) == ["N0", "N1", "N2", "N3"]
+    assert per_node_memo("other", nodes[:1], names) == ["N0"]
+    assert asked == [["n0", "n1", "n2", "n3"], ["n2"], ["n0"]]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_node_affinity_batch_matches_per_node_for_node_selectors(seed: int) -> None:
+    rng = random.Random(seed)
+    every = [_random_node(rng, i) for i in range(40)]
+    required = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["z1"]}]}]}}}
+    for selector, affinity in [({ZONE: "z1"}, None), ({ZONE: "z3"}, None), ({ZONE: "z2", "x": "y"}, None),
+                               ({ZONE: "z2"}, required), ({}, required)]:
+        p = pod("p", node_selector=selector, affinity=affinity)
+        for nodes in [every, every[:1], [n for n in every if n.labels.get(ZONE) == "z1"]]:
+            _check_batches(REGISTRY["NodeAffinity"], p, nodes)

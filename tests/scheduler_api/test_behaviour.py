@@ -285,3 +285,28 @@ def test_wrong_token_is_reported_as_credentials_problem(tmp_path, caplog) -> Non
             server.wait_for(lambda: any("401 Unauthorized" in r.getMessage() for r in caplog.records))
         finally:
             sched.stop()
+
+
+_SERVER_VERBS = {"LIST": "list", "WATCH": "watch", "GET": "get", "POST": "create", "PUT": "update",
+                 "PATCH": "patch", "DELETE": "delete"}
+
+
+def test_client_counts_every_request_as_the_server_records_it(kube_api, kube_api_kubeconfig) -> None:
+    """The benchmark's requests per bound pod come from the client's own counts (served on /metrics): they
+    must match, by verb and resource, what the API server saw."""
+    kube_api.add_node("n1")
+    with running_scheduler(kube_api_kubeconfig) as sched:
+        for name in ("a", "b", "c"):
+            kube_api.add_pod(name, cpu="100m", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: len(kube_api.bound_pods()) == 3)
+        assert sched.recorder.flush(10)
+        requests, watch_bytes = sched.client.counts.totals()
+        seen = Counter((r.verb, r.resource) for r in kube_api.requests)
+        text = urllib.request.urlopen(f"http://127.0.0.1:{sched.servers[0].port}/metrics").read().decode()
+    assert requests[("POST", "pods/binding")] == 3 and requests[("POST", "events.events.k8s.io")] == 3
+    for (verb, resource), n in requests.items():
+        if not resource.startswith("/"):  # /version: outside the resource tree the server's records name
+            assert seen[(_SERVER_VERBS[verb], resource.removesuffix(".events.k8s.io"))] == n, (verb, resource)
+    assert 'scheduler_client_requests_total{resource="pods/binding",verb="POST"} 3.0' in text
+    assert watch_bytes["pods"] > 0  # the three bindings came back as MODIFIED pods
+    assert 'scheduler_watch_decoded_bytes_total{resource="pods"}' in text

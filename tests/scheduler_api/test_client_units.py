@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from kubernetes import client as k8s_client
 
 from scheduler.binder import binding_body
-from scheduler.client import TokenBucket, _error_from
+from scheduler.client import Client, TokenBucket, _error_from
 from scheduler.events import NOTE_LIMIT, event_body, unschedulable_condition_patch
 from scheduler.model import PodInfo
 
@@ -104,3 +108,35 @@ def test_condition_patch() -> None:
     ]
     assert cond[0]["type"] == "PodScheduled" and cond[0]["status"] == "False"
     assert cond[0]["reason"] == "Unschedulable"
+
+
+def test_requests_keep_the_server_urls_path_and_the_query() -> None:
+    """Requests go straight to the host's connection pool: a server URL with a path (an API server behind a
+    proxy, e.g. https://rancher/k8s/clusters/c-1) must keep that path in every request."""
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.path)
+            body = b"{}"
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        cfg = k8s_client.Configuration()
+        cfg.host = f"http://127.0.0.1:{server.server_address[1]}/k8s/clusters/c-1/"
+        client = Client(cfg, qps=0)
+        assert client.get("/api/v1/nodes", {"limit": 5, "continue": None}) == {}
+        client.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert seen == ["/k8s/clusters/c-1/api/v1/nodes?limit=5"]
