@@ -136,8 +136,8 @@ def test_command_writes_tables_and_json(tmp_path: Path) -> None:
 
 def test_targets_are_judged_on_the_wall_clock_rate() -> None:
     row = {"nodes": 1000, "plugins": "default", "percentage_of_nodes_to_score": None, "existing_pods": 10_000}
-    slow = report.judge([row | {"decisions_per_second": 999.0}], [])
-    fast = report.judge([row | {"decisions_per_second": 1000.0}], [])
+    slow = report.judge([row | {"decisions_per_second": 2999.0}], [])
+    fast = report.judge([row | {"decisions_per_second": 3000.0}], [])
     assert [t["met"] for t in slow][:1] == [False] and [t["met"] for t in fast][:1] == [True]
 
 
