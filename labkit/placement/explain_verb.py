@@ -47,7 +47,7 @@ class ExplainOptions:
 def explain_target(lab: Lab, options: ExplainOptions) -> Explanation:
     """Explain the named pod, or with --what-if the manifest as that pod. Raises UserError subclasses."""
     if options.pod.startswith("-"):  # invoke takes `./lab explain --help` as a pod named --help
-        raise ExplainError(f"{options.pod!r} is not a pod name; for help: ./lab --help explain")
+        raise ExplainError(f"{options.pod!r} is not a pod name; for help: ./lab explain --help")
     manifest = load_what_if(options.what_if, options.pod, options.namespace) if options.what_if else None
     with contextlib.closing(Kube.from_kubeconfig(options.kubeconfig, options.context)) as kube:
         config = load_scheduler_config(kube, lab, options.scheduler_config)

@@ -76,3 +76,22 @@ def test_version_goes_to_the_projects_own_report(tmp_path):
                           text=True, env=env, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "python -m labkit.version --lab x.yaml\n"
+
+
+def test_verb_then_help_is_the_verbs_help_even_with_a_positional_argument(tmp_path):
+    """`./lab explain --help` (explain takes the pod name as a positional argument, which invoke would fill
+    with "--help") reaches invoke as `--help explain`; other arguments pass through unchanged."""
+    project = project_copy(tmp_path)
+    invoke = project / ".venv" / "bin" / "invoke"
+    invoke.write_text("#!/bin/sh\n# STAND-IN for the virtualenv's invoke: prints what ./lab handed it.\necho \"invoke $*\"\n")
+    invoke.chmod(0o755)
+    env = {"PATH": tools_path(tmp_path, "linux"), "HOME": str(tmp_path)}
+
+    def lab(*args: str) -> str:
+        proc = subprocess.run([str(project / "lab"), *args], check=True, capture_output=True, text=True, env=env,
+                              timeout=60)
+        return proc.stdout
+
+    assert lab("explain", "--help") == "invoke --help explain\n"
+    assert lab("explain", "web-1", "--help") == "invoke explain web-1 --help\n"
+    assert lab("--help", "up") == "invoke --help up\n"
