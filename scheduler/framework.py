@@ -299,6 +299,8 @@ class Profile:
         pods waiting for room on it that count for this pod. Raises model.PodSpecError as ``schedule``
         does."""
         checks = self._pre_filter(pod, cluster.replacing(node))
+        if isinstance(checks, Status):  # rejected whatever the node (e.g. its claim went away meanwhile)
+            return checks
         failures: dict[str, Status] = {}
         if nominated:
             _passing_with_nominated(checks, [node], failures, {node.name: nominated})

@@ -202,6 +202,8 @@ def select_victims(profile: Profile, pod: PodInfo, node: NodeInfo, cluster: Clus
                 what_if.remove_pod(victim)
                 victims.append(victim)
                 violations += group is violating
+    if not victims:  # it fits without evicting anyone: the cluster changed under the cycle (upstream: no candidate)
+        return NO_VICTIMS
     if violating and clean:
         victims.sort(key=more_important)
     return Candidate(node.name, victims, violations)

@@ -156,9 +156,10 @@ class ClusterView:
 
     def replacing(self, node: NodeInfo) -> ClusterView:
         """The same view with ``node`` standing in for the node of its name (a what-if copy, such as a node
-        with preemption victims removed). The pod index is shared: it still counts the original's pods."""
+        with preemption victims removed). The pod index and the volume store are shared: the index still
+        counts the original's pods."""
         nodes = [node if n.name == node.name else n for n in self.nodes]
-        return ClusterView(nodes, self.namespace_labels, self._index)
+        return ClusterView(nodes, self.namespace_labels, self._index, self.volumes)
 
     def labels_of_namespace(self, namespace: str) -> Mapping[str, str]:
         return self.namespace_labels.get(namespace, _NO_LABELS)

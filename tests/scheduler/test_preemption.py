@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from scheduler.config import ProfileConfig, parse_config
 from scheduler.framework import Profile
 from scheduler.model import NodeInfo, PodInfo
+from scheduler.model.volumes import VolumeStore
 from scheduler.plugins import ClusterView, Code
 from scheduler.plugins.default_preemption import DefaultPreemptionArgs
 from scheduler.preemption import (
@@ -22,7 +23,15 @@ from scheduler.preemption import (
     preempt,
     select_victims,
 )
-from tests.scheduler.builders import node, pod_obj
+from tests.scheduler.builders import (
+    claim_obj,
+    claim_volume,
+    node,
+    on_node,
+    pod_obj,
+    pv_obj,
+    storage_class_obj,
+)
 
 PROFILE = Profile.default("my-custom-scheduler")
 ARGS = DefaultPreemptionArgs()
@@ -249,3 +258,20 @@ def test_default_profile_preempts_and_can_be_disabled() -> None:
     assert Profile.from_resolved(off.resolve()).post_filter is None
     with pytest.raises(ValidationError, match="DefaultPreemption has no filter"):
         ProfileConfig(schedulerName="s", plugins={"filter": {"enabled": [{"name": "DefaultPreemption"}]}})
+
+
+def test_a_pod_with_a_bound_claim_preempts_like_any_other() -> None:
+    """The dry run judges the node with victims removed in a view that still holds the claims, PVs and
+    StorageClasses (a view without them made VolumeBinding reject the pod outright in the dry run)."""
+    claim = claim_obj("data", volume_name="pv-1", bound=True, storage_class="local")
+    volumes = VolumeStore.of([claim, pv_obj("pv-1", node_terms=on_node("n1")), storage_class_obj("local")])
+    obj = pod_obj("p", requests={"cpu": "2"})
+    obj["spec"]["priority"] = 100
+    obj["spec"]["volumes"] = [claim_volume("data")]
+    preemptor = PodInfo.from_api(obj)
+    nodes = [full_node("n1", prio_pod("a", 10, "4")), full_node("n2", prio_pod("b", 10, "4"))]
+    cluster = ClusterView(nodes, volumes=volumes)
+    result = PROFILE.schedule(preemptor, nodes, random.Random(0), cluster)
+    assert result.node_name is None
+    outcome = preempt(PROFILE, ARGS, preemptor, result, nodes, cluster, [], {}, random.Random(0))
+    assert outcome.node == "n1" and [v.name for v in outcome.victims] == ["a"]
