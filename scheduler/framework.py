@@ -234,6 +234,11 @@ class Profile:
             result = ScheduleResult(pod.key, None, num_all, 0, failures={n.name: checks for n in nodes})
             result.message = fit_error_message(num_all, result.failures, checks)
             return result
+        if pod.nominated_node_name:  # kube-scheduler's evaluateNominatedNode: the room preemption made
+            room = next((n for n in nodes if n.name == pod.nominated_node_name), None)
+            if room is not None and (_passing_with_nominated(checks, [room], {}, nominated) if nominated
+                                     else _passing(checks, [room], {})):
+                return ScheduleResult(pod.key, room.name, num_all, 1, [room.name])
         feasible, failures, evaluated = self._find_feasible(checks, nodes, nominated)
         result = ScheduleResult(pod.key, None, num_all, evaluated, [n.name for n in feasible], failures)
         if not feasible:

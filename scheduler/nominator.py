@@ -4,9 +4,10 @@ A pod this scheduler serves is nominated to a node when its preemption chose tha
 before the API has the pod's status.nominatedNodeName) or when the watch shows the field set. While it waits,
 the pods nominated to a node with at least the priority of the pod being placed count on that node, so a
 lower-priority pod does not take the freed room. A nomination ends when the pod is bound, deleted or gated,
-or when this scheduler clears it; a watch update without the field leaves an in-memory nomination as it is
-(the update may predate the patch that sets it), as kube-scheduler does. Thread-safe: the informer thread
-writes, the scheduling loop reads and writes.
+or when this scheduler clears it, or when a watch update removes the field. A watch update without the
+field, whose previous version lacked it too, leaves an in-memory nomination as it is (the update may
+predate the patch that sets it), as kube-scheduler's UpdateNominatedPod does. Thread-safe: the informer
+thread writes, the scheduling loop reads and writes.
 """
 
 from __future__ import annotations
@@ -22,25 +23,30 @@ class Nominator:
         self._lock = threading.Lock()
         self._by_node: dict[str, dict[str, PodInfo]] = {}  # node -> uid -> pod
         self._node_of: dict[str, str] = {}  # uid -> node
+        self._status_of: dict[str, str] = {}  # uid -> status.nominatedNodeName of the last version watched
 
     def nominate(self, pod: PodInfo, node: str) -> None:
         """``pod`` waits for room on ``node`` (replacing any earlier nomination)."""
         with self._lock:
-            self._remove(pod.uid)
-            self._by_node.setdefault(node, {})[pod.uid] = pod
-            self._node_of[pod.uid] = node
+            self._nominate(pod, node)
 
     def update(self, pod: PodInfo) -> None:
-        """A new version of a waiting pod from the watch: nominated where its status says, else where it
-        already was (with the new object)."""
+        """A new version of a waiting pod from the watch: nominated where its status says; without the field,
+        where it already was (with the new object) unless the previous version had the field (removed: the
+        nomination ends)."""
         with self._lock:
-            node = pod.nominated_node_name or self._node_of.get(pod.uid)
-        if node:
-            self.nominate(pod, node)
+            previous = self._status_of.get(pod.uid, "")
+            self._status_of[pod.uid] = pod.nominated_node_name
+            node = pod.nominated_node_name or ("" if previous else self._node_of.get(pod.uid, ""))
+            if node:
+                self._nominate(pod, node)
+            else:
+                self._remove(pod.uid)
 
     def remove(self, uid: str) -> None:
         with self._lock:
             self._remove(uid)
+            self._status_of.pop(uid, None)
 
     def node_of(self, uid: str) -> str | None:
         with self._lock:
@@ -63,6 +69,11 @@ class Nominator:
                 if counted:
                     out[node] = counted
             return out
+
+    def _nominate(self, pod: PodInfo, node: str) -> None:
+        self._remove(pod.uid)
+        self._by_node.setdefault(node, {})[pod.uid] = pod
+        self._node_of[pod.uid] = node
 
     def _remove(self, uid: str) -> None:
         node = self._node_of.pop(uid, None)

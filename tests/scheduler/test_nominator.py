@@ -35,3 +35,16 @@ def test_a_watch_update_without_the_field_keeps_the_nomination() -> None:
     assert nominator.lower_priority_on("n2", 11) == [nominator.for_pod(waiting("q", 0))["n2"][0]]
     nominator.remove("uid-p")
     assert nominator.node_of("uid-p") is None and nominator.for_pod(waiting("q", 0)) == {}
+
+
+def test_a_watch_update_that_removes_the_field_ends_the_nomination() -> None:
+    # UpdateNominatedPod keeps an in-memory nomination only when the old and the new version both lack the
+    # field: a version that removes it (another scheduler replica, or our own clearing seen late) ends it.
+    nominator = Nominator()
+    nominator.update(waiting("p", 10, nominated="n1"))  # a lagging event from before the nomination was cleared
+    assert nominator.node_of("uid-p") == "n1"
+    nominator.update(waiting("p", 10))  # the field removed
+    assert nominator.node_of("uid-p") is None and nominator.for_pod(waiting("q", 0)) == {}
+    nominator.nominate(waiting("p", 10), "n2")  # a later preemption of our own, not yet seen in status
+    nominator.update(waiting("p", 10))  # neither version has the field: kept
+    assert nominator.node_of("uid-p") == "n2"

@@ -275,3 +275,15 @@ def test_a_pod_with_a_bound_claim_preempts_like_any_other() -> None:
     assert result.node_name is None
     outcome = preempt(PROFILE, ARGS, preemptor, result, nodes, cluster, [], {}, random.Random(0))
     assert outcome.node == "n1" and [v.name for v in outcome.victims] == ["a"]
+
+
+def test_a_nominated_pod_takes_the_room_made_for_it_when_it_fits_there() -> None:
+    """kube-scheduler's evaluateNominatedNode: the nominated node is tried first and taken if it fits, even
+    when scoring would prefer another node (the victims died for that room)."""
+    nodes = [full_node("n1", prio_pod("a", 10, "3")), full_node("n2", cpu="8")]
+    waiting = prio_pod("p", 100, "1", nominated="n1")
+    assert PROFILE.schedule(waiting, nodes, random.Random(0), ClusterView(nodes)).node_name == "n1"
+    plain = prio_pod("q", 100, "1")
+    assert PROFILE.schedule(plain, nodes, random.Random(0), ClusterView(nodes)).node_name == "n2"
+    too_big = prio_pod("r", 100, "2", nominated="n1")  # no longer fits there: the usual search
+    assert PROFILE.schedule(too_big, nodes, random.Random(0), ClusterView(nodes)).node_name == "n2"
