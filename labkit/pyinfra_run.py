@@ -24,6 +24,7 @@ from pyinfra.api.connect import connect_all, disconnect_all
 from pyinfra.api.deploy import add_deploy
 from pyinfra.api.exceptions import PyinfraError
 from pyinfra.api.operations import run_ops
+from pyinfra.connectors.sshuserclient.client import get_host_keys
 from pyinfra.context import ctx_state
 
 from deploys.lab_host import node_label
@@ -249,12 +250,21 @@ class ConnectedHosts:
         return self.progress.changes
 
 
+def forget_host_keys() -> None:
+    """Make pyinfra read the known_hosts files anew on its next connection. It keeps each file's keys for the
+    life of the process, as first read (and writes accepted keys to the file only): a process that connects
+    again after the machines were re-created (`deploy-scheduler --watch` across a `./lab rebuild`) would
+    otherwise hold the old keys of a known_hosts file that was reset, and refuse the new ones as changed."""
+    get_host_keys.cache.clear()
+
+
 @contextmanager
 def connected(inventory: Inventory | str | os.PathLike, echo: Echo, config: Config | None = None) -> Iterator[ConnectedHosts]:
     """Every host of the inventory connected over SSH (NodeFailures naming each one that is not);
     disconnected on the way out."""
     inventory = load_inventory(inventory)
     default_sudo(inventory)
+    forget_host_keys()
     state = State(inventory, config or Config(DIFF=False), check_for_changes=False)
     progress = Progress(echo)
     state.add_callback_handler(progress)

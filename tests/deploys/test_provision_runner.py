@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 from pyinfra.api import Inventory
+from pyinfra.connectors.sshuserclient.client import get_host_keys
 
 from labkit.image import BuiltImage
 from labkit.provision import run
-from labkit.pyinfra_run import NodeFailures
+from labkit.pyinfra_run import NodeFailures, forget_host_keys
 from labkit.scheduler_deploy.image_delivery import side_load
 from tests.deploys.labs import make_lab
 from tests.kubeapi.fixtures import free_port
@@ -173,3 +174,18 @@ def test_failures_come_from_one_place_with_a_callbacks_own_message_first():
     assert (refused.node, refused.detail) == ("k8s-worker-01", "kernel module br_netfilter is not available")
     (given_up,) = Progress(lambda line: None).failures(state, PyinfraError("No hosts remaining!"), {})
     assert (given_up.node, given_up.detail) == ("(all nodes)", "No hosts remaining!")
+
+
+def test_each_connection_reads_the_known_hosts_file_as_it_is_now(tmp_path) -> None:
+    """pyinfra keeps a known_hosts file's keys for the life of the process, as first read; a lab re-created
+    since (its known_hosts reset, new host keys) would then be refused as a changed host in a long-running
+    process (deploy-scheduler --watch). forget_host_keys, called by every `connected`, drops that copy."""
+    known_hosts = tmp_path / "known_hosts"
+    old = "10.213.0.10 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n"
+    known_hosts.write_text(old)
+    files = (str(known_hosts),)
+    assert "10.213.0.10" in get_host_keys(files)
+    known_hosts.unlink()  # the machines were re-created: the lab starts its known_hosts anew
+    assert "10.213.0.10" in get_host_keys(files)  # pyinfra's copy, as first read
+    forget_host_keys()
+    assert "10.213.0.10" not in get_host_keys(files)

@@ -52,6 +52,7 @@ import pytest
 from labdef.lab import Lab, load_lab
 from labkit.inventory import Groups, pyinfra_inventory, recorded_groups
 from labkit.paths import PROJECT_ROOT, LabPaths
+from labkit.pyinfra_run import forget_host_keys
 from tests.system import lxchost
 from tests.unavailable import skip_or_fail
 
@@ -106,6 +107,7 @@ class RunningLab:
         from pyinfra.api import Config, State
         from pyinfra.api.connect import connect_all
 
+        forget_host_keys()  # machines re-created since an earlier connection in this process have new keys
         state = State(pyinfra_inventory(self.groups()), Config())
         connect_all(state)
         if state.failed_hosts:
