@@ -77,15 +77,7 @@ def test_failed_rollout_shows_the_pods_events_and_waiting_reason(kube_api, kube_
         "involvedObject": {"kind": "Pod", "name": "sched-abc", "namespace": ns, "uid": pod["metadata"]["uid"]},
         "reason": "ErrImageNeverPull", "type": "Warning",
         "message": 'Container image "x" is not present with pull policy of Never'})
-    now = [0.0]
-
-    def sleep(seconds: float) -> None:
-        now[0] += seconds
-
-    with pytest.raises(DeployError) as err:
-        wait_for_rollout(Kube.from_kubeconfig(kube_api_kubeconfig), LAB, timeout=10, echo=lambda s: None,
-                         clock=lambda: now[0], sleep=sleep)
-    text = str(err.value)
+    text = _failed_rollout(kube_api_kubeconfig)
     assert "0 of 1 updated replicas are available" in text
     assert "pod sched-abc: Pending (ErrImageNeverPull" in text
     assert "event Warning ErrImageNeverPull" in text
@@ -102,15 +94,7 @@ def test_failed_rollout_reads_each_containers_log_in_extender_mode(kube_api, kub
     pod = kube_api.add_pod("sched-two", ns, labels=selector_labels(LAB), node_name="node-0")
     kube_api.update_pod("sched-two", {"spec": {**pod["spec"], "containers": [
         {**pod["spec"]["containers"][0], "name": name} for name in ("kube-scheduler", "extender")]}}, ns)
-    now = [0.0]
-
-    def sleep(seconds: float) -> None:
-        now[0] += seconds
-
-    with pytest.raises(DeployError) as err:
-        wait_for_rollout(Kube.from_kubeconfig(kube_api_kubeconfig), LAB, timeout=10, echo=lambda s: None,
-                         clock=lambda: now[0], sleep=sleep)
-    text = str(err.value)
+    text = _failed_rollout(kube_api_kubeconfig)
     # asked by name, each gets the kubelet's answer for a container with no status yet (400 "... is not
     # available"), not the API server's 400 for a missing container name
     assert "last 20 log lines of kube-scheduler:\n    (no logs: 400" in text
@@ -127,3 +111,16 @@ def test_apply_names_the_object_the_server_refused(kube_api, kube_api_kubeconfig
 def test_unreachable_kubeconfig_is_named(tmp_path: Path) -> None:
     with pytest.raises(UserError, match=str(tmp_path / "missing")):
         Kube.from_kubeconfig(tmp_path / "missing")
+
+
+def _failed_rollout(kubeconfig: Path) -> str:
+    """The DeployError's text of a rollout wait that times out (10 s on a simulated clock)."""
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    with pytest.raises(DeployError) as err:
+        wait_for_rollout(Kube.from_kubeconfig(kubeconfig), LAB, timeout=10, echo=lambda s: None,
+                         clock=lambda: now[0], sleep=sleep)
+    return str(err.value)
