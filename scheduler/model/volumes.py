@@ -206,6 +206,11 @@ class VolumeStore:
     def claim(self, namespace: str, name: str) -> Claim | None:
         return self.claims.get(f"{namespace}/{name}")
 
+    def bound_volume(self, namespace: str, claim_name: str) -> Volume | None:
+        """The PV a claim is bound to; None for a claim that is missing, unbound, or bound to a missing PV."""
+        claim = self.claim(namespace, claim_name)
+        return self.volumes.get(claim.volume_name) if claim is not None and claim.bound else None
+
     def set_claim(self, claim: Claim) -> None:
         self.claims[f"{claim.namespace}/{claim.name}"] = claim
 

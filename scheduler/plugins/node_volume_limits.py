@@ -27,8 +27,7 @@ def pre_filter(pod: PodInfo, args: Args, cluster: ClusterView) -> Status | None:
     store = cluster.volumes
     found = []
     for ref in pod.claims:
-        claim = store.claim(pod.namespace, ref.claim)
-        volume = store.volumes.get(claim.volume_name) if claim is not None and claim.bound else None
+        volume = store.bound_volume(pod.namespace, ref.claim)
         if volume is not None and volume.csi_driver:
             where = f'volume "{ref.volume}" (claim "{ref.claim}", PV "{volume.name}", CSI driver {volume.csi_driver})'
             found.append(Unsupported(where, NAME, _REASON).message)

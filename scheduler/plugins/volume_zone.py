@@ -31,8 +31,7 @@ def pre_filter(pod: PodInfo, args: Args, cluster: ClusterView) -> tuple[tuple[st
     store = cluster.volumes
     wanted = []
     for ref in pod.claims:
-        claim = store.claim(pod.namespace, ref.claim)
-        volume = store.volumes.get(claim.volume_name) if claim is not None and claim.bound else None
+        volume = store.bound_volume(pod.namespace, ref.claim)
         if volume is None:
             continue
         for key in ZONE_LABELS:
