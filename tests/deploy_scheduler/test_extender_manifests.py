@@ -31,8 +31,9 @@ from scheduler.config import parse_config
 from scheduler.framework import build_profiles
 
 IMAGE = "localhost/kubelab-scheduler:0.1.0-0123456789ab"
-# What main rendered for the default lab.yaml before extender mode (commit 2372312), with IMAGE. Standalone
-# mode must stay byte-identical; re-record only for an intended standalone change.
+# What standalone mode renders for the default lab.yaml, with IMAGE: recorded before extender mode (commit
+# 2372312), re-recorded for two intended changes since (02-rbac.yaml: the volume plugins' and preemption's
+# rules). Extender mode must leave these bytes alone; re-record only for an intended standalone change.
 RECORDED_STANDALONE = Path(__file__).parent / "recorded" / "standalone"
 
 

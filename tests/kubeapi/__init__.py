@@ -44,7 +44,10 @@ Served API
   events.k8s.io/v1 events (same stored objects as core/v1 events, converted field by field);
   apps/v1 deployments (+status; stored and served only, no controller acts on them);
   policy/v1 poddisruptionbudgets (+status; no disruption controller: tests write status.disruptionsAllowed
-  and status.disruptedPods themselves); scheduling.k8s.io/v1 priorityclasses (preemptionPolicy defaulted).
+  and status.disruptedPods themselves); scheduling.k8s.io/v1 priorityclasses (preemptionPolicy defaulted);
+  core/v1 persistentvolumeclaims and persistentvolumes, storage.k8s.io/v1 storageclasses (their v1
+  defaults: status.phase Pending at create, reclaimPolicy Delete, volumeBindingMode Immediate; no PV
+  controller: tests bind a claim by writing spec.volumeName, the bind-completed annotation and phase).
   pods/log: text/plain from lines the test writes (container, previous, sinceSeconds, follow), with the
   API server's and kubelet's 400s (tests/kubeapi/pod_logs.py says what it models).
   Discovery: /version, /api, /apis, /api/v1, /apis/{group}/v1, /healthz, /readyz, /livez.
@@ -86,7 +89,7 @@ An update that changes nothing is not written (no new resourceVersion, no watch 
   write_pod_log(name, text, namespace, container=, previous=, at=), end_pod_log(name, namespace, container=),
   add_namespace(name), create_object/update_object/delete_object/get_object/list_objects(storage, ...)
   with storage one of namespaces, nodes, pods, events, configmaps, leases, deployments,
-  poddisruptionbudgets, priorityclasses.
+  poddisruptionbudgets, priorityclasses, persistentvolumeclaims, persistentvolumes, storageclasses.
   validate=False stores a pod the real API would refuse (e.g. a malformed quantity).
   Builders: objects.make_node(...), objects.make_pod(...).
 - Reads: pods(ns), nodes(), events(ns) (core/v1 form), bound_pods() -> {"ns/name": node},
