@@ -1,28 +1,40 @@
 """Side-load the scheduler image into every node's containerd, and build it in the control-plane VM.
 
-`side_load_scheduler_image`: upload the docker-archive, `ctr -n k8s.io images import` it (the kubelet's
-runtime only sees the k8s.io namespace), remove the upload, and check the image is visible to the CRI
-(`crictl inspecti` where crictl is installed, else containerd's own listing of the k8s.io namespace). A
-node that already holds that exact image (same reference and config digest) gets no operation at all.
+`side_load_scheduler_image`: upload what the node lacks of the image, `ctr -n k8s.io images import` it (the
+kubelet's runtime only sees the k8s.io namespace), remove the upload, and check the image is visible to the
+CRI (`crictl inspecti` where crictl is installed, else containerd's own listing of the k8s.io namespace). A
+node that holds none of the image's layers gets the docker-archive as built; a node that holds some (an
+earlier build: the base and dependency layers rarely change) gets an OCI archive without them
+(deploys/image_archive.py says why containerd accepts that). A node that already holds that exact image
+(same reference and config digest) gets no operation at all.
 
 `build_scheduler_image_in_vm`: for hosts with none of docker, podman or buildah, build on the control
 plane with buildah (installed there from the distribution) from a context prepared on the host (the
 wheels are downloaded on the host, so the build needs no network) and fetch the archive back.
 
-The host side (deploy-scheduler) passes the values below and reads `report`.
+The host side (deploy-scheduler) passes the values below and reads `report` and `sent`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shlex
-from pathlib import PurePosixPath
+from pathlib import Path
 
 from pyinfra import host
 from pyinfra.api import FactBase, OperationError, deploy
 from pyinfra.operations import apt, files, python, server
 
 from deploys.facts import ContainerKind
+from deploys.image_archive import (
+    Blob,
+    ImageArchive,
+    carried_layers,
+    held_blobs,
+    normalized_name,
+    write_oci_archive,
+)
 from deploys.lab_host import node_label, sudo
 
 UPLOAD_DIR = "/var/lib/kubelab/images"
@@ -72,19 +84,53 @@ def _verify(ref: str, image_id: str, report: dict[str, str]) -> None:
     report.setdefault(node_label(host), "imported")
 
 
+class ContainerdHeldBlobs(FactBase[set[str]]):
+    """The blobs containerd's k8s.io namespace holds for its images (image_archive.held_blobs); empty when
+    containerd does not answer (the whole archive is sent then, and the import says what is wrong)."""
+
+    def requires_command(self) -> str:
+        return "ctr"
+
+    def command(self) -> str:
+        return "ctr -n k8s.io images ls 2>/dev/null; echo '---'; ctr -n k8s.io content ls 2>/dev/null; true"
+
+    def process(self, output: list[str]) -> set[str]:
+        text = "\n".join(output)
+        images, _, content = text.partition("\n---\n") if "\n---\n" in text else ("", "", "")
+        return held_blobs(images, content)
+
+
+def _upload_for(image: ImageArchive, ref: str, held: set[str]) -> tuple[Path, list[Blob]]:
+    """The file to send a node holding `held`, and the layers it carries: the docker-archive itself when
+    the node holds none of the layers, else an OCI archive without the held ones (one file per distinct
+    set, shared by the nodes in the same state; the host side removes them after the run)."""
+    leave_out = {layer.digest for layer in image.layers} & held
+    if not leave_out:
+        return image.path, list(image.layers)
+    key = hashlib.sha256(" ".join(sorted(leave_out)).encode()).hexdigest()[:12]
+    dest = image.path.with_name(f"{image.path.stem}.without-{key}.oci.tar")
+    if not dest.exists():
+        write_oci_archive(image, ref, leave_out, dest)
+    return dest, carried_layers(image, leave_out)
+
+
 @deploy("Side-load the scheduler image")
-def side_load_scheduler_image(ref: str, image_id: str, archive: str, report: dict[str, str]) -> None:
-    if host.get_fact(ContainerdImageId, ref=ref) == image_id:
+def side_load_scheduler_image(image: ImageArchive, ref: str, report: dict[str, str],
+                              sent: dict[str, list[Blob]]) -> None:
+    name = normalized_name(ref)
+    if host.get_fact(ContainerdImageId, ref=name) == image.image_id:
         report[node_label(host)] = "present"
         return
-    remote = f"{UPLOAD_DIR}/{PurePosixPath(archive).name}"
+    upload, sent[node_label(host)] = _upload_for(image, ref, host.get_fact(ContainerdHeldBlobs))
+    remote = f"{UPLOAD_DIR}/{upload.name}"
     files.directory(name="Image upload folder", path=UPLOAD_DIR, mode="0700")
-    files.put(name="Upload the scheduler image archive", src=archive, dest=remote, mode="0600")
+    files.put(name="Upload the scheduler image (the layers the node lacks)", src=str(upload), dest=remote,
+              mode="0600")
     server.shell(name="Import the image into containerd (namespace k8s.io)",
                  commands=[f"ctr -n k8s.io images import {shlex.quote(remote)}"])
     files.file(name="Remove the uploaded archive", path=remote, present=False)
     python.call(name="Check the kubelet's runtime sees the image", function=_verify,
-                ref=ref, image_id=image_id, report=report)
+                ref=name, image_id=image.image_id, report=report)
 
 
 def build_script(context: str, archive: str, ref: str, base_ref: str, python_version: str, platform: str,

@@ -19,7 +19,6 @@ import argparse
 import ast
 import hashlib
 import importlib.metadata
-import json
 import os
 import re
 import shutil
@@ -36,6 +35,7 @@ from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from deploys.image_archive import ArchiveError, read_manifest_entry
 from labdef.errors import UserError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -354,14 +354,9 @@ def find_builder(order: Sequence[str] = BUILDER_ORDER) -> Builder | None:
 def _archive_entry(archive: Path) -> dict:
     """The one image entry of a docker-archive's manifest.json (Config, RepoTags, Layers)."""
     try:
-        with tarfile.open(archive) as tar:
-            member = tar.extractfile("manifest.json")
-            manifest = json.load(member) if member else None
-    except (OSError, KeyError, tarfile.TarError, json.JSONDecodeError) as err:
-        raise ImageError(f"{archive}: not a docker-archive image tarball ({err})") from None
-    if not isinstance(manifest, list) or len(manifest) != 1:
-        raise ImageError(f"{archive}: holds {len(manifest or [])} images; side-loading needs exactly one")
-    return manifest[0]
+        return read_manifest_entry(archive)
+    except ArchiveError as err:
+        raise ImageError(str(err)) from None
 
 
 def archive_image_id(archive: Path) -> str:

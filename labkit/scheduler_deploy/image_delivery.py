@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pyinfra.api import Inventory
 
+from deploys.image_archive import ArchiveError, Blob, ImageArchive, read_archive
 from deploys.scheduler_image import build_scheduler_image_in_vm, side_load_scheduler_image
 from labdef.lab import Lab
 from labkit.console import Echo
@@ -15,16 +16,44 @@ from labkit.image import BuildPlan, BuiltImage, build_planned, context_tarball, 
 from labkit.pyinfra_run import connected
 from labkit.scheduler_deploy import DeployError
 
+# A layer the node listed a moment before can be gone by the import (its last image removed meanwhile).
+STALE_LAYER_HINT = ("if containerd answered that some content was not found, run deploy-scheduler again: the next "
+                    "run sends every layer the node then lacks")
+
 
 def side_load(inventory: Inventory, image: BuiltImage, echo: Echo = print) -> dict[str, str]:
-    """Import the image on every node; returns node -> "imported" or "present" (already had it)."""
+    """Import the image on every node; returns node -> "imported" or "present" (already had it). Each node is
+    sent only the layers its containerd lacks."""
+    archive = read_image_archive(image.archive)
     report: dict[str, str] = {}
-    with connected(inventory, echo) as hosts:
-        hosts.run("side-loading the scheduler image", side_load_scheduler_image,
-                    image.ref, image.image_id, str(image.archive), report)
+    sent: dict[str, list[Blob]] = {}
+    try:
+        with connected(inventory, echo) as hosts:
+            hosts.run("side-loading the scheduler image", side_load_scheduler_image, archive, image.ref, report,
+                      sent, hint=STALE_LAYER_HINT)
+    finally:
+        for partial_upload in image.archive.parent.glob(f"{image.archive.stem}.without-*"):
+            partial_upload.unlink(missing_ok=True)
+    total = sum(layer.size for layer in archive.layers)
     for node, outcome in sorted(report.items()):
-        echo(f"{node}: {image.ref} {'imported' if outcome == 'imported' else 'already present, skipped'}")
+        if outcome == "imported":
+            layers = sent.get(node, [])
+            echo(f"{node}: {image.ref} imported (sent {len(layers)} of {len(archive.layers)} layers, "
+                 f"{_mb(sum(layer.size for layer in layers))} of {_mb(total)})")
+        else:
+            echo(f"{node}: {image.ref} already present, skipped")
     return report
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:.1f} MB"
+
+
+def read_image_archive(path: Path) -> ImageArchive:
+    try:
+        return read_archive(path)
+    except ArchiveError as err:
+        raise DeployError(str(err)) from None
 
 
 def build_in_vm(inventory: Inventory, plan: BuildPlan, echo: Echo = print) -> BuiltImage:

@@ -11,6 +11,7 @@ from labkit.image import BuiltImage
 from labkit.provision import run
 from labkit.pyinfra_run import NodeFailures, forget_host_keys
 from labkit.scheduler_deploy.image_delivery import side_load
+from tests.deploys.docker_archives import layer_tar, write_docker_archive
 from tests.deploys.labs import make_lab
 from tests.kubeapi.fixtures import free_port
 
@@ -38,7 +39,8 @@ def test_unreachable_node_is_named_with_the_fix():
 def test_side_load_reports_unreachable_nodes_as_provisioning_does(tmp_path):
     """deploy-scheduler's side-load runs through the same runner: each node named, with the fix."""
     lab = make_lab()
-    image = BuiltImage("localhost/kubelab-scheduler:1", tmp_path / "image.tar", "sha256:" + "0" * 64, "test", 0.0)
+    archive = write_docker_archive(tmp_path / "image.tar", "localhost/kubelab-scheduler:1", [layer_tar({})])
+    image = BuiltImage("localhost/kubelab-scheduler:1", archive, "sha256:" + "0" * 64, "test", 0.0)
     with pytest.raises(NodeFailures) as err:
         side_load(unreachable_inventory(lab), image, echo=lambda line: None)
     message = str(err.value)

@@ -5,12 +5,13 @@ See tests/image/base.py for the stand-in base image.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from labkit.image import BaseImage, Builder
+from labkit.image import BaseImage, Builder, BuiltImage, build_image
 from tests.image.base import (
     Containerd,
     check_image_tools,
@@ -32,6 +33,18 @@ def buildah(image_tools: None) -> Builder:
 @pytest.fixture(scope="session")
 def local_base(image_tools: None) -> BaseImage:
     return shared_buildah_and_base()[1]
+
+
+@pytest.fixture(scope="session")
+def built(buildah: Builder, local_base: BaseImage, tmp_path_factory) -> BuiltImage:
+    """The scheduler image built once for the suite."""
+    out = tmp_path_factory.mktemp("images")
+    lines: list[str] = []
+    started = time.monotonic()
+    image = build_image(out, base=local_base, builder=buildah, log=lines.append)
+    print(f"\nbuild: {image.ref} with {image.builder} in {image.seconds:.1f}s "
+          f"(with context and wheels {time.monotonic() - started:.1f}s)")
+    return image
 
 
 @pytest.fixture

@@ -19,17 +19,6 @@ from tests.image.base import config_blob_digest
 pytestmark = pytest.mark.image
 
 
-@pytest.fixture(scope="module")
-def built(buildah, local_base, tmp_path_factory):
-    out = tmp_path_factory.mktemp("images")
-    lines: list[str] = []
-    started = time.monotonic()
-    image = build_image(out, base=local_base, builder=buildah, log=lines.append)
-    print(f"\nbuild: {image.ref} with {image.builder} in {image.seconds:.1f}s "
-          f"(with context and wheels {time.monotonic() - started:.1f}s)")
-    return image
-
-
 def test_archive_is_a_single_platform_docker_archive_named_by_content(built, local_base) -> None:
     assert built.builder == "buildah"
     context = Path(built.archive).parent / "context"

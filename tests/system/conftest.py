@@ -64,6 +64,8 @@ LOCK_WAIT_SECONDS = 480  # another session on this host (a developer's run) fini
 
 # Durations measured while the suite runs, printed in pytest's terminal summary.
 TIMINGS: dict[str, float] = {}
+# Other measured facts (what a step sent, say), printed after the timings.
+MEASURED: list[str] = []
 
 
 
@@ -206,3 +208,5 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.section("system suite timings")
         for what, seconds in TIMINGS.items():
             terminalreporter.write_line(f"{what}: {seconds:.1f} s")
+        for line in MEASURED:
+            terminalreporter.write_line(line)
