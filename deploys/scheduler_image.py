@@ -88,6 +88,10 @@ class ContainerdHeldBlobs(FactBase[set[str]]):
     """The blobs containerd's k8s.io namespace holds for its images (image_archive.held_blobs); empty when
     containerd does not answer (the whole archive is sent then, and the import says what is wrong)."""
 
+    @staticmethod
+    def default() -> set[str]:
+        return set()  # no ctr on the node: the import step then says so
+
     def requires_command(self) -> str:
         return "ctr"
 

@@ -23,7 +23,7 @@ from deploys.image_archive import (
     read_archive,
     write_oci_archive,
 )
-from deploys.scheduler_image import _upload_for
+from deploys.scheduler_image import ContainerdHeldBlobs, _upload_for
 from tests.deploys.docker_archives import layer_tar, write_docker_archive
 
 REF = "localhost/kubelab-scheduler:abc"
@@ -104,24 +104,33 @@ def test_names_are_normalized_as_containerd_and_the_kubelet_name_images(ref, nam
     assert normalized_name(ref) == name
 
 
+INDEX, MANIFEST, CONFIG, LAYER, ORPHAN, GONE = (f"sha256:{c * 64}" for c in "123456")
+IMAGES_LS = ("REF                              TYPE                                                 DIGEST   SIZE     "
+             "PLATFORMS   LABELS \n"
+             f"registry.k8s.io/pause:3.10       application/vnd.oci.image.index.v1+json             {INDEX} 311.6 KiB "
+             "linux/amd64 io.cri-containerd.image=managed \n"
+             f"localhost/gone:1                 application/vnd.docker.distribution.manifest.v2+json {GONE} 1.2 MiB "
+             "linux/amd64 - \n")
+CONTENT_LS = ("DIGEST\tSIZE\tAGE\tLABELS\n"
+              f"{INDEX}\t1.2kB\t2 hours\tcontainerd.io/gc.ref.content.m.0={MANIFEST}\n"
+              f"{MANIFEST}\t527B\t2 hours\tcontainerd.io/gc.ref.content.config={CONFIG},"
+              f"containerd.io/gc.ref.content.l.0={LAYER}\n"
+              f"{CONFIG}\t1.5kB\t2 hours\tcontainerd.io/gc.ref.snapshot.overlayfs=sha256:{'9' * 64}\n"
+              f"{LAYER}\t311.6kB\t2 hours\tcontainerd.io/uncompressed=sha256:{'8' * 64}\n"
+              f"{ORPHAN}\t86.2MB\t3 days\t-\n")
+
+
 def test_only_blobs_an_image_reaches_count_as_held() -> None:
-    index, manifest, config, layer, orphan, gone = (f"sha256:{c * 64}" for c in "123456")
-    images = ("REF                              TYPE                                                 DIGEST   SIZE     "
-              "PLATFORMS   LABELS \n"
-              f"registry.k8s.io/pause:3.10       application/vnd.oci.image.index.v1+json             {index} 311.6 KiB "
-              "linux/amd64 io.cri-containerd.image=managed \n"
-              f"localhost/gone:1                 application/vnd.docker.distribution.manifest.v2+json {gone} 1.2 MiB "
-              "linux/amd64 - \n")
-    content = ("DIGEST\tSIZE\tAGE\tLABELS\n"
-               f"{index}\t1.2kB\t2 hours\tcontainerd.io/gc.ref.content.m.0={manifest}\n"
-               f"{manifest}\t527B\t2 hours\tcontainerd.io/gc.ref.content.config={config},"
-               f"containerd.io/gc.ref.content.l.0={layer}\n"
-               f"{config}\t1.5kB\t2 hours\tcontainerd.io/gc.ref.snapshot.overlayfs=sha256:{'9' * 64}\n"
-               f"{layer}\t311.6kB\t2 hours\tcontainerd.io/uncompressed=sha256:{'8' * 64}\n"
-               f"{orphan}\t86.2MB\t3 days\t-\n")
-    assert held_blobs(images, content) == {index, manifest, config, layer}
-    assert held_blobs("REF TYPE DIGEST SIZE PLATFORMS LABELS\n", content) == set()
+    assert held_blobs(IMAGES_LS, CONTENT_LS) == {INDEX, MANIFEST, CONFIG, LAYER}
+    assert held_blobs("REF TYPE DIGEST SIZE PLATFORMS LABELS\n", CONTENT_LS) == set()
     assert held_blobs("", "") == set()
+
+
+def test_the_fact_reads_both_listings_from_its_one_command() -> None:
+    output = [*IMAGES_LS.splitlines(), "---", *CONTENT_LS.splitlines()]
+    assert ContainerdHeldBlobs().process(output) == {INDEX, MANIFEST, CONFIG, LAYER}
+    assert ContainerdHeldBlobs().process(["---"]) == set()
+    assert ContainerdHeldBlobs.default() == set()  # no ctr on the node: send everything
 
 
 def test_a_file_that_is_not_a_docker_archive_is_named(tmp_path) -> None:
