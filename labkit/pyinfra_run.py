@@ -18,8 +18,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from pyinfra.api import BaseStateCallback, Config, Host, Inventory, OperationError, State
+from pyinfra.api import BaseStateCallback, Config, FactBase, Host, Inventory, OperationError, State
 from pyinfra.api.connect import connect_all, disconnect_all
 from pyinfra.api.deploy import add_deploy
 from pyinfra.api.exceptions import PyinfraError
@@ -248,6 +249,11 @@ class ConnectedHosts:
         if failures:
             raise NodeFailures(what, failures, hint)
         return self.progress.changes
+
+
+    def facts(self, fact: type[FactBase], **arguments: object) -> dict[str, Any]:
+        """One fact of every host, by node name (read over the open connections, no operation run)."""
+        return {node_label(host): host.get_fact(fact, **arguments) for host in self.state.inventory}
 
 
 def forget_host_keys() -> None:

@@ -7,12 +7,21 @@ import time
 from pathlib import Path
 
 from pyinfra.api import Inventory
+from pyinfra.facts.server import Arch
 
 from deploys.image_archive import ArchiveError, Blob, ImageArchive, read_archive
 from deploys.scheduler_image import build_scheduler_image_in_vm, side_load_scheduler_image
 from labdef.lab import Lab
 from labkit.console import Echo
-from labkit.image import BuildPlan, BuiltImage, build_planned, context_tarball, find_builder, plan_build
+from labkit.image import (
+    DEFAULT_PLATFORM,
+    BuildPlan,
+    BuiltImage,
+    build_planned,
+    context_tarball,
+    find_builder,
+    plan_build,
+)
 from labkit.pyinfra_run import connected
 from labkit.scheduler_deploy import DeployError
 
@@ -73,10 +82,39 @@ def build_in_vm(inventory: Inventory, plan: BuildPlan, echo: Echo = print) -> Bu
     return plan.result("vm", time.monotonic() - started)
 
 
-def ensure_image(lab: Lab, inventory: Inventory, out_dir: Path, echo: Echo = print) -> BuiltImage:
+# `uname -m` -> the image platform; VirtualBox and lxc machines have the host's architecture (an Apple
+# silicon Mac runs arm64 guests), machines of an SSH inventory their own.
+PLATFORMS = {"x86_64": "linux/amd64", "amd64": "linux/amd64", "aarch64": "linux/arm64", "arm64": "linux/arm64"}
+
+
+def platform_for(machines: dict[str, str | None]) -> str:
+    """The one image platform for nodes with these `uname -m` answers; refused when they differ, since one
+    image goes to every node."""
+    by_platform: dict[str, list[str]] = {}
+    for node, machine in sorted(machines.items()):
+        platform = PLATFORMS.get((machine or "").strip())
+        if platform is None:
+            raise DeployError(f"{node}: machine architecture {machine!r} (uname -m); the scheduler image is built "
+                              "for x86_64 (linux/amd64) and aarch64 (linux/arm64) nodes only")
+        by_platform.setdefault(platform, []).append(node)
+    if len(by_platform) != 1:
+        found = "; ".join(f"{platform}: {', '.join(nodes)}" for platform, nodes in sorted(by_platform.items()))
+        raise DeployError(f"the lab's nodes differ in architecture ({found or 'no nodes'}): one scheduler image is "
+                          "side-loaded to every node, so give the lab machines of one architecture")
+    return next(iter(by_platform))
+
+
+def node_platform(inventory: Inventory, echo: Echo = print) -> str:
+    """The image platform the lab's nodes run, asked of the nodes themselves."""
+    with connected(inventory, echo) as hosts:
+        return platform_for(hosts.facts(Arch))
+
+
+def ensure_image(lab: Lab, inventory: Inventory, out_dir: Path, echo: Echo = print,
+                 platform: str = DEFAULT_PLATFORM) -> BuiltImage:
     """The archive for the scheduler's current content: reused when built before, else built where a tool
     works (build tools are probed only when there is something to build)."""
-    plan = plan_build(out_dir, lab.scheduler.image)
+    plan = plan_build(out_dir, lab.scheduler.image, platform=platform)
     if plan.done:
         echo(f"image {plan.ref} already built: {plan.archive}")
         return plan.result("cached", 0.0)

@@ -17,7 +17,7 @@ from labkit.kube import Kube
 from labkit.paths import LabPaths
 from labkit.pyinfra_run import lab_hosts
 from labkit.scheduler_deploy.apply import apply
-from labkit.scheduler_deploy.image_delivery import ensure_image, side_load
+from labkit.scheduler_deploy.image_delivery import ensure_image, node_platform, side_load
 from labkit.scheduler_deploy.manifests import render_manifests, write_extender_mode_configs, write_manifests
 from labkit.scheduler_deploy.rollout import wait_for_rollout
 from labkit.scheduler_deploy.watch import watch_and_deploy
@@ -43,7 +43,7 @@ def deploy_scheduler(lab: Lab, kubeconfig: Path, inventory: Inventory, image_dir
     timings: dict[str, float] = {}
     try:
         with timed(timings, "image"):
-            image = ensure_image(lab, inventory, image_dir, echo)
+            image = ensure_image(lab, inventory, image_dir, echo, node_platform(inventory, echo))
         with timed(timings, "side-load"):
             nodes = side_load(inventory, image, echo)
         with contextlib.closing(Kube.from_kubeconfig(kubeconfig)) as kube:

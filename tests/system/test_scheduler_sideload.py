@@ -15,6 +15,7 @@ containerd through an apt relay on the host (test setup, not the product).
 
 from __future__ import annotations
 
+import platform
 import shlex
 import time
 
@@ -32,7 +33,7 @@ from labkit.image import (
 )
 from labkit.inventory import pyinfra_inventory
 from labkit.pyinfra_run import NodeFailures
-from labkit.scheduler_deploy.image_delivery import build_in_vm, side_load
+from labkit.scheduler_deploy.image_delivery import build_in_vm, node_platform, side_load
 from tests.deploys.docker_archives import write_docker_archive
 from tests.deploys.http_servers import serve_apt_relay
 from tests.image.base import (
@@ -119,6 +120,12 @@ def test_side_load_imports_on_every_node_then_skips_them(lxc_lab: RunningLab, im
         assert image.image_id in manifest, f"{node}: {image.ref} has another config than {image.image_id}"
         # the upload is removed after the import
         assert on(state, node, "ls -A /var/lib/kubelab/images").strip() == ""
+
+
+def test_the_nodes_say_which_platform_to_build_for(lxc_lab: RunningLab) -> None:
+    """deploy-scheduler builds for the nodes' architecture, read over SSH (`uname -m`) from every node."""
+    assert node_platform(pyinfra_inventory(lxc_lab.groups()), echo=lambda line: None) == {
+        "x86_64": "linux/amd64", "aarch64": "linux/arm64"}[platform.machine()]
 
 
 def test_build_in_the_control_plane_vm(lxc_lab: RunningLab, host_buildah: tuple[Builder, BaseImage],
