@@ -317,13 +317,13 @@ def _exec(argv: list[str]) -> None:
 
 
 @task(help=LAB_HELP | {
-    "node": "the machine to reach (default: the control plane; a flag, as invoke has no optional positionals)",
+    "node": "the machine to reach (default: the control plane); ./lab ssh NODE is short for --node NODE",
     "inventory": "reach the hosts of this pyinfra inventory (an SSH-inventory lab) instead of the lab's VMs",
 })
 def ssh(c, node=None, lab=None, inventory=None):
     """A shell, or one command after --, on a lab machine, with the SSH details provisioning uses.
 
-    Example: ./lab ssh --node k8s-worker-01 -- sudo crictl images
+    Example: ./lab ssh k8s-worker-01 -- sudo crictl images
     """
     from labkit.ssh import lab_ssh_argv
 
@@ -335,11 +335,12 @@ def ssh(c, node=None, lab=None, inventory=None):
 
 @task(help=LAB_HELP)
 def kubectl(c, lab=None):
-    """kubectl against the lab (its kubeconfig and context); everything after -- goes to kubectl.
+    """kubectl against the lab (its kubeconfig and context); every word after `kubectl` goes to kubectl.
 
-    The host's kubectl when there is one, else the control plane's over ssh.
+    The host's kubectl when there is one, else the control plane's over ssh. Only --lab FILE right after the verb
+    and `./lab kubectl --help` alone are ours (kubectl's own help: ./lab kubectl get --help).
 
-    Example: ./lab kubectl -- get pods -A -o wide
+    Example: ./lab kubectl -n kube-system get pods -o wide
     """
     from labkit.kubectl import kubectl_argv
 

@@ -6,9 +6,9 @@ import shutil
 from pathlib import Path
 
 from labdef.lab import Lab
-from labkit.console import step, tool_line
+from labkit.console import step, tool_line, warn
 from labkit.paths import LabPaths
-from labkit.vagrant import VagrantLab, require_tools
+from labkit.vagrant import VagrantLab, require_tools, require_virtualbox_pair
 
 
 def machines(lab: Lab, lab_file: Path) -> VagrantLab:
@@ -16,7 +16,12 @@ def machines(lab: Lab, lab_file: Path) -> VagrantLab:
 
 
 def bring_up_machines(lab: Lab, lab_file: Path) -> None:
-    require_tools(lab.provider.name)  # before any output: a missing tool is the whole story
+    # Before any output: a missing tool, or a Vagrant that cannot drive this VirtualBox, is the whole story.
+    require_tools(lab.provider.name)
+    if lab.provider.name == "virtualbox":
+        warning = require_virtualbox_pair()
+        if warning:
+            warn(warning)
     vms = machines(lab, lab_file)
     names = ", ".join(n.name for n in lab.nodes)
     step(f"machines: {names} ({lab.provider.name})")

@@ -2,8 +2,9 @@
 
 The pods are the Deployment's (namespace and selector labels as labkit.scheduler_deploy.manifests renders
 them); the leader is the pod named in its Lease's holderIdentity ("<hostname>_<uuid>", the hostname being
-the pod's name). Every line is prefixed with its pod, and with its container when the pod runs several, as
-`kubectl logs --prefix` does. With no scheduler running, it says why: no Deployment, scaled to 0, or a
+the pod's name) while the Lease lasts: once renewTime + leaseDurationSeconds is past (by this host's clock),
+no replica renews it and its holder is not leading, which is said instead. Every line is prefixed with its pod,
+and with its container when the pod runs several, as `kubectl logs --prefix` does. With no scheduler running, it says why: no Deployment, scaled to 0, or a
 container crash-looping (its last termination's reason and exit code; its previous instance's log follows).
 """
 
@@ -11,8 +12,10 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from labdef.errors import UserError
@@ -46,11 +49,21 @@ def parse_since(text: str) -> int:
     return sum(int(n) * _SECONDS[unit] for n, unit in _DURATION.findall(text))
 
 
-def _leader_pod(kube: Kube, lab: Lab) -> str | None:
+def _leader_pod(kube: Kube, lab: Lab) -> tuple[str | None, str | None]:
+    """The pod leading by the scheduler's Lease, or None and why not when its holder let the Lease expire."""
     s = lab.scheduler
     lease = kube.get_or_none(f"/apis/coordination.k8s.io/v1/namespaces/{s.namespace}/leases/{s.name}")
-    holder = ((lease or {}).get("spec") or {}).get("holderIdentity") or ""
-    return holder.rpartition("_")[0] or None
+    spec = (lease or {}).get("spec") or {}
+    holder = (spec.get("holderIdentity") or "").rpartition("_")[0]
+    renewed, duration = spec.get("renewTime"), spec.get("leaseDurationSeconds")
+    if not (holder and renewed and duration):
+        return holder or None, None
+    age = time.time() - datetime.fromisoformat(renewed).timestamp()
+    if age <= duration:
+        return holder, None
+    return None, (f"no replica is leading: Lease {s.namespace}/{s.name} was last renewed {age:.0f} s ago and "
+                  f"lasts {duration} s (by this host's clock), so its holder {holder} is not leading: no replica "
+                  "renews it")
 
 
 def _crash_loops(pod: Obj) -> list[str]:
@@ -66,9 +79,9 @@ def _crash_loops(pod: Obj) -> list[str]:
     return found
 
 
-def scheduler_pods(kube: Kube, lab: Lab) -> tuple[list[Obj], list[str]]:
-    """The scheduler's pods, leader first, and notes on crash-looping containers; SchedulerNotRunning when
-    there is no pod to read."""
+def scheduler_pods(kube: Kube, lab: Lab) -> tuple[list[Obj], str | None]:
+    """The scheduler's pods, the leader first, and why none leads when its Lease expired; SchedulerNotRunning
+    when there is no pod to read."""
     s = lab.scheduler
     deployment = kube.get_or_none(f"/apis/apps/v1/namespaces/{s.namespace}/deployments/{s.name}")
     if deployment is None:
@@ -83,9 +96,9 @@ def scheduler_pods(kube: Kube, lab: Lab) -> tuple[list[Obj], list[str]]:
     if not pods:
         raise SchedulerNotRunning(f"no pods match {labels} in {s.namespace}: see ./lab kubectl -- -n "
                                   f"{s.namespace} describe deployment {s.name}")
-    leader = _leader_pod(kube, lab)
+    leader, no_leader = _leader_pod(kube, lab)
     pods.sort(key=lambda pod: (pod["metadata"]["name"] != leader, pod["metadata"]["name"]))
-    return pods, [note for pod in pods for note in _crash_loops(pod)]
+    return pods, no_leader
 
 
 def _streams(pods: list[Obj], container: str | None) -> list[tuple[Obj, str, str]]:
@@ -118,8 +131,10 @@ def _copy(kube: Kube, pod: Obj, container: str, prefix: str, options: LogOptions
 
 def show_logs(kube: Kube, lab: Lab, options: LogOptions, out: Write, err: Write) -> bool:
     """Print the scheduler's logs; False when a container's log could not be read (said on `err`)."""
-    pods, notes = scheduler_pods(kube, lab)
-    for note in notes:
+    pods, no_leader = scheduler_pods(kube, lab)
+    if no_leader:
+        err(no_leader)
+    for note in (note for pod in pods for note in _crash_loops(pod)):
         err(note + (" (its previous instance's log follows)" if not options.previous else ""))
     streams = _streams(pods, options.container)
     if not options.follow:

@@ -244,10 +244,6 @@ class VagrantLab:
 
         One `vagrant up` for all of them: Vagrant runs machines in parallel where the provider allows it.
         """
-        if self.lab.provider.name == "virtualbox":  # before anything is created
-            warning = require_virtualbox_pair()
-            if warning:
-                self.progress(f"warning: {warning}")
         if "not_created" in self.status().values():
             # New machines have new host keys on the same forwarded ports: start the lab's known_hosts anew.
             self.paths.known_hosts.unlink(missing_ok=True)

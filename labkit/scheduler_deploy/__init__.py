@@ -11,6 +11,7 @@ Steps, each safe to repeat (`verb.run_verb` runs them in this order):
    unchanged object keeps its resourceVersion, so a re-run with nothing changed changes nothing.
 5. rollout (rollout): wait for the Deployment like `kubectl rollout status`; on failure print the pods'
    events and last log lines.
+6. after a change of scheduler.mode (mode_switch): delete the other mode's objects that carry our labels.
 """
 
 from labdef.errors import UserError

@@ -19,6 +19,7 @@ from labkit.pyinfra_run import lab_hosts
 from labkit.scheduler_deploy.apply import apply
 from labkit.scheduler_deploy.image_delivery import ensure_image, node_platform, side_load
 from labkit.scheduler_deploy.manifests import render_manifests, write_extender_mode_configs, write_manifests
+from labkit.scheduler_deploy.mode_switch import remove_other_mode
 from labkit.scheduler_deploy.rollout import wait_for_rollout
 from labkit.scheduler_deploy.watch import watch_and_deploy
 
@@ -51,10 +52,11 @@ def deploy_scheduler(lab: Lab, kubeconfig: Path, inventory: Inventory, image_dir
                 applied = apply(kube, render_manifests(lab, image.ref), echo)
             with timed(timings, "rollout"):
                 wait_for_rollout(kube, lab, timeout, echo=echo)
+            removed = remove_other_mode(kube, lab, image.ref, echo)  # a few reads: not a step of its own
     finally:
         echo(timings_line(timings))  # a failed run too: where the time went up to the failure
     return {"image": image, "nodes": nodes, "side_load_seconds": timings["side-load"], "applied": applied,
-            "timings": timings}
+            "removed": removed, "timings": timings}
 
 
 def run_verb(lab: Lab, lab_file: Path, kubeconfig: Path | None = None, render_only: Path | None = None,

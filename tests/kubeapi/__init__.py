@@ -48,6 +48,9 @@ Served API
   core/v1 persistentvolumeclaims and persistentvolumes, storage.k8s.io/v1 storageclasses (their v1
   defaults: status.phase Pending at create, reclaimPolicy Delete, volumeBindingMode Immediate; no PV
   controller: tests bind a claim by writing spec.volumeName, the bind-completed annotation and phase).
+  core/v1 serviceaccounts and rbac.authorization.k8s.io/v1 clusterroles, clusterrolebindings, roles and
+  rolebindings (stored and served only: no authorizer reads them, every request is allowed; roleRef is not
+  held immutable).
   pods/log: text/plain from lines the test writes (container, previous, sinceSeconds, follow), with the
   API server's and kubelet's 400s (tests/kubeapi/pod_logs.py says what it models).
   Discovery: /version, /api, /apis, /api/v1, /apis/{group}/v1, /healthz, /readyz, /livez.
@@ -89,7 +92,8 @@ An update that changes nothing is not written (no new resourceVersion, no watch 
   write_pod_log(name, text, namespace, container=, previous=, at=), end_pod_log(name, namespace, container=),
   add_namespace(name), create_object/update_object/delete_object/get_object/list_objects(storage, ...)
   with storage one of namespaces, nodes, pods, events, configmaps, leases, deployments,
-  poddisruptionbudgets, priorityclasses, persistentvolumeclaims, persistentvolumes, storageclasses.
+  poddisruptionbudgets, priorityclasses, persistentvolumeclaims, persistentvolumes, storageclasses,
+  serviceaccounts, clusterroles, clusterrolebindings, roles, rolebindings.
   validate=False stores a pod the real API would refuse (e.g. a malformed quantity).
   Builders: objects.make_node(...), objects.make_pod(...).
 - Reads: pods(ns), nodes(), events(ns) (core/v1 form), bound_pods() -> {"ns/name": node},

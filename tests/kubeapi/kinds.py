@@ -84,6 +84,17 @@ RESOURCES: tuple[ResourceType, ...] = (
     # Stored only (no controller makes pods from them); the placement tests drive a stand-in controller.
     ResourceType("apps", "v1", "deployments", "Deployment", True, "deployments", _getters(),
                  frozenset({"status"}), ("deploy",)),
+    # Stored and served only, for deploy-scheduler's objects: no authorizer reads them (every request is
+    # allowed), no service account token controller, and a RoleBinding's roleRef is not held immutable.
+    ResourceType("", "v1", "serviceaccounts", "ServiceAccount", True, "serviceaccounts", _getters(),
+                 short_names=("sa",)),
+    ResourceType("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False, "clusterroles",
+                 _getters()),
+    ResourceType("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False,
+                 "clusterrolebindings", _getters()),
+    ResourceType("rbac.authorization.k8s.io", "v1", "roles", "Role", True, "roles", _getters()),
+    ResourceType("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True, "rolebindings",
+                 _getters()),
     # Read by the Priority admission plugin at pod creation (strategies.admit_priority).
     ResourceType("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, "priorityclasses",
                  _getters(), short_names=("pc",)),

@@ -17,12 +17,27 @@ Obj = dict[str, Any]
 
 # k8s.io/apimachinery/pkg/util/validation: DNS-1123 subdomain (most object names).
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+# pkg/apis/rbac/validation ValidateRBACName is apimachinery's path.IsValidPathSegmentName: any name but "." and
+# "..", without "/" or "%" (the bootstrap ClusterRole system:kube-scheduler is one).
+_PATH_SEGMENT_NAMED = frozenset({"clusterroles", "clusterrolebindings", "roles", "rolebindings"})
 # k8s.io/apimachinery/pkg/api/resource/quantity.go splitREString
 _QUANTITY = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
 # apiserver/pkg/storage/names/generate.go: 5 random chars from this alphabet (no vowels, no
 # confusable digits), appended to generateName.
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _rng = random.Random()
+
+
+def _name_problem(rtype: ResourceType, name: str) -> str:
+    """What is wrong with this object name for its type ("" when nothing)."""
+    if rtype.storage in _PATH_SEGMENT_NAMED:
+        if name in (".", ".."):
+            return f"may not be '{name}'"
+        return next((f"may not contain '{c}'" for c in "/%" if c in name), "")
+    if len(name) > 253 or not _DNS1123_SUBDOMAIN.match(name):
+        return ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+                "and must start and end with an alphanumeric character")
+    return ""
 
 
 def generate_name(prefix: str) -> str:
@@ -49,12 +64,9 @@ def prepare_create(rtype: ResourceType, obj: Obj, namespace: str) -> Obj:
                                                      "Required value: name or generateName is required")],
                                    rtype.group)
     name = meta["name"]
-    if len(name) > 253 or not _DNS1123_SUBDOMAIN.match(name):
-        raise ApiError.invalid(rtype.kind, name, [(
-            "metadata.name", "FieldValueInvalid",
-            (f'Invalid value: "{name}": a lowercase RFC 1123 subdomain must consist of lower case '
-            "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"))],
-            rtype.group)
+    if problem := _name_problem(rtype, name):
+        raise ApiError.invalid(rtype.kind, name, [("metadata.name", "FieldValueInvalid",
+                                                   f'Invalid value: "{name}": {problem}')], rtype.group)
     if rtype.namespaced:
         body_ns = meta.get("namespace")
         if body_ns and body_ns != namespace:

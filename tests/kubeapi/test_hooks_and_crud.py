@@ -56,6 +56,20 @@ def test_create_errors_are_real_status_bodies(kube_api: KubeApiServer, core_v1):
     assert qty.value.status == 400 and "quantities must match" in qty.value.body
 
 
+def test_rbac_names_are_path_segments_not_dns_subdomains(kube_api: KubeApiServer, kube_api_client):
+    """kube-apiserver's bootstrap ClusterRoles are named like system:kube-scheduler (rbac ValidateRBACName);
+    other objects keep the DNS-1123 subdomain rule."""
+    rbac = client.RbacAuthorizationV1Api(kube_api_client)
+    rbac.create_cluster_role({"metadata": {"name": "system:kube-scheduler"}, "rules": []})
+    assert kube_api.get_object("clusterroles", "system:kube-scheduler") is not None
+    with pytest.raises(client.ApiException) as bad:
+        rbac.create_namespaced_role("default", {"metadata": {"name": "a%b"}, "rules": []})
+    assert bad.value.status == 422 and "may not contain '%'" in json.loads(bad.value.body)["message"]
+    with pytest.raises(client.ApiException) as colon:
+        client.CoreV1Api(kube_api_client).create_namespaced_config_map("default", {"metadata": {"name": "a:b"}})
+    assert colon.value.status == 422
+
+
 def test_delete_preconditions_and_result(kube_api: KubeApiServer, core_v1):
     pod = kube_api.add_pod("p1")
     with pytest.raises(client.ApiException) as info:
@@ -255,7 +269,8 @@ def test_discovery_documents_list_served_resources(kube_api: KubeApiServer):
         "pods", "pods/binding", "pods/status", "nodes"}
     assert [r["name"] for r in get("/apis/apps/v1")["resources"]] == ["deployments", "deployments/status"]
     assert {g["name"] for g in get("/apis")["groups"]} == {"apps", "coordination.k8s.io", "events.k8s.io", "policy",
-                                                          "scheduling.k8s.io", "storage.k8s.io"}
+                                                          "rbac.authorization.k8s.io", "scheduling.k8s.io",
+                                                          "storage.k8s.io"}
     assert [r["name"] for r in get("/apis/policy/v1")["resources"]] == ["poddisruptionbudgets",
                                                                         "poddisruptionbudgets/status"]
     with urllib3.PoolManager() as http:

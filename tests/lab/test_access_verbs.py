@@ -7,6 +7,7 @@ tests/system/test_inner_loop.py. `kubectl` is the host's real kubectl against th
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from deploys.kubeconfig import lab_kubeconfig
 from labdef.lab import DEFAULT_LAB_FILE
 from labkit.paths import PROJECT_ROOT, LabPaths
 from labkit.vagrant import parse_ssh_config
+from tests.lab.test_lab_script import project_copy, tools_path
 from tests.lab.test_vagrant import SSH_CONFIG
 from tests.unavailable import skip_or_fail
 
@@ -62,6 +64,20 @@ def lab_verb(lab_file: Path, *args: str, path: Path, env: dict | None = None) ->
                           capture_output=True, text=True, env=environ, cwd=PROJECT_ROOT, timeout=120)
 
 
+def lab_script(lab_file: Path, *args: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    """Through the `./lab` launcher as a user types it (a copy whose virtualenv invoke is the real one, run in this
+    checkout), with the ssh stand-in and no kubectl on PATH; the lab file comes from $KUBELAB_FILE."""
+    project = project_copy(tmp_path)
+    invoke = project / ".venv" / "bin" / "invoke"
+    invoke.write_text(f"#!/bin/sh\ncd {shlex.quote(str(PROJECT_ROOT))} && exec {shlex.quote(sys.executable)} "
+                      '-m invoke "$@"\n')
+    (tmp_path / "launcher").mkdir()
+    path = f"{bin_dir(tmp_path)}:{tools_path(tmp_path / 'launcher', 'linux')}"
+    environ = {"PATH": path, "HOME": str(tmp_path), "COLUMNS": "200", "KUBELAB_FILE": str(lab_file)}
+    return subprocess.run([str(project / "lab"), *args], check=False, capture_output=True, text=True, env=environ,
+                          timeout=120)
+
+
 def test_ssh_defaults_to_the_control_plane_with_the_labs_details(lab_file, tmp_path):
     proc = lab_verb(lab_file, "ssh", path=bin_dir(tmp_path))
     assert proc.returncode == 0, proc.stderr
@@ -76,6 +92,14 @@ def test_ssh_runs_a_command_on_the_node_named_and_passes_its_exit_status(lab_fil
     proc = lab_verb(lab_file, "ssh", "--node", "k8s-worker-01", "--", "sudo", "crictl", "images",
                     path=bin_dir(tmp_path), env={"KUBELAB_TEST_SSH_EXIT": "7"})
     assert proc.returncode == 7
+    lines = proc.stdout.splitlines()
+    assert lines[:2] == ["-p", "2200"] and "/home/u/my lab/private_key" in lines
+    assert lines[-4:] == ["vagrant@127.0.0.1", "sudo", "crictl", "images"]
+
+
+def test_lab_ssh_node_command_as_issue_15_words_it(lab_file, tmp_path):
+    proc = lab_script(lab_file, "ssh", "k8s-worker-01", "--", "sudo", "crictl", "images", tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[:2] == ["-p", "2200"] and "/home/u/my lab/private_key" in lines
     assert lines[-4:] == ["vagrant@127.0.0.1", "sudo", "crictl", "images"]
@@ -106,6 +130,14 @@ def test_kubectl_without_a_host_kubectl_runs_the_control_planes_over_ssh(lab_fil
     # one word for the remote shell, quoted so it splits back into kubectl's arguments
     assert lines[-1] == ("sudo kubectl --kubeconfig /etc/kubernetes/admin.conf get pods -o "
                          "'jsonpath={.items[*].metadata.name}'")
+
+
+def test_lab_kubectl_args_without_double_dash_flags_included(lab_file, tmp_path):
+    proc = lab_script(lab_file, "kubectl", "-n", "kube-system", "get", "pods", "-o", "jsonpath={.items[*].spec}",
+                      tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == ("sudo kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system "
+                                            "get pods -o 'jsonpath={.items[*].spec}'")
 
 
 @pytest.fixture

@@ -95,3 +95,53 @@ def test_verb_then_help_is_the_verbs_help_even_with_a_positional_argument(tmp_pa
     assert lab("explain", "--help") == "invoke --help explain\n"
     assert lab("explain", "web-1", "--help") == "invoke explain web-1 --help\n"
     assert lab("--help", "up") == "invoke --help up\n"
+
+
+def args_reaching_invoke(tmp_path, *args: str) -> list[str]:
+    """What ./lab hands invoke for these words, one argument per line so that quoting shows."""
+    project = project_copy(tmp_path)
+    invoke = project / ".venv" / "bin" / "invoke"
+    invoke.write_text("#!/bin/sh\n# STAND-IN for the virtualenv's invoke: prints its arguments, one per line.\n"
+                      'printf "%s\\n" "$@"\n')
+    env = {"PATH": tools_path(tmp_path, "linux"), "HOME": str(tmp_path)}
+    proc = subprocess.run([str(project / "lab"), *args], check=True, capture_output=True, text=True, env=env,
+                          timeout=60)
+    return proc.stdout.splitlines()
+
+
+@pytest.mark.parametrize(("words", "handed"), [
+    (["ssh", "k8s-worker-01"], ["ssh", "--node", "k8s-worker-01"]),
+    (["ssh", "k8s-worker-01", "--", "sudo", "crictl", "images"],
+     ["ssh", "--node", "k8s-worker-01", "--", "sudo", "crictl", "images"]),
+    (["ssh", "--lab", "my lab.yaml", "--inventory=inv.py", "k8s-worker-01", "--", "hostname"],
+     ["ssh", "--lab", "my lab.yaml", "--inventory=inv.py", "--node", "k8s-worker-01", "--", "hostname"]),
+    (["ssh", "-l", "x.yaml", "k8s-worker-01"], ["ssh", "-l", "x.yaml", "--node", "k8s-worker-01"]),
+    # the old forms, unchanged
+    (["ssh"], ["ssh"]),
+    (["ssh", "--node", "k8s-worker-01", "--", "hostname"], ["ssh", "--node", "k8s-worker-01", "--", "hostname"]),
+    (["ssh", "--", "hostname"], ["ssh", "--", "hostname"]),
+    (["ssh", "--help"], ["--help", "ssh"]),
+])
+def test_ssh_takes_the_node_as_its_first_word(tmp_path, words, handed):
+    assert args_reaching_invoke(tmp_path, *words) == handed
+
+
+@pytest.mark.parametrize(("words", "handed"), [
+    (["kubectl", "get", "pods", "-A"], ["kubectl", "--", "get", "pods", "-A"]),
+    # kubectl's own flags and their own `--` are kubectl's, even first
+    (["kubectl", "-n", "kube-system", "exec", "pod-1", "--", "ls", "/"],
+     ["kubectl", "--", "-n", "kube-system", "exec", "pod-1", "--", "ls", "/"]),
+    (["kubectl", "get", "pods", "-l", "app in (a, b)"], ["kubectl", "--", "get", "pods", "-l", "app in (a, b)"]),
+    (["kubectl", "get", "--help"], ["kubectl", "--", "get", "--help"]),
+    # --lab first is ours
+    (["kubectl", "--lab", "my lab.yaml", "get", "nodes"], ["kubectl", "--lab", "my lab.yaml", "--", "get", "nodes"]),
+    (["kubectl", "--lab=x.yaml", "version"], ["kubectl", "--lab=x.yaml", "--", "version"]),
+    (["kubectl", "-l", "app=web", "get", "pods"], ["kubectl", "--", "-l", "app=web", "get", "pods"]),
+    # the old form and our own help, unchanged
+    (["kubectl", "--", "get", "pods"], ["kubectl", "--", "get", "pods"]),
+    (["kubectl", "--lab", "x.yaml", "--", "get", "pods"], ["kubectl", "--lab", "x.yaml", "--", "get", "pods"]),
+    (["kubectl", "--help"], ["--help", "kubectl"]),
+    (["kubectl"], ["kubectl"]),
+])
+def test_kubectl_passes_every_word_after_it_to_kubectl(tmp_path, words, handed):
+    assert args_reaching_invoke(tmp_path, *words) == handed

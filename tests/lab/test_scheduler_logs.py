@@ -14,6 +14,7 @@ from labkit.kube import Kube
 from labkit.paths import PROJECT_ROOT
 from labkit.scheduler_deploy.manifests import selector_labels
 from labkit.scheduler_logs import LogOptions, SchedulerNotRunning, parse_since, show_logs
+from scheduler.leader import micro_time
 from tests.kubeapi.objects import make_pod
 
 pytestmark = pytest.mark.api
@@ -41,9 +42,13 @@ def scheduler_pod(kube_api, name, containers=("scheduler",), status=RUNNING):
     kube_api.update_pod(name, {"status": {"phase": "Running", "containerStatuses": statuses}}, NS)
 
 
-def leader(kube_api, pod):
+def leader(kube_api, pod, renewed_ago=1.0):
+    """The Lease as the scheduler's leader election writes it, last renewed this many seconds ago."""
     kube_api.create_object("leases", {"metadata": {"name": NAME, "namespace": NS},
-                                      "spec": {"holderIdentity": f"{pod}_0b3c6a4e-3f51-4a8e-9a53-6f0a1c2d3e4f"}})
+                                      "spec": {"holderIdentity": f"{pod}_0b3c6a4e-3f51-4a8e-9a53-6f0a1c2d3e4f",
+                                               "leaseDurationSeconds": 15, "leaseTransitions": 0,
+                                               "acquireTime": micro_time(time.time() - 300),
+                                               "renewTime": micro_time(time.time() - renewed_ago)}})
 
 
 @pytest.fixture
@@ -69,6 +74,22 @@ def test_the_leaders_lines_come_first_each_prefixed_with_its_pod(kube_api, kube)
     assert complete and not err
     assert out == ["[pod/sched-b] sched-b line 1", "[pod/sched-b] sched-b line 2",
                    "[pod/sched-a] sched-a line 1", "[pod/sched-a] sched-a line 2"]
+
+
+def test_an_expired_lease_names_no_leader(kube_api, kube):
+    """Every replica gone quiet (e.g. all cut off from the API server): the last holder is not presented as the
+    leader; the pods come in name order, after the note."""
+    deployment(kube_api, replicas=2)
+    for pod in ("sched-a", "sched-b"):
+        scheduler_pod(kube_api, pod)
+        kube_api.write_pod_log(pod, f"{pod} line", NS, container="scheduler")
+    leader(kube_api, "sched-b", renewed_ago=60)
+    complete, out, err = read(kube)
+    assert complete
+    assert out == ["[pod/sched-a] sched-a line", "[pod/sched-b] sched-b line"]
+    assert len(err) == 1
+    assert err[0].startswith(f"no replica is leading: Lease {NS}/{NAME} was last renewed 60 s ago and lasts 15 s")
+    assert "its holder sched-b is not leading" in err[0]
 
 
 def test_every_container_of_a_pod_with_several_is_read_and_named(kube_api, kube):

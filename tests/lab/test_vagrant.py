@@ -10,6 +10,7 @@ import yaml
 from packaging.version import Version
 
 from labdef.lab import DEFAULT_LAB_FILE, load_lab
+from labkit.lifecycle import bring_up_machines
 from labkit.paths import PROJECT_ROOT
 from labkit.vagrant import (
     ToolMissing,
@@ -125,7 +126,7 @@ def test_up_refuses_debians_vagrant_with_virtualbox_7_1_before_creating_anything
     fakes.fake_vagrant_and_virtualbox(bin_dir, fakes.VAGRANT_DEBIAN, fakes.VBOX_7_1)
     monkeypatch.setenv("PATH", str(bin_dir))
     with pytest.raises(ToolsMismatch, match=r"Vagrant 2\.3\.4 cannot drive VirtualBox 7\.1\.4: .* 2\.4\.2 or later"):
-        VagrantLab(load_lab(DEFAULT_LAB_FILE), DEFAULT_LAB_FILE, root=tmp_path).up()
+        bring_up_machines(load_lab(DEFAULT_LAB_FILE), DEFAULT_LAB_FILE)
     assert fakes.calls(bin_dir) == ["vagrant --version", "VBoxManage --version"]  # no status, no up
 
 

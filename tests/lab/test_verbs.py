@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from labkit.paths import PROJECT_ROOT
+from tests.lab import fake_tools as fakes
 
 INVOKE = [sys.executable, "-m", "invoke"]
 
@@ -46,6 +47,16 @@ def test_missing_provider_is_one_clear_message(tmp_path):
     assert "VBoxManage" in proc.stderr and "install VirtualBox" in proc.stderr
     assert "should-not-run" not in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_up_refuses_a_vagrant_virtualbox_pair_before_saying_it_brings_machines_up(tmp_path):
+    bin_dir = tmp_path / "bin"
+    fakes.fake_vagrant_and_virtualbox(bin_dir, fakes.VAGRANT_DEBIAN, fakes.VBOX_7_1)
+    proc = run("up", path=f"{bin_dir}:{Path(sys.executable).parent}", env={"COLUMNS": "200"})
+    assert proc.returncode == 2
+    assert "Vagrant 2.3.4 cannot drive VirtualBox 7.1.4" in proc.stderr
+    assert proc.stdout == ""  # no "==> machines: ..." first
+    assert fakes.calls(bin_dir) == ["vagrant --version", "VBoxManage --version"]
 
 
 def test_missing_vagrant_is_one_clear_message(tmp_path):
