@@ -40,6 +40,8 @@ DEFAULT_LAB_FILE = Path(__file__).resolve().parent.parent / "lab.yaml"
 # lists others (https://www.virtualbox.org/manual/ch06.html#network_hostonly).
 VIRTUALBOX_DEFAULT_RANGES = (ipaddress.ip_network("192.168.56.0/21"),)
 VBOX_NETWORKS_CONF = Path("/etc/vbox/networks.conf")
+# VirtualBox's NAT mode puts every VM's first adapter in this network (10.0.2.15, gateway .2, DNS .3).
+VBOX_NAT_NETWORK = ipaddress.IPv4Network("10.0.2.0/24")
 
 CONTROL_PLANE_MIN_CPUS = 2
 CONTROL_PLANE_MIN_MEMORY_MB = 2048  # kubeadm's preflight refuses below ~1700 MB; 2 GB leaves room for etcd
@@ -420,6 +422,10 @@ def _check_network(lab: Lab, allowed_ranges: list[ipaddress.IPv4Network]) -> Ite
             if nets[a].overlaps(nets[b]):
                 yield f"{b}: {nets[b]} overlaps {a} {nets[a]}; the three ranges must not overlap"
     if lab.provider.name == "virtualbox":
+        for name in names:
+            if nets[name].overlaps(VBOX_NAT_NETWORK):
+                yield (f"{name}: {nets[name]} overlaps {VBOX_NAT_NETWORK}, the network of every VirtualBox VM's NAT "
+                       "adapter (its gateway and DNS); pick a range clear of it")
         host_only = lab.network.host_only_cidr
         if not any(host_only.subnet_of(r) for r in allowed_ranges):
             allowed = ", ".join(str(r) for r in allowed_ranges)

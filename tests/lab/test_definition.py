@@ -58,6 +58,11 @@ CASES = {
                                 "network.pod_cidr: 192.168.0.0/16 overlaps network.host_only_cidr"),
     "service overlaps pods": (lambda d: d["network"].update(service_cidr="10.244.0.0/20"),
                               "network.service_cidr: 10.244.0.0/20 overlaps network.pod_cidr"),
+    "pods in VirtualBox's NAT network": (lambda d: d["network"].update(pod_cidr="10.0.0.0/16"),
+                                         "network.pod_cidr: 10.0.0.0/16 overlaps 10.0.2.0/24, the network of every "
+                                         "VirtualBox VM's NAT adapter"),
+    "services in VirtualBox's NAT network": (lambda d: d["network"].update(service_cidr="10.0.0.0/12"),
+                                             "network.service_cidr: 10.0.0.0/12 overlaps 10.0.2.0/24"),
     "control plane 1 cpu": (lambda d: d["nodes"][0].update(cpus=1), "nodes[0].cpus: the control plane needs at least 2 CPUs"),
     "control plane 1 GB": (lambda d: d["nodes"][0].update(memory_mb=1024), "nodes[0].memory_mb: the control plane needs at least 2048 MB"),
     "no control plane": (lambda d: d["nodes"][0].update(role="worker"), "nodes: exactly one node needs role: control-plane (found 0"),
