@@ -118,6 +118,7 @@ def test_deploy_scheduler_removes_them_once_the_new_mode_rolled_out(kube_api, ku
                                                                      tmp_path):
     """The verb's order: image, side-load and rollout stood in for (no nodes here), apply as above."""
     applied(kube_api, STANDALONE)
+    monkeypatch.setattr(verb, "node_platform", lambda *args: "linux/amd64")
     monkeypatch.setattr(verb, "ensure_image", lambda *args: SimpleNamespace(ref=IMAGE))
     monkeypatch.setattr(verb, "side_load", lambda *args: [])
     monkeypatch.setattr(verb, "apply", lambda *args: applied(kube_api, EXTENDER) or {})

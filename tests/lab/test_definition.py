@@ -59,8 +59,8 @@ CASES = {
     "service overlaps pods": (lambda d: d["network"].update(service_cidr="10.244.0.0/20"),
                               "network.service_cidr: 10.244.0.0/20 overlaps network.pod_cidr"),
     "pods in VirtualBox's NAT network": (lambda d: d["network"].update(pod_cidr="10.0.0.0/16"),
-                                         "network.pod_cidr: 10.0.0.0/16 overlaps 10.0.2.0/24, the network of every "
-                                         "VirtualBox VM's NAT adapter"),
+                                         ("network.pod_cidr: 10.0.0.0/16 overlaps 10.0.2.0/24, the network of every "
+                                         "VirtualBox VM's NAT adapter")),
     "services in VirtualBox's NAT network": (lambda d: d["network"].update(service_cidr="10.0.0.0/12"),
                                              "network.service_cidr: 10.0.0.0/12 overlaps 10.0.2.0/24"),
     "control plane 1 cpu": (lambda d: d["nodes"][0].update(cpus=1), "nodes[0].cpus: the control plane needs at least 2 CPUs"),

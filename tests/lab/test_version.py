@@ -8,7 +8,7 @@ from labkit.version import main
 
 def test_version_names_the_project_and_the_labs_pins(tmp_path, capsys):
     lab = tmp_path / "lab.yaml"
-    lab.write_text(DEFAULT_LAB_FILE.read_text().replace("# version: 2.2.1-0ubuntu1~24.04.1", "version: 2.2.1-0ubuntu1"))
+    lab.write_text(DEFAULT_LAB_FILE.read_text().replace("# version: 2.2.1-0ubuntu1~24.04.3", "version: 2.2.1-0ubuntu1"))
     assert main(["--lab", str(lab)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"kubelab {importlib.metadata.version('kubelab')}"
