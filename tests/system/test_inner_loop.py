@@ -5,7 +5,7 @@ ssh: `invoke ssh` execs the system ssh with the lab's recorded details and own k
 output and exit status come back; an unknown node is refused before ssh runs.
 
 Inner loop: deploy-scheduler --watch's loop (labkit.scheduler_deploy.watch) watching the real scheduler/
-folder; a round is what deploy-scheduler does up to the nodes: build with buildah on the host (on the
+folder; a round is what deploy-scheduler does up to the nodes: ask the nodes' platform, build with buildah on the host (on the
 STAND-IN base of tests/image/base.py: the public python:3.12-slim cannot be pulled here) and side-load into
 both machines' containerd. Not here: apply and rollout (no API server or kubelet runs in these machines;
 tests/deploy_scheduler covers them against the API test server). A probe file saved under scheduler/ (removed
@@ -28,7 +28,7 @@ import pytest
 from labkit.image import SCHEDULER_DIR, BaseImage, Builder, build_image
 from labkit.inventory import pyinfra_inventory
 from labkit.paths import PROJECT_ROOT
-from labkit.scheduler_deploy.image_delivery import side_load
+from labkit.scheduler_deploy.image_delivery import node_platform, side_load
 from labkit.scheduler_deploy.watch import watch_and_deploy
 from tests.image.base import check_image_tools, shared_buildah_and_base
 from tests.system.conftest import MEASURED, TIMINGS, RunningLab
@@ -74,7 +74,8 @@ def test_inner_loop_save_to_imported_on_every_node(lxc_lab: RunningLab, probe, t
 
     def deploy_round(builder: Builder = builder, base: BaseImage = base) -> None:
         started = time.monotonic()
-        image = build_image(tmp_path / "images", base=base, builder=builder, log=lambda line: None)
+        platform = node_platform(pyinfra_inventory(lxc_lab.groups()), echo=lambda line: None)
+        image = build_image(tmp_path / "images", base=base, builder=builder, platform=platform, log=lambda line: None)
         built = time.monotonic()
         # a fresh inventory per round, as deploy-scheduler --watch makes one (pyinfra hosts keep their last run)
         said: list[str] = []
@@ -117,7 +118,8 @@ def test_inner_loop_save_to_imported_on_every_node(lxc_lab: RunningLab, probe, t
         assert layers < of_layers and mb < of_mb / 20, second["said"]
     save_to_imported = second["ended"] - saved
     TIMINGS["inner loop: save -> imported on 2 nodes (total)"] = save_to_imported
-    TIMINGS["inner loop: of which build (buildah, cached wheels and dependency layers)"] = second["build"]
+    TIMINGS["inner loop: of which the nodes' platform and the build (buildah, cached wheels and dependency layers)"] = (
+        second["build"])
     TIMINGS["inner loop: of which side-load to 2 nodes"] = second["side_load"]
     MEASURED.extend(f"inner loop: {line}" for line in second["said"])
     state = lxc_lab.pyinfra_state()
