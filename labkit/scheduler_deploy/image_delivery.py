@@ -3,6 +3,7 @@ VM) and side-loaded into every node's containerd, both through labkit.pyinfra_ru
 
 from __future__ import annotations
 
+import platform
 import time
 from pathlib import Path
 
@@ -91,17 +92,23 @@ def platform_for(machines: dict[str, str | None]) -> str:
     """The one image platform for nodes with these `uname -m` answers; refused when they differ, since one
     image goes to every node."""
     by_platform: dict[str, list[str]] = {}
-    for node, machine in sorted(machines.items()):
-        platform = PLATFORMS.get((machine or "").strip())
-        if platform is None:
-            raise DeployError(f"{node}: machine architecture {machine!r} (uname -m); the scheduler image is built "
+    for node, uname in sorted(machines.items()):
+        image_platform = PLATFORMS.get((uname or "").strip())
+        if image_platform is None:
+            raise DeployError(f"{node}: machine architecture {uname!r} (uname -m); the scheduler image is built "
                               "for x86_64 (linux/amd64) and aarch64 (linux/arm64) nodes only")
-        by_platform.setdefault(platform, []).append(node)
+        by_platform.setdefault(image_platform, []).append(node)
     if len(by_platform) != 1:
-        found = "; ".join(f"{platform}: {', '.join(nodes)}" for platform, nodes in sorted(by_platform.items()))
+        found = "; ".join(f"{name}: {', '.join(nodes)}" for name, nodes in sorted(by_platform.items()))
         raise DeployError(f"the lab's nodes differ in architecture ({found or 'no nodes'}): one scheduler image is "
                           "side-loaded to every node, so give the lab machines of one architecture")
     return next(iter(by_platform))
+
+
+def host_platform() -> str:
+    """The platform of this host's architecture: what its VirtualBox and lxc machines run (`--render-only`
+    names the image by it without asking the nodes)."""
+    return PLATFORMS.get(platform.machine(), DEFAULT_PLATFORM)
 
 
 def node_platform(inventory: Inventory, echo: Echo = print) -> str:
@@ -111,10 +118,10 @@ def node_platform(inventory: Inventory, echo: Echo = print) -> str:
 
 
 def ensure_image(lab: Lab, inventory: Inventory, out_dir: Path, echo: Echo = print,
-                 platform: str = DEFAULT_PLATFORM) -> BuiltImage:
+                 image_platform: str = DEFAULT_PLATFORM) -> BuiltImage:
     """The archive for the scheduler's current content: reused when built before, else built where a tool
     works (build tools are probed only when there is something to build)."""
-    plan = plan_build(out_dir, lab.scheduler.image, platform=platform)
+    plan = plan_build(out_dir, lab.scheduler.image, platform=image_platform)
     if plan.done:
         echo(f"image {plan.ref} already built: {plan.archive}")
         return plan.result("cached", 0.0)

@@ -17,7 +17,7 @@ from labkit.kube import Kube
 from labkit.paths import LabPaths
 from labkit.pyinfra_run import lab_hosts
 from labkit.scheduler_deploy.apply import apply
-from labkit.scheduler_deploy.image_delivery import ensure_image, node_platform, side_load
+from labkit.scheduler_deploy.image_delivery import ensure_image, host_platform, node_platform, side_load
 from labkit.scheduler_deploy.manifests import render_manifests, write_extender_mode_configs, write_manifests
 from labkit.scheduler_deploy.mode_switch import remove_other_mode
 from labkit.scheduler_deploy.rollout import wait_for_rollout
@@ -66,7 +66,8 @@ def run_verb(lab: Lab, lab_file: Path, kubeconfig: Path | None = None, render_on
     mode also kube-scheduler's and the extender's configurations, each alone, to run them oneself); with
     `watch`, again on every saved change under scheduler/."""
     if render_only:
-        for path in write_manifests(render_manifests(lab, image_ref(lab.scheduler.image)), render_only):
+        for path in write_manifests(render_manifests(lab, image_ref(lab.scheduler.image, platform=host_platform())),
+                                    render_only):
             echo(f"wrote {path}")
         if lab.scheduler.mode == "extender":
             kube_scheduler, extender = write_extender_mode_configs(lab, render_only)

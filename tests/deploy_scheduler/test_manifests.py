@@ -167,3 +167,16 @@ def test_render_only_writes_every_manifest(tmp_path: Path) -> None:
     assert [name.split("-", 1)[1] for name in written] == list(MANIFESTS)
     dep = yaml.safe_load((tmp_path / "out" / written[-1]).read_text())
     assert dep["spec"]["template"]["spec"]["containers"][0]["image"].startswith("localhost/kubelab-scheduler:")
+
+
+def test_render_only_names_the_image_built_for_this_hosts_architecture(tmp_path: Path, monkeypatch) -> None:
+    """Without asking the nodes: VirtualBox and lxc machines run the host's architecture (arm64 on Apple silicon)."""
+    import platform
+
+    from labkit.image import image_ref
+
+    monkeypatch.setattr(platform, "machine", lambda: "aarch64")
+    run_verb(load_lab(), DEFAULT_LAB_FILE, render_only=tmp_path, echo=lambda _line: None)
+    dep = yaml.safe_load(max(tmp_path.glob("*deployment*")).read_text())
+    image = dep["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert image == image_ref("localhost/kubelab-scheduler", platform="linux/arm64") != image_ref("localhost/kubelab-scheduler")
