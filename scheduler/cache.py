@@ -27,6 +27,7 @@ from typing import Any
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.pod_index import PodIndex
 from scheduler.model.volumes import VolumeStore
+from scheduler.plugins.base import carry_memo
 
 log = logging.getLogger(__name__)
 
@@ -234,6 +235,8 @@ class Cache:
                         membership_changed = True
                     continue
                 clone = info.clone()
+                if previous[name] is not None:
+                    carry_memo(previous[name], clone)
                 snap.pod_index.learn(previous[name], clone)
                 snap.by_name[name] = clone
                 position = snap.index.get(name)

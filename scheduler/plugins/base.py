@@ -41,8 +41,10 @@ Memo (``per_node_memo``): a batch form whose per-node value depends only on that
 the pod (its requests, say) may keep the value on the node under a key naming the plugin and those numbers.
 The snapshot hands every decision the same NodeInfo clone until its node changes (then a fresh clone, with
 an empty memo), and each change empties the memo of the NodeInfo it changes: the next pod of the same kind
-reads the value back instead of working it out again, so only the node the previous decision took is
-recomputed.
+reads the value back instead of working it out again. The node a decision takes would then lack every
+value at the next read, and a read that misses costs twice one that does not (nearly every read would, since
+the node taken lies among the nodes read): so when the snapshot re-clones a changed node, ``carry_memo``
+works out again on the new clone the values the old one held, for the kinds of pod read recently.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ __all__ = [
     "NoArgs",
     "Plugin",
     "Status",
+    "carry_memo",
     "default_normalize",
     "min_max_normalize",
     "unsupported_status",
@@ -296,6 +299,8 @@ def per_node_memo(key: str, nodes: list[NodeInfo], compute: Callable[[list[NodeI
     ``compute`` calls over the nodes without it) and kept there otherwise. ``key`` must name the plugin and
     everything of the pod the value depends on; the value may depend on nothing but the node besides.
     Make it a str: a str caches its hash, a tuple hashes its items again on every one of the lookups."""
+    if key not in _recent_kinds:
+        _remember_kind(key, compute)
     try:
         return [node.memo[key] for node in nodes]  # every node known: a third of the cost of memo.get
     except KeyError:
@@ -313,6 +318,31 @@ def per_node_memo(key: str, nodes: list[NodeInfo], compute: Callable[[list[NodeI
 
 
 _MEMO_CHUNK = 64
+
+# key -> compute of the kinds of pod per_node_memo read most recently (insertion order, oldest first), for
+# carry_memo; bounded so that kinds no longer scheduled stop being worked out again on every change.
+_recent_kinds: dict[str, Callable[[list[NodeInfo]], list[Any]]] = {}
+_RECENT_KINDS = 32
+
+
+def _remember_kind(key: str, compute: Callable[[list[NodeInfo]], list[Any]]) -> None:
+    _recent_kinds[key] = compute
+    if len(_recent_kinds) > _RECENT_KINDS:
+        _recent_kinds.pop(next(iter(_recent_kinds)), None)
+
+
+def carry_memo(old: NodeInfo, new: NodeInfo) -> None:
+    """Fill ``new`` (a fresh clone of a node that changed) with the values ``old`` (its previous clone) held
+    for recently read kinds of pod, worked out again on ``new``'s state: what the next read would otherwise
+    compute after missing them."""
+    for key in old.memo:
+        compute = _recent_kinds.get(key)
+        if compute is None:
+            continue
+        try:
+            new.memo[key] = compute([new])[0]
+        except Exception:  # noqa: BLE001 - the plugin meets it again when it reads this node, and handles it there
+            continue
 
 
 def _fill_memo(key: str, nodes: list[NodeInfo], compute: Callable[[list[NodeInfo]], list[Any]]) -> list[Any]:
