@@ -49,6 +49,7 @@ works out again on the new clone the values the old one held, for the kinds of p
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -299,6 +300,9 @@ def per_node_memo(key: str, nodes: list[NodeInfo], compute: Callable[[list[NodeI
     ``compute`` calls over the nodes without it) and kept there otherwise. ``key`` must name the plugin and
     everything of the pod the value depends on; the value may depend on nothing but the node besides.
     Make it a str: a str caches its hash, a tuple hashes its items again on every one of the lookups."""
+    # One str object per kind: a lookup then matches the stored key by identity, where an equal str built
+    # by another decision is compared byte by byte, reading that cold object for every node.
+    key = sys.intern(key)
     if key not in _recent_kinds:
         _remember_kind(key, compute)
     try:
