@@ -79,7 +79,7 @@ class SchedulingCycle:
             return
         try:
             snap = self.cache.snapshot()
-            cluster = ClusterView(snap.nodes, snap.namespace_labels, snap.pod_index, self.cache.volumes)
+            cluster = ClusterView(snap.nodes, snap.namespace_labels, snap.pod_index, self.cache.volumes, snap.traits)
             nominated = self.nominator.for_pod(pod)
             result = profile.schedule(pod, snap.nodes, self.rng, cluster, nominated)
             if result.node_name is None and profile.post_filter is not None:

@@ -58,7 +58,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from scheduler.cluster_event import ClusterEvent
-from scheduler.model import NodeInfo, PodInfo
+from scheduler.model import NodeInfo, NodeTraits, PodInfo
 from scheduler.model.pod_index import PodIndex
 from scheduler.model.volumes import VolumeStore
 
@@ -140,17 +140,21 @@ class ClusterView:
     """What a scheduling cycle may read beyond the pod and one node: every node with the pods counted on
     it, each namespace's labels, the pods indexed for inter-pod affinity (``index``), and the claims, PVs
     and StorageClasses the informers hold (``volumes``, read live as kube-scheduler's volume plugins read
-    their listers). A read-only view of one snapshot, whose cache keeps the index current; built from a
-    plain node list (tests, the placement explainer), it indexes on first use and knows no volumes."""
+    their listers), and how many of the nodes decided on are cordoned, tainted or list images (``traits``,
+    by default counted over ``nodes``: a plugin skips its pass over the nodes when none is). A read-only
+    view of one snapshot, whose cache keeps the index and the traits current; built from a plain node list
+    (tests, the placement explainer), it indexes and counts on first use and knows no volumes."""
 
-    __slots__ = ("_index", "namespace_labels", "nodes", "volumes")
+    __slots__ = ("_index", "_traits", "namespace_labels", "nodes", "volumes")
 
     def __init__(self, nodes: Sequence[NodeInfo], namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
-                 index: PodIndex | None = None, volumes: VolumeStore | None = None) -> None:
+                 index: PodIndex | None = None, volumes: VolumeStore | None = None,
+                 traits: NodeTraits | None = None) -> None:
         self.nodes = nodes
         self.namespace_labels = namespace_labels if namespace_labels is not None else {}
         self._index = index
         self.volumes = volumes if volumes is not None else VolumeStore()
+        self._traits = traits
 
     @property
     def index(self) -> PodIndex:
@@ -158,12 +162,20 @@ class ClusterView:
             self._index = PodIndex.of(self.nodes, self.namespace_labels)
         return self._index
 
+    @property
+    def traits(self) -> NodeTraits:
+        if self._traits is None:
+            self._traits = NodeTraits.of(self.nodes)
+        return self._traits
+
     def replacing(self, node: NodeInfo) -> ClusterView:
         """The same view with ``node`` standing in for the node of its name (a what-if copy, such as a node
         with preemption victims removed). The pod index and the volume store are shared: the index still
-        counts the original's pods."""
+        counts the original's pods; the traits count ``node``."""
+        original = next((n for n in self.nodes if n.name == node.name), None)
         nodes = [node if n.name == node.name else n for n in self.nodes]
-        return ClusterView(nodes, self.namespace_labels, self._index, self.volumes)
+        traits = self._traits.replacing(original, node) if self._traits is not None else None
+        return ClusterView(nodes, self.namespace_labels, self._index, self.volumes, traits)
 
     def labels_of_namespace(self, namespace: str) -> Mapping[str, str]:
         return self.namespace_labels.get(namespace, _NO_LABELS)
@@ -345,7 +357,7 @@ def carry_memo(old: NodeInfo, new: NodeInfo) -> None:
             continue
         try:
             new.memo[key] = compute([new])[0]
-        except Exception:  # noqa: BLE001 - the plugin meets it again when it reads this node, and handles it there
+        except Exception:  # noqa: BLE001, S112 - left to the plugin, which meets it reading this node
             continue
 
 

@@ -8,6 +8,8 @@ The reason names the first untolerated taint as kube-scheduler 1.25-1.34 does:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from scheduler.cluster_event import ClusterEvent
 from scheduler.model import (
     NO_EXECUTE,
@@ -18,7 +20,7 @@ from scheduler.model import (
     Toleration,
     is_tolerated,
 )
-from scheduler.plugins.base import Args, Code, Plugin, Status, default_normalize
+from scheduler.plugins.base import Args, ClusterView, Code, Plugin, Status, default_normalize
 
 NAME = "TaintToleration"
 
@@ -27,8 +29,9 @@ def reason(key: str, value: str) -> str:
     return f"node(s) had untolerated taint {{{key}: {value}}}"
 
 
-def pre_filter(pod: PodInfo, args: Args) -> tuple[Toleration, ...]:
-    return pod.tolerations
+def pre_filter(pod: PodInfo, args: Args, cluster: ClusterView) -> tuple[Toleration, ...] | None:
+    """None (nothing to check) when no node has a taint."""
+    return pod.tolerations if cluster.traits.tainted else None
 
 
 def filter_node(tolerations: tuple[Toleration, ...], node: NodeInfo) -> Status | None:
@@ -44,7 +47,7 @@ def filter_batch(tolerations: tuple[Toleration, ...], nodes: list[NodeInfo]) -> 
     return [filter_node(tolerations, node) if node.taints else None for node in nodes]
 
 
-def pre_score(pod: PodInfo, args: Args) -> tuple[Toleration, ...]:
+def pre_score(pod: PodInfo, args: Args, cluster: ClusterView, feasible: Sequence[NodeInfo]) -> tuple[Toleration, ...]:
     # Only tolerations that can match PreferNoSchedule taints (an empty effect matches every effect).
     return tuple(t for t in pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE))
 
@@ -69,4 +72,4 @@ REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.NODE_TAINTS_CHANGED
 
 PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, pre_score=pre_score,
                 score_node=score_node, normalize=normalize, default_weight=3, filter_batch=filter_batch,
-                score_batch=score_batch, requeue_on=REQUEUE_ON)
+                score_batch=score_batch, requeue_on=REQUEUE_ON, reads_cluster=True)
