@@ -335,8 +335,19 @@ def per_node_memo(key: str, nodes: list[NodeInfo], compute: Callable[[list[NodeI
 
 _MEMO_CHUNK = 64
 
-# key -> compute of the kinds of pod per_node_memo read most recently (insertion order, oldest first), for
-# carry_memo; bounded so that kinds no longer scheduled stop being worked out again on every change.
+
+def _fill_memo(key: str, nodes: list[NodeInfo], compute: Callable[[list[NodeInfo]], list[Any]]) -> list[Any]:
+    values = [node.memo.get(key, _MISSING) for node in nodes]
+    missing = [i for i, value in enumerate(values) if value is _MISSING]
+    for i, value in zip(missing, compute([nodes[i] for i in missing]), strict=True):
+        values[i] = value
+        nodes[i].memo[key] = value
+    return values
+
+
+# key -> compute of the last kinds of pod per_node_memo was asked for (oldest first; an evicted kind comes
+# back at its next read), for carry_memo: bounded, so that kinds no longer scheduled stop being worked out
+# again on every change.
 _recent_kinds: dict[str, Callable[[list[NodeInfo]], list[Any]]] = {}
 _RECENT_KINDS = 32
 
@@ -359,15 +370,6 @@ def carry_memo(old: NodeInfo, new: NodeInfo) -> None:
             new.memo[key] = compute([new])[0]
         except Exception:  # noqa: BLE001, S112 - left to the plugin, which meets it reading this node
             continue
-
-
-def _fill_memo(key: str, nodes: list[NodeInfo], compute: Callable[[list[NodeInfo]], list[Any]]) -> list[Any]:
-    values = [node.memo.get(key, _MISSING) for node in nodes]
-    missing = [i for i, value in enumerate(values) if value is _MISSING]
-    for i, value in zip(missing, compute([nodes[i] for i in missing]), strict=True):
-        values[i] = value
-        nodes[i].memo[key] = value
-    return values
 
 
 def default_normalize(scores: list[int], reverse: bool = False) -> None:
