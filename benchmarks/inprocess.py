@@ -2,9 +2,11 @@
 
 What one decision costs here is what it costs in `python -m scheduler` minus the HTTP calls: queue pop,
 incremental cache snapshot, Profile.schedule (filter, score, pick), assume into the cache, metrics, and the
-INFO log line (written to /dev/null). Nodes and the existing bound pods go in through the same watch
-handlers the informers call, into the same `scheduler.scheduler.Scheduler` object the CLI builds; the
-binder is replaced by a recorder (a named stand-in: binding is what the end-to-end benchmark measures).
+log at INFO (to /dev/null). Nodes and the existing bound pods go in through the same watch handlers the
+informers call, into the same `scheduler.scheduler.Scheduler` object the CLI builds; the binder is replaced
+by a recorder (a named stand-in: binding is what the end-to-end benchmark measures). The INFO line of a
+placed pod is written once its binding succeeds, by a binder thread, so it is not part of this path; an
+unschedulable pod's line is.
 
 Each size runs in its own subprocess (`python -m benchmarks.inprocess --nodes N ...`, one JSON line out) so
 that peak RSS figures do not mix between sizes. Memory is reported two ways:
@@ -77,7 +79,7 @@ def run_size(nodes: int, existing: int, pods: int, *, plugins: list[str] | None 
     from scheduler.config import parse_config
     from scheduler.framework import build_profiles
 
-    if log_to_devnull:  # the CLI logs one INFO line per decision: pay for it as it does
+    if log_to_devnull:  # the CLI logs at INFO (an unschedulable pod's line in the loop): pay for it as it does
         handler = logging.StreamHandler(open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the process
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         logger = logging.getLogger("scheduler")

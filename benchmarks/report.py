@@ -143,7 +143,7 @@ def render(report: dict[str, Any], console: Console) -> None:
         table = Table("nodes", "existing pods", "plugins", "% scored", "decisions/s", "per CPU-s",
                       "pods/node min/max/sd", "cache MiB", "peak RSS MiB",
                       title="Decisions per second in-process (no API server; loop path incl. snapshot, assume, "
-                            "log line)", caption=caption)
+                            "metrics)", caption=caption)
         for r in report["in_process"]:
             pct = r.get("percentage_of_nodes_to_score")
             table.add_row(f"{r['nodes']:,}", f"{r['existing_pods']:,}", r["plugins"].replace("default+", "+"),

@@ -24,9 +24,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.model import NodeInfo, PodInfo
+from scheduler.model import NodeInfo, NodeTraits, PodInfo
 from scheduler.model.pod_index import PodIndex
 from scheduler.model.volumes import VolumeStore
+from scheduler.plugins.base import carry_memo
 
 log = logging.getLogger(__name__)
 
@@ -48,13 +49,15 @@ class Snapshot:
     ``nodes`` keeps a stable order (the order the cache received the nodes, applied when nodes are added or
     removed; a node removed and re-added between two snapshots keeps its place until then): the framework
     resumes each search where the last one stopped, which assumes positions mean the same nodes from one
-    decision to the next. ``index`` maps a node name to its position in ``nodes``.
+    decision to the next. ``index`` maps a node name to its position in ``nodes``; ``traits`` counts the
+    cordoned, tainted and image-listing nodes among them.
     """
 
     def __init__(self) -> None:
         self.by_name: dict[str, NodeInfo] = {}
         self.nodes: list[NodeInfo] = []
         self.index: dict[str, int] = {}
+        self.traits = NodeTraits()
         self.namespace_labels: dict[str, dict[str, str]] = {}
         self.pod_index = PodIndex()
 
@@ -229,11 +232,17 @@ class Cache:
                     snap.pod_index.forget(old, self._nodes.get(name))
             for name in self._dirty:
                 info = self._nodes.get(name)
+                old = previous[name]
+                if old is not None:
+                    snap.traits.count(old, -1)
                 if info is None:
                     if snap.by_name.pop(name, None) is not None:
                         membership_changed = True
                     continue
                 clone = info.clone()
+                snap.traits.count(clone, 1)
+                if old is not None:
+                    carry_memo(old, clone)
                 snap.pod_index.learn(previous[name], clone)
                 snap.by_name[name] = clone
                 position = snap.index.get(name)

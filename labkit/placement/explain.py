@@ -148,7 +148,7 @@ def cluster_view(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], namesp
     for storage_class in storage.classes:
         handlers.storage_class_changed(storage_class)
     snap = cache.snapshot()
-    return ClusterView(snap.nodes, snap.namespace_labels, snap.pod_index, cache.volumes)
+    return ClusterView(snap.nodes, snap.namespace_labels, snap.pod_index, cache.volumes, snap.traits)
 
 
 def read_cluster(kube: Kube, skip_uid: str = "") -> ClusterView:

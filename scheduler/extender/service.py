@@ -41,7 +41,7 @@ from scheduler.extender.protocol import MAX_EXTENDER_PRIORITY, ExtenderArgs, Pro
 from scheduler.framework import Profile
 from scheduler.informer import object_key
 from scheduler.metrics import ExtenderMetrics
-from scheduler.model import STRICT, NodeInfo, PodInfo, PodSpecError
+from scheduler.model import STRICT, NodeInfo, NodeTraits, PodInfo, PodSpecError
 from scheduler.plugins import KUBE_SCHEDULER_DOES, ClusterView, Code
 from scheduler.plugins.base import MAX_NODE_SCORE, default_normalize
 
@@ -132,12 +132,18 @@ class Extender:
         are refreshed in place, and the index keeps answers between reads."""
         snapshot = self.cache.snapshot()
         cached = [snapshot.get(name) for name in args.names]
-        cluster = ClusterView(snapshot.nodes, snapshot.namespace_labels, snapshot.pod_index)
         if args.node_objects is None:
-            known = [info for info in cached if info is not None]
-            return known, [name for name, info in zip(args.names, cached, strict=True) if info is None], cluster
-        return [_from_object(obj, info, i) for i, (obj, info) in enumerate(zip(args.node_objects, cached,
-                                                                               strict=True))], [], cluster
+            nodes = [info for info in cached if info is not None]
+            unknown = [name for name, info in zip(args.names, cached, strict=True) if info is None]
+        else:
+            nodes = [_from_object(obj, info, i) for i, (obj, info) in enumerate(zip(args.node_objects, cached,
+                                                                                    strict=True))]
+            unknown = []
+        # The traits of the nodes decided on (plugins skip a pass by them), not of the cache: the node
+        # objects kube-scheduler sends may be newer than the cache's.
+        cluster = ClusterView(snapshot.nodes, snapshot.namespace_labels, snapshot.pod_index,
+                              traits=NodeTraits.of(nodes))
+        return nodes, unknown, cluster
 
 
 def _from_object(obj: protocol.Obj, cached: NodeInfo | None, i: int) -> NodeInfo:

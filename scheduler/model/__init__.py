@@ -12,7 +12,7 @@ affinity). Import from ``scheduler.model``, or from the seam's module for what o
 """
 
 from scheduler.model.affinity import NodeSelector, PreferredTerm, Requirement, SelectorTerm
-from scheduler.model.node import NodeInfo
+from scheduler.model.node import NodeInfo, NodeTraits
 from scheduler.model.parsing import LENIENT, STRICT, ParsePolicy, PodSpecError
 from scheduler.model.pod import PodInfo
 from scheduler.model.resources import (
@@ -53,6 +53,7 @@ __all__ = [
     "TAINT_UNSCHEDULABLE",
     "NodeInfo",
     "NodeSelector",
+    "NodeTraits",
     "ParsePolicy",
     "PodInfo",
     "PodSpecError",

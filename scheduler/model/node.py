@@ -1,9 +1,9 @@
 """A node and the pods the scheduler counts on it (``NodeInfo``): what the plugins read, kept up to date
-as pods are added, assumed and removed."""
+as pods are added, assumed and removed; ``NodeTraits`` counts what some plugins look for across nodes."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,6 +128,38 @@ class NodeInfo:
             generation=self.generation,
             resource_version=self.resource_version,
         )
+
+
+@dataclass(slots=True)
+class NodeTraits:
+    """How many of a set of nodes are cordoned, carry a taint, or list images. A plugin whose check reads one
+    of these skips its pass over the nodes when no node has it: the verdicts and scores are the same. A
+    snapshot keeps its count as nodes change (``count``); a view of other nodes counts them (``of``)."""
+
+    cordoned: int = 0
+    tainted: int = 0
+    with_images: int = 0
+
+    @classmethod
+    def of(cls, nodes: Iterable[NodeInfo]) -> NodeTraits:
+        traits = cls()
+        for node in nodes:
+            traits.count(node, 1)
+        return traits
+
+    def count(self, node: NodeInfo, sign: int) -> None:
+        """Count ``node`` in (sign 1) or out (sign -1)."""
+        self.cordoned += sign * node.unschedulable
+        self.tainted += sign * bool(node.taints)
+        self.with_images += sign * bool(node.images)
+
+    def replacing(self, old: NodeInfo | None, new: NodeInfo) -> NodeTraits:
+        """A copy counting ``new`` in place of ``old`` (None: ``new`` is added)."""
+        traits = NodeTraits(self.cordoned, self.tainted, self.with_images)
+        if old is not None:
+            traits.count(old, -1)
+        traits.count(new, 1)
+        return traits
 
 
 def _images(listed: Any) -> dict[str, int]:

@@ -41,12 +41,15 @@ Memo (``per_node_memo``): a batch form whose per-node value depends only on that
 the pod (its requests, say) may keep the value on the node under a key naming the plugin and those numbers.
 The snapshot hands every decision the same NodeInfo clone until its node changes (then a fresh clone, with
 an empty memo), and each change empties the memo of the NodeInfo it changes: the next pod of the same kind
-reads the value back instead of working it out again, so only the node the previous decision took is
-recomputed.
+reads the value back instead of working it out again. The node a decision takes would then lack every
+value at the next read, and a read that misses costs twice one that does not (nearly every read would, since
+the node taken lies among the nodes read): so when the snapshot re-clones a changed node, ``carry_memo``
+works out again on the new clone the values the old one held, for the kinds of pod read recently.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -55,7 +58,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from scheduler.cluster_event import ClusterEvent
-from scheduler.model import NodeInfo, PodInfo
+from scheduler.model import NodeInfo, NodeTraits, PodInfo
 from scheduler.model.pod_index import PodIndex
 from scheduler.model.volumes import VolumeStore
 
@@ -68,6 +71,7 @@ __all__ = [
     "NoArgs",
     "Plugin",
     "Status",
+    "carry_memo",
     "default_normalize",
     "min_max_normalize",
     "unsupported_status",
@@ -136,17 +140,21 @@ class ClusterView:
     """What a scheduling cycle may read beyond the pod and one node: every node with the pods counted on
     it, each namespace's labels, the pods indexed for inter-pod affinity (``index``), and the claims, PVs
     and StorageClasses the informers hold (``volumes``, read live as kube-scheduler's volume plugins read
-    their listers). A read-only view of one snapshot, whose cache keeps the index current; built from a
-    plain node list (tests, the placement explainer), it indexes on first use and knows no volumes."""
+    their listers), and how many of the nodes decided on are cordoned, tainted or list images (``traits``,
+    by default counted over ``nodes``: a plugin skips its pass over the nodes when none is). A read-only
+    view of one snapshot, whose cache keeps the index and the traits current; built from a plain node list
+    (tests, the placement explainer), it indexes and counts on first use and knows no volumes."""
 
-    __slots__ = ("_index", "namespace_labels", "nodes", "volumes")
+    __slots__ = ("_index", "_traits", "namespace_labels", "nodes", "volumes")
 
     def __init__(self, nodes: Sequence[NodeInfo], namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
-                 index: PodIndex | None = None, volumes: VolumeStore | None = None) -> None:
+                 index: PodIndex | None = None, volumes: VolumeStore | None = None,
+                 traits: NodeTraits | None = None) -> None:
         self.nodes = nodes
         self.namespace_labels = namespace_labels if namespace_labels is not None else {}
         self._index = index
         self.volumes = volumes if volumes is not None else VolumeStore()
+        self._traits = traits
 
     @property
     def index(self) -> PodIndex:
@@ -154,12 +162,20 @@ class ClusterView:
             self._index = PodIndex.of(self.nodes, self.namespace_labels)
         return self._index
 
+    @property
+    def traits(self) -> NodeTraits:
+        if self._traits is None:
+            self._traits = NodeTraits.of(self.nodes)
+        return self._traits
+
     def replacing(self, node: NodeInfo) -> ClusterView:
         """The same view with ``node`` standing in for the node of its name (a what-if copy, such as a node
         with preemption victims removed). The pod index and the volume store are shared: the index still
-        counts the original's pods."""
+        counts the original's pods; the traits count ``node``."""
+        original = next((n for n in self.nodes if n.name == node.name), None)
         nodes = [node if n.name == node.name else n for n in self.nodes]
-        return ClusterView(nodes, self.namespace_labels, self._index, self.volumes)
+        traits = self._traits.replacing(original, node) if self._traits is not None else None
+        return ClusterView(nodes, self.namespace_labels, self._index, self.volumes, traits)
 
     def labels_of_namespace(self, namespace: str) -> Mapping[str, str]:
         return self.namespace_labels.get(namespace, _NO_LABELS)
@@ -296,6 +312,11 @@ def per_node_memo(key: str, nodes: list[NodeInfo], compute: Callable[[list[NodeI
     ``compute`` calls over the nodes without it) and kept there otherwise. ``key`` must name the plugin and
     everything of the pod the value depends on; the value may depend on nothing but the node besides.
     Make it a str: a str caches its hash, a tuple hashes its items again on every one of the lookups."""
+    # One str object per kind: a lookup then matches the stored key by identity, where an equal str built
+    # by another decision is compared byte by byte, reading that cold object for every node.
+    key = sys.intern(key)
+    if key not in _recent_kinds:
+        _remember_kind(key, compute)
     try:
         return [node.memo[key] for node in nodes]  # every node known: a third of the cost of memo.get
     except KeyError:
@@ -322,6 +343,33 @@ def _fill_memo(key: str, nodes: list[NodeInfo], compute: Callable[[list[NodeInfo
         values[i] = value
         nodes[i].memo[key] = value
     return values
+
+
+# key -> compute of the last kinds of pod per_node_memo was asked for (oldest first; an evicted kind comes
+# back at its next read), for carry_memo: bounded, so that kinds no longer scheduled stop being worked out
+# again on every change.
+_recent_kinds: dict[str, Callable[[list[NodeInfo]], list[Any]]] = {}
+_RECENT_KINDS = 32
+
+
+def _remember_kind(key: str, compute: Callable[[list[NodeInfo]], list[Any]]) -> None:
+    _recent_kinds[key] = compute
+    if len(_recent_kinds) > _RECENT_KINDS:
+        _recent_kinds.pop(next(iter(_recent_kinds)), None)
+
+
+def carry_memo(old: NodeInfo, new: NodeInfo) -> None:
+    """Fill ``new`` (a fresh clone of a node that changed) with the values ``old`` (its previous clone) held
+    for recently read kinds of pod, worked out again on ``new``'s state: what the next read would otherwise
+    compute after missing them."""
+    for key in old.memo:
+        compute = _recent_kinds.get(key)
+        if compute is None:
+            continue
+        try:
+            new.memo[key] = compute([new])[0]
+        except Exception:  # noqa: BLE001, S112 - left to the plugin, which meets it reading this node
+            continue
 
 
 def default_normalize(scores: list[int], reverse: bool = False) -> None:

@@ -39,6 +39,8 @@ class _Images:
 
 
 def pre_score(pod: PodInfo, args: Args, cluster: ClusterView, feasible: Sequence[NodeInfo]) -> _Images | None:
+    if not cluster.traits.with_images:
+        return None  # no node lists an image: every node scores 0
     names = tuple(normalized_image_name(image) for image in pod.images)
     wanted = set(names)
     # Counting holders costs a pass over every node: only pay it for images some scored node holds.

@@ -124,11 +124,10 @@ def filter_batch(req: _Request, nodes: list[NodeInfo]) -> list[Status | None] | 
             for alloc, used in ((node.allocatable, node.requested),)
         ]
 
-    short = {node for node, no in zip(nodes, per_node_memo(f"{NAME} short {cpu} {mem} {eph}", nodes, falls_short),
-                                      strict=True) if no}
-    if not short:
+    short = per_node_memo(f"{NAME} short {cpu} {mem} {eph}", nodes, falls_short)
+    if True not in short:  # a scan in C: the common answer
         return None
-    return [filter_node(req, node) if node in short else None for node in nodes]
+    return [filter_node(req, node) if no else None for node, no in zip(nodes, short, strict=True)]
 
 
 _NEVER = float("-inf")

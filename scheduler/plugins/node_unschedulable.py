@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from scheduler.cluster_event import ClusterEvent
 from scheduler.model import TAINT_UNSCHEDULABLE, NodeInfo, PodInfo, Taint, is_tolerated
-from scheduler.plugins.base import Args, Code, Plugin, Status
+from scheduler.plugins.base import Args, ClusterView, Code, Plugin, Status
 
 NAME = "NodeUnschedulable"
 REASON = "node(s) were unschedulable"
@@ -13,9 +13,11 @@ _REJECT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON,), NAME)
 _UNSCHEDULABLE = Taint(TAINT_UNSCHEDULABLE, "", "NoSchedule")
 
 
-def pre_filter(pod: PodInfo, args: Args) -> bool | None:
-    """None (nothing to check) when the pod tolerates cordoned nodes."""
-    return None if is_tolerated(pod.tolerations, _UNSCHEDULABLE) else True
+def pre_filter(pod: PodInfo, args: Args, cluster: ClusterView) -> bool | None:
+    """None (nothing to check) when no node is cordoned or the pod tolerates cordoned nodes."""
+    if not cluster.traits.cordoned or is_tolerated(pod.tolerations, _UNSCHEDULABLE):
+        return None
+    return True
 
 
 def filter_node(state: bool, node: NodeInfo) -> Status | None:
@@ -35,4 +37,4 @@ REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.NODE_TAINTS_CHANGED
               | ClusterEvent.POD_TOLERATIONS_CHANGED)
 
 PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, filter_batch=filter_batch,
-                requeue_on=REQUEUE_ON)
+                requeue_on=REQUEUE_ON, reads_cluster=True)

@@ -8,6 +8,9 @@ The reason names the first untolerated taint as kube-scheduler 1.25-1.34 does:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from scheduler.cluster_event import ClusterEvent
 from scheduler.model import (
     NO_EXECUTE,
@@ -18,7 +21,7 @@ from scheduler.model import (
     Toleration,
     is_tolerated,
 )
-from scheduler.plugins.base import Args, Code, Plugin, Status, default_normalize
+from scheduler.plugins.base import Args, ClusterView, Code, Plugin, Status, default_normalize
 
 NAME = "TaintToleration"
 
@@ -27,8 +30,9 @@ def reason(key: str, value: str) -> str:
     return f"node(s) had untolerated taint {{{key}: {value}}}"
 
 
-def pre_filter(pod: PodInfo, args: Args) -> tuple[Toleration, ...]:
-    return pod.tolerations
+def pre_filter(pod: PodInfo, args: Args, cluster: ClusterView) -> tuple[Toleration, ...] | None:
+    """None (nothing to check) when no node has a taint."""
+    return pod.tolerations if cluster.traits.tainted else None
 
 
 def filter_node(tolerations: tuple[Toleration, ...], node: NodeInfo) -> Status | None:
@@ -44,19 +48,28 @@ def filter_batch(tolerations: tuple[Toleration, ...], nodes: list[NodeInfo]) -> 
     return [filter_node(tolerations, node) if node.taints else None for node in nodes]
 
 
-def pre_score(pod: PodInfo, args: Args) -> tuple[Toleration, ...]:
-    # Only tolerations that can match PreferNoSchedule taints (an empty effect matches every effect).
-    return tuple(t for t in pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE))
+@dataclass(frozen=True, slots=True)
+class _Scoring:
+    tolerations: tuple[Toleration, ...]  # those that can match PreferNoSchedule taints
+    any_tainted: bool  # False: no node has a taint, so every raw score is 0
 
 
-def score_node(tolerations: tuple[Toleration, ...], node: NodeInfo) -> int:
+def pre_score(pod: PodInfo, args: Args, cluster: ClusterView, feasible: Sequence[NodeInfo]) -> _Scoring:
+    # An empty effect matches every effect.
+    return _Scoring(tuple(t for t in pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE)),
+                    cluster.traits.tainted > 0)
+
+
+def score_node(state: _Scoring, node: NodeInfo) -> int:
     """Raw score: how many PreferNoSchedule taints the pod does not tolerate (normalised reversed)."""
     return sum(1 for taint in node.taints
-               if taint.effect == PREFER_NO_SCHEDULE and not is_tolerated(tolerations, taint))
+               if taint.effect == PREFER_NO_SCHEDULE and not is_tolerated(state.tolerations, taint))
 
 
-def score_batch(tolerations: tuple[Toleration, ...], nodes: list[NodeInfo]) -> list[int]:
-    return [score_node(tolerations, node) if node.taints else 0 for node in nodes]
+def score_batch(state: _Scoring, nodes: list[NodeInfo]) -> list[int]:
+    if not state.any_tainted:
+        return [0] * len(nodes)
+    return [score_node(state, node) if node.taints else 0 for node in nodes]
 
 
 def normalize(scores: list[int], args: Args) -> None:
@@ -69,4 +82,4 @@ REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.NODE_TAINTS_CHANGED
 
 PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, pre_score=pre_score,
                 score_node=score_node, normalize=normalize, default_weight=3, filter_batch=filter_batch,
-                score_batch=score_batch, requeue_on=REQUEUE_ON)
+                score_batch=score_batch, requeue_on=REQUEUE_ON, reads_cluster=True)

@@ -142,6 +142,17 @@ def test_per_node_memo_computes_only_the_nodes_without_a_value() -> None:
     assert asked == [["n0", "n1", "n2", "n3"], ["n2"], ["n0"]]
 
 
+def test_per_node_memo_keeps_one_key_object_per_kind() -> None:
+    """Every node's memo holds the same str for a kind of pod, however the caller built it, so a lookup
+    matches it by identity (no byte comparison with another copy per node)."""
+    nodes = [node("n0"), node("n1")]
+    cpu = 100
+    for one in nodes:  # a key built anew for each call, as a plugin builds it
+        per_node_memo(f"kind {cpu}", [one], lambda batch: [0] * len(batch))
+    first, second = (next(iter(n.memo)) for n in nodes)
+    assert first is second
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_node_affinity_batch_matches_per_node_for_node_selectors(seed: int) -> None:
     rng = random.Random(seed)

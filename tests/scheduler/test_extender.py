@@ -234,3 +234,17 @@ def test_inter_pod_affinity_reads_the_whole_cache_and_namespace_labels():
     assert result["NodeNames"] == ["z2a"]
     assert result["FailedNodes"] == {"z1b": "node(s) didn't match pod anti-affinity rules"}
 
+
+
+def test_filter_with_node_objects_rejects_a_node_cordoned_or_tainted_in_the_objects_given():
+    # The cache has no cordoned or tainted node, the objects kube-scheduler sends do: NodeUnschedulable and
+    # TaintToleration must not skip their checks by the cache's nodes.
+    cordoned = versioned(node_obj("slow-1", unschedulable=True), "20")
+    tainted = versioned(node_obj("slow-2", taints=[{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]),
+                        "21")
+    body = json.dumps({"Pod": pod_obj(), "Nodes": {"metadata": {}, "items": [NODES["fast"], cordoned, tainted]},
+                       "NodeNames": None}).encode()
+    code, result = call(make_extender(), "filter", body)
+    assert code == 200
+    assert result["FailedAndUnresolvableNodes"] == {"slow-1": "node(s) were unschedulable",
+                                                    "slow-2": "node(s) had untolerated taint {dedicated: x}"}

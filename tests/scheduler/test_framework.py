@@ -15,8 +15,8 @@ from scheduler.framework import (
     fit_error_message,
     num_feasible_nodes_to_find,
 )
-from scheduler.model import PodSpecError
-from scheduler.plugins import REGISTRY, Code, Status
+from scheduler.model import NodeTraits, PodSpecError
+from scheduler.plugins import REGISTRY, ClusterView, Code, Status
 from scheduler.plugins.least_loaded import LeastLoadedArgs
 from scheduler.plugins.network_aware import NetworkAwareArgs
 from tests.scheduler.builders import node, pod
@@ -210,3 +210,14 @@ def test_scores_stay_within_weight_bounds():
     for plugin, scores in result.scores.items():
         assert all(0 <= s <= 100 * weights[plugin] for s in scores), (plugin, scores)
     assert result.node_name == result.top(1)[0][0]
+
+
+def test_a_what_if_node_counts_in_the_views_traits() -> None:
+    """ClusterView.replacing counts the stand-in node's traits: a cordoned what-if copy in a view of
+    uncordoned nodes is still refused (NodeUnschedulable skips its pass when the traits count none)."""
+    nodes = [node("a"), node("b")]
+    cluster = ClusterView(nodes, traits=NodeTraits.of(nodes))
+    cordoned = node("a", unschedulable=True)
+    assert cluster.replacing(cordoned).traits == NodeTraits(cordoned=1)
+    verdict = Profile.default().node_verdict(pod(), cordoned, cluster)
+    assert verdict is not None and verdict.reasons == ("node(s) were unschedulable",)

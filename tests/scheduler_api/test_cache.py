@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from scheduler.cache import Cache
-from scheduler.model import PodInfo
+from scheduler.framework import Profile
+from scheduler.model import NodeInfo, NodeTraits, PodInfo
+from scheduler.plugins import ClusterView
+from scheduler.plugins.base import per_node_memo
+from tests.scheduler.builders import node_obj
 
 
 def node(name: str, cpu: str = "2", rv: str = "1") -> dict:
@@ -194,3 +200,56 @@ def test_add_pod_returns_the_version_the_watch_showed_before() -> None:
     confirmed = pod("a", node_name="n1")
     cache.add_pod(confirmed)
     assert cache.add_pod(pod("a", node_name="n1")) is confirmed
+
+
+def _free_milli_cpu(nodes: list[NodeInfo]) -> list[int]:
+    return [n.allocatable.milli_cpu - n.requested.milli_cpu for n in nodes]
+
+
+def test_a_changed_node_keeps_its_memo_values_worked_out_again() -> None:
+    """per_node_memo values of a node the snapshot re-clones are worked out again on the new clone (so the
+    next read misses none), from the node's new state."""
+    cache = Cache()
+    cache.add_node(node("n0"))
+    cache.add_node(node("n1"))
+    assert per_node_memo("free cpu", cache.snapshot().nodes, _free_milli_cpu) == [2000, 2000]
+    cache.assume(pod("a"), "n0")
+    snap = cache.snapshot()
+    assert snap.get("n0").memo == {"free cpu": 1500}
+    assert per_node_memo("free cpu", snap.nodes, _free_milli_cpu) == [1500, 2000]
+
+
+def test_a_memo_value_that_cannot_be_worked_out_again_is_left_to_the_plugin() -> None:
+    def cpu_per_free_milli(nodes: list[NodeInfo]) -> list[int]:
+        return [1000 // free for free in _free_milli_cpu(nodes)]
+
+    cache = Cache()
+    cache.add_node(node("n0", cpu="1"))
+    assert per_node_memo("per free", cache.snapshot().nodes, cpu_per_free_milli) == [1]
+    cache.assume(pod("a", cpu="1"), "n0")  # no cpu left: the value divides by zero
+    snap = cache.snapshot()
+    assert snap.get("n0").memo == {}
+    with pytest.raises(ZeroDivisionError):  # as the plugin's own read meets it (and handles it)
+        per_node_memo("per free", snap.nodes, cpu_per_free_milli)
+
+
+def test_snapshot_traits_follow_cordons_taints_images_and_removed_nodes() -> None:
+    """The snapshot counts its cordoned, tainted and image-listing nodes as they change: plugins skip their
+    pass over the nodes by these counts, so a stale count would let a pod onto a cordoned node."""
+    cache = Cache()
+    for name in ("n1", "n2", "n3"):
+        cache.add_node(node_obj(name))
+    assert cache.snapshot().traits == NodeTraits(0, 0, 0)
+    cache.add_node(node_obj("n1", unschedulable=True, images=[{"names": ["app:1"], "sizeBytes": 10}]))
+    cache.add_node(node_obj("n2", taints=[{"key": "k", "effect": "NoSchedule"}]))
+    snap = cache.snapshot()
+    assert snap.traits == NodeTraits(cordoned=1, tainted=1, with_images=1)
+    assert snap.traits == NodeTraits.of(snap.nodes)
+    rng = random.Random(1)
+    cluster = ClusterView(snap.nodes, traits=snap.traits)
+    placed = {Profile.default().schedule(pod(f"p{i}"), snap.nodes, rng, cluster).node_name for i in range(10)}
+    assert placed == {"n3"}
+    cache.add_node(node_obj("n1"))
+    cache.remove_node("n2")
+    snap = cache.snapshot()
+    assert snap.traits == NodeTraits(0, 0, 0) == NodeTraits.of(snap.nodes)
