@@ -11,8 +11,10 @@ only the index, the manifest and the config; unpacking reads a layer from the co
 its snapshot is not there yet. So the OCI archive carries the index, manifest and config always, and every
 layer the node's content store does not hold.
 
-The manifest written here is the one containerd writes when it imports the docker-archive itself (Docker
-schema 2, compact JSON, the same media types): the node ends up with the same image either way.
+The manifest written here is what containerd's importer writes for a docker-archive (Docker schema 2,
+compact JSON, the same media types): for the uncompressed archives buildah, podman and `docker save` before
+25 write, byte for byte the manifest of a whole import (the image suite checks it on containerd 1.6.20). In
+every case the config, and so the image ID the kubelet sees, is the archive's own.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ class Blob:
     member: str       # its path in the docker-archive
     digest: str       # sha256:<hex> of its bytes, as the content store keys it
     size: int
-    media_type: str
+    media_type: str | None  # None: a layer Docker schema 2 has no type for (zstd...)
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,12 @@ class ImageArchive:
     @property
     def image_id(self) -> str:
         return self.config.digest
+
+    @property
+    def splittable(self) -> bool:
+        """Every layer is a tar or gzip: an OCI archive of part of it can be written (else the whole
+        docker-archive goes, which containerd's importer reads whatever the compression)."""
+        return all(layer.media_type for layer in self.layers)
 
 
 def read_manifest_entry(path: Path) -> dict:
@@ -81,17 +89,18 @@ def _media_type(head: bytes) -> str | None:
 
 
 def _blob(tar: tarfile.TarFile, member: str, media_type: str | None) -> Blob:
+    # extractfile follows a symlinked member (`docker save` before 25 links a repeated layer to its first
+    # copy), so digest and size are taken from the bytes read, never from the member's header.
     data = tar.extractfile(member)
     if data is None:
         raise ArchiveError(f"{tar.name}: {member} named by manifest.json is not in the archive")
     digest, head = hashlib.sha256(), data.read(512)
     digest.update(head)
+    size = len(head)
     while chunk := data.read(1 << 20):
         digest.update(chunk)
-    kind = media_type or _media_type(head)
-    if kind is None:
-        raise ArchiveError(f"{tar.name}: layer {member} is neither a tar nor gzip-compressed")
-    return Blob(member, f"sha256:{digest.hexdigest()}", tar.getmember(member).size, kind)
+        size += len(chunk)
+    return Blob(member, f"sha256:{digest.hexdigest()}", size, media_type or _media_type(head))
 
 
 def read_archive(path: Path) -> ImageArchive:
@@ -141,13 +150,19 @@ def _add(tar: tarfile.TarFile, name: str, data: bytes | io.BufferedIOBase, size:
 
 
 def carried_layers(image: ImageArchive, leave_out: set[str]) -> list[Blob]:
-    """The layers an archive without `leave_out` carries, each blob once."""
-    return list({layer.digest: layer for layer in image.layers if layer.digest not in leave_out}.values())
+    """The layers an archive without `leave_out` carries, each blob once (its first copy)."""
+    carried: dict[str, Blob] = {}
+    for layer in image.layers:
+        if layer.digest not in leave_out:
+            carried.setdefault(layer.digest, layer)
+    return list(carried.values())
 
 
 def write_oci_archive(image: ImageArchive, ref: str, leave_out: set[str], dest: Path) -> list[Blob]:
     """An OCI archive of `image` named `ref` without the layers in `leave_out` (digests); returns the
     layers it carries. Written whole or not at all."""
+    if not image.splittable:
+        raise ArchiveError(f"{image.path}: a layer is neither a tar nor gzip-compressed; send the whole archive")
     manifest = manifest_bytes(image)
     name = normalized_name(ref)
     index = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": [{

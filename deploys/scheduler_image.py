@@ -104,35 +104,43 @@ class ContainerdHeldBlobs(FactBase[set[str]]):
         return held_blobs(images, content)
 
 
-def _upload_for(image: ImageArchive, ref: str, held: set[str]) -> tuple[Path, list[Blob]]:
+def _upload_for(image: ImageArchive, ref: str, held: set[str], work_dir: Path) -> tuple[Path, list[Blob]]:
     """The file to send a node holding `held`, and the layers it carries: the docker-archive itself when
-    the node holds none of the layers, else an OCI archive without the held ones (one file per distinct
-    set, shared by the nodes in the same state; the host side removes them after the run)."""
+    the node holds none of the layers (or a layer has no Docker schema 2 type), else an OCI archive without
+    the held ones, written into this run's `work_dir` (one per distinct set: nodes in the same state share
+    it; the host side removes the folder after the run)."""
     leave_out = {layer.digest for layer in image.layers} & held
-    if not leave_out:
-        return image.path, list(image.layers)
-    key = hashlib.sha256(" ".join(sorted(leave_out)).encode()).hexdigest()[:12]
-    dest = image.path.with_name(f"{image.path.stem}.without-{key}.oci.tar")
+    if not leave_out or not image.splittable:
+        return image.path, carried_layers(image, set())
+    key = hashlib.sha256(" ".join([image.image_id, *sorted(leave_out)]).encode()).hexdigest()[:12]
+    dest = work_dir / f"{image.path.stem}.without-{key}.oci.tar"
     if not dest.exists():
         write_oci_archive(image, ref, leave_out, dest)
     return dest, carried_layers(image, leave_out)
 
 
+def _import_command(remote: str, name: str) -> str:
+    """Import and remove the upload whatever happens. containerd 1.6/1.7 record the image before unpacking
+    it, so a failed unpack would leave a record the next run takes for the image being present: remove it."""
+    upload, image = shlex.quote(remote), shlex.quote(name)
+    return (f"ctr -n k8s.io images import {upload}; rc=$?; rm -f {upload}; "
+            f"if [ $rc -ne 0 ]; then ctr -n k8s.io images rm {image} >/dev/null 2>&1; fi; exit $rc")
+
+
 @deploy("Side-load the scheduler image")
-def side_load_scheduler_image(image: ImageArchive, ref: str, report: dict[str, str],
+def side_load_scheduler_image(image: ImageArchive, ref: str, work_dir: str, report: dict[str, str],
                               sent: dict[str, list[Blob]]) -> None:
     name = normalized_name(ref)
     if host.get_fact(ContainerdImageId, ref=name) == image.image_id:
         report[node_label(host)] = "present"
         return
-    upload, sent[node_label(host)] = _upload_for(image, ref, host.get_fact(ContainerdHeldBlobs))
+    upload, sent[node_label(host)] = _upload_for(image, ref, host.get_fact(ContainerdHeldBlobs), Path(work_dir))
     remote = f"{UPLOAD_DIR}/{upload.name}"
     files.directory(name="Image upload folder", path=UPLOAD_DIR, mode="0700")
     files.put(name="Upload the scheduler image (the layers the node lacks)", src=str(upload), dest=remote,
               mode="0600")
-    server.shell(name="Import the image into containerd (namespace k8s.io)",
-                 commands=[f"ctr -n k8s.io images import {shlex.quote(remote)}"])
-    files.file(name="Remove the uploaded archive", path=remote, present=False)
+    server.shell(name="Import the image into containerd (namespace k8s.io), remove the upload",
+                 commands=[_import_command(remote, name)])
     python.call(name="Check the kubelet's runtime sees the image", function=_verify,
                 ref=name, image_id=image.image_id, report=report)
 

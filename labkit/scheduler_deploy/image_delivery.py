@@ -4,6 +4,7 @@ VM) and side-loaded into every node's containerd, both through labkit.pyinfra_ru
 from __future__ import annotations
 
 import platform
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,13 +38,10 @@ def side_load(inventory: Inventory, image: BuiltImage, echo: Echo = print) -> di
     archive = read_image_archive(image.archive)
     report: dict[str, str] = {}
     sent: dict[str, list[Blob]] = {}
-    try:
-        with connected(inventory, echo) as hosts:
-            hosts.run("side-loading the scheduler image", side_load_scheduler_image, archive, image.ref, report,
-                      sent, hint=STALE_LAYER_HINT)
-    finally:
-        for partial_upload in image.archive.parent.glob(f"{image.archive.stem}.without-*"):
-            partial_upload.unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".side-load-", dir=image.archive.parent) as work_dir, \
+            connected(inventory, echo) as hosts:
+        hosts.run("side-loading the scheduler image", side_load_scheduler_image, archive, image.ref, work_dir,
+                  report, sent, hint=STALE_LAYER_HINT)
     total = sum(layer.size for layer in archive.layers)
     for node, outcome in sorted(report.items()):
         if outcome == "imported":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 import tarfile
 
@@ -78,19 +79,56 @@ def test_the_oci_archive_carries_index_manifest_config_and_only_the_missing_laye
     assert entry["platform"] == {"architecture": "amd64", "os": "linux"}
 
 
-def test_a_node_holding_no_layer_gets_the_docker_archive_itself(archive) -> None:
-    assert _upload_for(archive, REF, set()) == (archive.path, list(archive.layers))
-    assert _upload_for(archive, REF, {"sha256:" + "f" * 64}) == (archive.path, list(archive.layers))
+def test_a_node_holding_no_layer_gets_the_docker_archive_itself(archive, tmp_path) -> None:
+    assert _upload_for(archive, REF, set(), tmp_path) == (archive.path, list(archive.layers))
+    assert _upload_for(archive, REF, {"sha256:" + "f" * 64}, tmp_path) == (archive.path, list(archive.layers))
 
 
-def test_nodes_in_the_same_state_share_one_oci_archive(archive) -> None:
+def test_nodes_in_the_same_state_share_one_oci_archive(archive, tmp_path) -> None:
     held = {archive.layers[0].digest}
-    first, carried = _upload_for(archive, REF, held)
-    again, carried_again = _upload_for(archive, REF, held | {"sha256:" + "f" * 64})
-    assert first == again and first != archive.path and first.name.endswith(".oci.tar")
+    first, carried = _upload_for(archive, REF, held, tmp_path)
+    again, carried_again = _upload_for(archive, REF, held | {"sha256:" + "f" * 64}, tmp_path)
+    assert first == again and first.parent == tmp_path and first.name.endswith(".oci.tar")
     assert carried == carried_again == list(archive.layers[1:])
-    other, _ = _upload_for(archive, REF, {archive.layers[1].digest})
+    other, _ = _upload_for(archive, REF, {archive.layers[1].digest}, tmp_path)
     assert other != first
+
+
+def test_an_archive_with_a_layer_schema_2_cannot_name_goes_whole(tmp_path) -> None:
+    """A zstd layer (no Docker schema 2 type): containerd's importer still reads the docker-archive."""
+    zstd_frame = b"\x28\xb5\x2f\xfd" + b"\0" * 600
+    archive = read_archive(write_docker_archive(tmp_path / "image.tar", REF, [layer_tar({"a": b"a"}), zstd_frame]))
+    assert not archive.splittable
+    assert _upload_for(archive, REF, {archive.layers[0].digest}, tmp_path) == (archive.path, list(archive.layers))
+    with pytest.raises(ArchiveError, match="send the whole archive"):
+        write_oci_archive(archive, REF, {archive.layers[0].digest}, tmp_path / "delta.tar")
+
+
+def test_a_repeated_layer_saved_as_a_symlink_is_read_through_the_link(tmp_path) -> None:
+    """`docker save` before 25 links a repeated layer to its first copy: the blob is the target's bytes."""
+    layer = layer_tar({"same": b"same" * 100})
+    path = write_docker_archive(tmp_path / "image.tar", REF, [layer, layer_tar({"top": b"top"})])
+    with tarfile.open(path) as tar:
+        members = {m.name: (m, tar.extractfile(m).read() if m.isfile() else None) for m in tar.getmembers()}
+    [entry] = json.loads(members["manifest.json"][1])
+    link = tarfile.TarInfo("dup/layer.tar")
+    link.type, link.linkname = tarfile.SYMTYPE, f"../{entry['Layers'][0]}"
+    entry["Layers"] = [entry["Layers"][0], "dup/layer.tar", entry["Layers"][1]]
+    linked = tmp_path / "linked.tar"
+    with tarfile.open(linked, "w") as tar:
+        for name, (info, data) in members.items():
+            if name == "manifest.json":
+                data = json.dumps([entry]).encode()
+                info.size = len(data)
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
+        tar.addfile(link)
+    image = read_archive(linked)
+    assert [layer.size for layer in image.layers] == [len(layer), len(layer), image.layers[2].size]
+    assert image.layers[0].digest == image.layers[1].digest == digest(layer)
+    carried = write_oci_archive(image, REF, {image.layers[2].digest}, tmp_path / "delta.tar")
+    assert carried == [image.layers[0]]  # once, its first copy
+    with tarfile.open(tmp_path / "delta.tar") as tar:
+        assert tar.extractfile(f"blobs/sha256/{digest(layer)[7:]}").read() == layer
 
 
 @pytest.mark.parametrize(("ref", "name"), [

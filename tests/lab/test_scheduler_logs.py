@@ -2,6 +2,7 @@
 leader's first, lines prefixed, and why there is nothing to read when no scheduler runs."""
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -88,7 +89,8 @@ def test_an_expired_lease_names_no_leader(kube_api, kube):
     assert complete
     assert out == ["[pod/sched-a] sched-a line", "[pod/sched-b] sched-b line"]
     assert len(err) == 1
-    assert err[0].startswith(f"no replica is leading: Lease {NS}/{NAME} was last renewed 60 s ago and lasts 15 s")
+    assert err[0].startswith(f"no replica is leading: Lease {NS}/{NAME} was last renewed ")
+    assert re.search(r"last renewed 6\d s ago and lasts 15 s", err[0]), err[0]  # 60 s, or a little more when the host is busy
     assert "its holder sched-b is not leading" in err[0]
 
 

@@ -165,7 +165,7 @@ def test_build_in_the_control_plane_vm(lxc_lab: RunningLab, host_buildah: tuple[
 
 def test_a_failed_import_names_the_node_and_shows_containerds_answer(lxc_lab: RunningLab, tmp_path) -> None:
     """An archive the host can read but containerd cannot unpack (a layer that claims gzip and is not): the
-    import fails on the node, and the error says where and what containerd answered."""
+    import fails on the node, the error says where and what containerd answered, and nothing of it stays."""
     ensure_containerd(lxc_lab)
     archive = write_docker_archive(tmp_path / "broken.tar", "localhost/broken:1", [b"\x1f\x8b" + b"not gzip" * 8])
     broken = BuiltImage("localhost/broken:1", archive, archive_image_id(archive), "test", 0.0)
@@ -175,3 +175,9 @@ def test_a_failed_import_names_the_node_and_shows_containerds_answer(lxc_lab: Ru
     assert lxc_lab.lab.control_plane.name in text
     assert "Import the image into containerd" in text
     assert "failed to extract layer" in text, text  # containerd's own words come through
+    # containerd 1.6 records the image before it unpacks it: that record must not outlive the failure (the
+    # next run would take it for the image being there), nor may the upload.
+    state = lxc_lab.pyinfra_state()
+    for node in sorted(node.name for node in lxc_lab.lab.nodes):
+        assert "localhost/broken:1" not in on(state, node, "ctr -n k8s.io images ls -q"), node
+        assert on(state, node, "ls -A /var/lib/kubelab/images").strip() == "", node
