@@ -236,10 +236,10 @@ class Profile:
             return result
         if pod.nominated_node_name:  # kube-scheduler's evaluateNominatedNode: the room preemption made
             room = next((n for n in nodes if n.name == pod.nominated_node_name), None)
-            if room is not None and (_passing_with_nominated(checks, [room], {}, nominated) if nominated
-                                     else _passing(checks, [room], {})):
+            if room is not None and (self._passing_with_nominated(pod, cluster, checks, [room], {}, nominated)
+                                     if nominated else _passing(checks, [room], {})):
                 return ScheduleResult(pod.key, room.name, num_all, 1, [room.name])
-        feasible, failures, evaluated = self._find_feasible(checks, nodes, nominated)
+        feasible, failures, evaluated = self._find_feasible(pod, cluster, checks, nodes, nominated)
         result = ScheduleResult(pod.key, None, num_all, evaluated, [n.name for n in feasible], failures)
         if not feasible:
             result.message = fit_error_message(num_all, failures)
@@ -254,8 +254,8 @@ class Profile:
         result.node_name = feasible[tied[rng.randrange(len(tied))] if len(tied) > 1 else tied[0]].name
         return result
 
-    def _find_feasible(self, checks: list, nodes: Sequence[NodeInfo], nominated: Nominated,
-                       ) -> tuple[list[NodeInfo], dict[str, Status], int]:
+    def _find_feasible(self, pod: PodInfo, cluster: ClusterView, checks: list, nodes: Sequence[NodeInfo],
+                       nominated: Nominated) -> tuple[list[NodeInfo], dict[str, Status], int]:
         """Visit nodes from where the last decision stopped until enough are feasible.
 
         Nodes are checked in chunks, one plugin at a time over the chunk (a batch call or a list
@@ -278,7 +278,7 @@ class Profile:
             chunk = _window(nodes, (start + pos) % num_all, size)
             pos += size
             if nominated:
-                feasible.extend(_passing_with_nominated(checks, chunk, failures, nominated))
+                feasible.extend(self._passing_with_nominated(pod, cluster, checks, chunk, failures, nominated))
             else:
                 feasible.extend(_passing(checks, chunk, failures))
         del feasible[wanted:]
@@ -303,15 +303,16 @@ class Profile:
         ``cluster``: a what-if copy, such as the node with preemption victims removed. ``nominated``: the
         pods waiting for room on it that count for this pod. Raises model.PodSpecError as ``schedule``
         does."""
-        checks = self._pre_filter(pod, cluster.replacing(node))
-        if isinstance(checks, Status):  # rejected whatever the node (e.g. its claim went away meanwhile)
-            return checks
-        failures: dict[str, Status] = {}
-        if nominated:
-            _passing_with_nominated(checks, [node], failures, {node.name: nominated})
-        else:
-            _passing(checks, [node], failures)
-        return failures.get(node.name)
+        with cluster.what_if(node) as view:
+            checks = self._pre_filter(pod, view)
+            if isinstance(checks, Status):  # rejected whatever the node (e.g. its claim went away meanwhile)
+                return checks
+            failures: dict[str, Status] = {}
+            if nominated:
+                self._passing_with_nominated(pod, view, checks, [node], failures, {node.name: nominated})
+            else:
+                _passing(checks, [node], failures)
+            return failures.get(node.name)
 
     def score_nodes(self, pod: PodInfo, nodes: list[NodeInfo], cluster: ClusterView | None = None,
                     ) -> tuple[list[int], dict[str, list[int]]]:
@@ -335,6 +336,35 @@ class Profile:
             totals = list(scores) if totals is None else list(map(operator.add, totals, scores))
             by_plugin[plugin.name] = scores
         return (totals if totals is not None else [0] * len(nodes)), by_plugin
+
+    def _passing_with_nominated(self, pod: PodInfo, cluster: ClusterView, checks: list[tuple[Any, Any]],
+                                chunk: list[NodeInfo], failures: dict[str, Status], nominated: Nominated,
+                                ) -> list[NodeInfo]:
+        """``_passing`` counting, on each node, the pods nominated to it (kube-scheduler's
+        RunFilterPluginsWithNominatedPods): a node with some must take the pod with them added, and also
+        without them (a nominated pod may be what satisfied a rule), so a lower-priority pod never takes room
+        preemption freed for another. With them added, PreFilter runs again over the view holding that node
+        as it would be, so counts across the cluster (topology spread domains, the affinity index) include
+        them too (kube-scheduler's AddPod on a copy of the cycle state, for the pods nominated to this
+        node only)."""
+        plain = [n for n in chunk if n.name not in nominated]
+        fits = {n.name for n in _passing(checks, plain, failures)} if plain else set()
+        for node in chunk:
+            pods = nominated.get(node.name)
+            if not pods:
+                continue
+            crowded = node.clone()
+            for waiting in pods:
+                crowded.add_pod(waiting)
+            with cluster.what_if(crowded) as view:
+                crowded_checks = self._pre_filter(pod, view)
+                if isinstance(crowded_checks, Status):
+                    failures[node.name] = crowded_checks
+                    continue
+                fits_crowded = bool(_passing(crowded_checks, [crowded], failures))
+            if fits_crowded and _passing(checks, [node], failures):
+                fits.add(node.name)
+        return [n for n in chunk if n.name in fits]
 
     def _pre_filter(self, pod: PodInfo, cluster: ClusterView) -> list[tuple[Any, Any]] | Status:
         """(verdicts function, per-pod state) of each filter plugin with something to check for this pod,
@@ -363,26 +393,6 @@ def _passing(checks: list[tuple[Any, Any]], chunk: list[NodeInfo], failures: dic
         if not chunk:
             break
     return chunk
-
-
-def _passing_with_nominated(checks: list[tuple[Any, Any]], chunk: list[NodeInfo], failures: dict[str, Status],
-                            nominated: Nominated) -> list[NodeInfo]:
-    """``_passing`` counting, on each node, the pods nominated to it (kube-scheduler's
-    RunFilterPluginsWithNominatedPods): a node with some must take the pod with them added, and also without
-    them (a nominated pod may be what satisfied a rule), so a lower-priority pod never takes room preemption
-    freed for another."""
-    plain = [n for n in chunk if n.name not in nominated]
-    fits = {n.name for n in _passing(checks, plain, failures)} if plain else set()
-    for node in chunk:
-        pods = nominated.get(node.name)
-        if not pods:
-            continue
-        crowded = node.clone()
-        for pod in pods:
-            crowded.add_pod(pod)
-        if _passing(checks, [crowded], failures) and _passing(checks, [node], failures):
-            fits.add(node.name)
-    return [n for n in chunk if n.name in fits]
 
 
 def _window(nodes: Sequence[NodeInfo], start: int, size: int) -> list[NodeInfo]:

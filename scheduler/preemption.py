@@ -19,10 +19,10 @@ cycle acts on the answer (deletes the victims, nominates the node).
    first found.
 
 Fitting is judged with the profile's filters and the pods nominated to the node with at least the pod's
-priority. Difference from kube-scheduler, named: plugins that read the cluster's pod index
-(InterPodAffinity) still count the pods removed in the dry run (kube-scheduler updates them through its
-PreFilterExtensions), so a pod kept off a node only by a lower-priority pod's anti-affinity is not helped
-by preempting it; PodTopologySpread sees the removals.
+priority. Each dry run judges the what-if node in a cluster view holding it in place of the real one
+(``ClusterView.what_if``): PodTopologySpread's domain counts and InterPodAffinity's pod index see the
+removed pods gone, as kube-scheduler's PreFilterExtensions RemovePod makes them, so evicting the pod an
+anti-affinity term objects to is what makes the node fit.
 """
 
 from __future__ import annotations

@@ -105,6 +105,11 @@ class PodIndex:
             if indexed.get(uid) is not pod:
                 self._add(uid, labels, pod)
 
+    def replace_node(self, old: NodeInfo, new: NodeInfo) -> None:
+        """One changed node (``new`` standing in for ``old`` as indexed): both phases at once."""
+        self.forget(old, new)
+        self.learn(old, new)
+
     def _add(self, uid: str, labels: Mapping[str, str], pod: PodInfo) -> None:
         entry = (labels, pod)
         self._pods[uid] = entry

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -168,14 +169,24 @@ class ClusterView:
             self._traits = NodeTraits.of(self.nodes)
         return self._traits
 
-    def replacing(self, node: NodeInfo) -> ClusterView:
-        """The same view with ``node`` standing in for the node of its name (a what-if copy, such as a node
-        with preemption victims removed). The pod index and the volume store are shared: the index still
-        counts the original's pods; the traits count ``node``."""
+    @contextmanager
+    def what_if(self, node: NodeInfo) -> Iterator[ClusterView]:
+        """The view with ``node`` standing in for the node of its name (a what-if copy: preemption victims
+        removed, nominated pods added) while the block runs: the nodes, the traits and the shared pod index
+        count ``node``'s pods instead of the original's (kube-scheduler's PreFilterExtensions AddPod and
+        RemovePod). The index is put back on leaving, so counts read from it inside hold only there; blocks
+        nest. The volume store is shared."""
         original = next((n for n in self.nodes if n.name == node.name), None)
-        nodes = [node if n.name == node.name else n for n in self.nodes]
+        if original is None:
+            raise ValueError(f"what-if node {node.name!r} is not in the view")
+        nodes = [node if n is original else n for n in self.nodes]
         traits = self._traits.replacing(original, node) if self._traits is not None else None
-        return ClusterView(nodes, self.namespace_labels, self._index, self.volumes, traits)
+        index = self.index
+        index.replace_node(original, node)
+        try:
+            yield ClusterView(nodes, self.namespace_labels, index, self.volumes, traits)
+        finally:
+            index.replace_node(node, original)
 
     def labels_of_namespace(self, namespace: str) -> Mapping[str, str]:
         return self.namespace_labels.get(namespace, _NO_LABELS)

@@ -213,11 +213,12 @@ def test_scores_stay_within_weight_bounds():
 
 
 def test_a_what_if_node_counts_in_the_views_traits() -> None:
-    """ClusterView.replacing counts the stand-in node's traits: a cordoned what-if copy in a view of
+    """ClusterView.what_if counts the stand-in node's traits: a cordoned what-if copy in a view of
     uncordoned nodes is still refused (NodeUnschedulable skips its pass when the traits count none)."""
     nodes = [node("a"), node("b")]
     cluster = ClusterView(nodes, traits=NodeTraits.of(nodes))
     cordoned = node("a", unschedulable=True)
-    assert cluster.replacing(cordoned).traits == NodeTraits(cordoned=1)
+    with cluster.what_if(cordoned) as view:
+        assert view.traits == NodeTraits(cordoned=1)
     verdict = Profile.default().node_verdict(pod(), cordoned, cluster)
     assert verdict is not None and verdict.reasons == ("node(s) were unschedulable",)

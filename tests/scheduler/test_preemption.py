@@ -287,3 +287,76 @@ def test_a_nominated_pod_takes_the_room_made_for_it_when_it_fits_there() -> None
     assert PROFILE.schedule(plain, nodes, random.Random(0), ClusterView(nodes)).node_name == "n2"
     too_big = prio_pod("r", 100, "2", nominated="n1")  # no longer fits there: the usual search
     assert PROFILE.schedule(too_big, nodes, random.Random(0), ClusterView(nodes)).node_name == "n2"
+
+
+# -- what-if pods in the cluster-wide PreFilter state (PreFilterExtensions AddPod/RemovePod) ---------
+
+def _anti(labels: dict[str, str], key: str = "kubernetes.io/hostname") -> dict[str, Any]:
+    return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": labels}, "topologyKey": key}]}}
+
+
+def _with(p: PodInfo, **spec: Any) -> PodInfo:
+    """``p`` re-parsed with extra spec fields (affinity, topologySpreadConstraints)."""
+    obj = pod_obj(p.name, requests={"cpu": "1"}, labels=dict(p.labels), node_name=p.node_name or None)
+    obj["spec"].update(priority=p.priority, **spec)
+    if p.nominated_node_name:
+        obj["status"]["nominatedNodeName"] = p.nominated_node_name
+    return PodInfo.from_api(obj)
+
+
+def test_anti_affinity_to_a_pod_nominated_to_a_node_keeps_the_pod_off_that_node() -> None:
+    # addGENominatedPods -> InterPodAffinity AddPod: the nominated pod is in the affinity index while n1 is
+    # judged, so required anti-affinity against it rules n1 out, by hostname or by zone. Only n1: upstream
+    # adds the pods nominated to the node being judged, so n2 (same zone) is judged without it.
+    zone = {"topology.kubernetes.io/zone": "a"}
+    nodes = [node("n1", labels=zone), node("n2", labels=zone),
+             node("n3", labels={"topology.kubernetes.io/zone": "b"})]
+    waiting = prio_pod("w", 100, labels={"app": "db"}, nominated="n1")
+    for key, kept_off in (("kubernetes.io/hostname", {"n1"}), ("topology.kubernetes.io/zone", {"n1"})):
+        p = _with(prio_pod("p", 50), affinity=_anti({"app": "db"}, key))
+        result = PROFILE.schedule(p, nodes, random.Random(0), ClusterView(nodes), {"n1": [waiting]})
+        assert set(result.failures) == kept_off, key
+        assert result.failures["n1"].reasons == ("node(s) didn't match pod anti-affinity rules",)
+    # The index is put back after the what-if: the same view without the nomination lets the pod onto n1.
+    cluster = ClusterView(nodes)
+    p = _with(prio_pod("p", 50), affinity=_anti({"app": "db"}))
+    assert "n1" in PROFILE.schedule(p, nodes, random.Random(0), cluster, {"n1": [waiting]}).failures
+    assert "n1" in PROFILE.schedule(p, nodes, random.Random(0), cluster, {}).feasible_nodes
+    # The nominated pod's own anti-affinity counts too (existing pods' anti-affinity).
+    guarded = _with(waiting, affinity=_anti({"app": "web"}))
+    result = PROFILE.schedule(prio_pod("q", 50, labels={"app": "web"}), nodes, random.Random(0), ClusterView(nodes),
+                              {"n1": [guarded]})
+    assert result.failures["n1"].reasons == ("node(s) didn't satisfy existing pods anti-affinity rules",)
+
+
+def test_topology_spread_counts_a_nominated_pod_in_its_domain() -> None:
+    # PodTopologySpread AddPod: zone a holds one matching pod and one nominated to n1, zone b one; with
+    # maxSkew 1 a third pod in zone a makes skew 2, so only zone b is left.
+    spread = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "web"}}}]
+    web = {"app": "web"}
+    nodes = [node("n1", labels={"topology.kubernetes.io/zone": "a"}),
+             node("n2", labels={"topology.kubernetes.io/zone": "a"}, pods_on_it=[_on(prio_pod("x", 0, labels=web), "n2")]),
+             node("n3", labels={"topology.kubernetes.io/zone": "b"}, pods_on_it=[_on(prio_pod("y", 0, labels=web), "n3")])]
+    waiting = prio_pod("w", 100, labels=web, nominated="n1")
+    p = _with(prio_pod("p", 50, labels=web), topologySpreadConstraints=spread)
+    result = PROFILE.schedule(p, nodes, random.Random(0), ClusterView(nodes), {"n1": [waiting]})
+    assert result.failures["n1"].reasons == ("node(s) didn't match pod topology spread constraints",)
+    # Without the nomination n1 (zone a, skew 1) fits.
+    assert "n1" in PROFILE.schedule(p, nodes, random.Random(0), ClusterView(nodes), {}).feasible_nodes
+
+
+def test_preemption_evicts_the_pod_an_anti_affinity_term_objects_to() -> None:
+    # SelectVictimsOnNode -> InterPodAffinity RemovePod: the preemptor's required anti-affinity matches the
+    # lower-priority pod on n1; evicting it is what makes n1 fit (cpu is plentiful).
+    nodes = [full_node("n1", prio_pod("db", 10, labels={"app": "db"}), cpu="8"),
+             full_node("n2", prio_pod("db2", 200, labels={"app": "db"}), cpu="8")]
+    preemptor = _with(prio_pod("p", 100), affinity=_anti({"app": "db"}))
+    result, outcome = run(preemptor, nodes)
+    assert result.failures["n1"].reasons == ("node(s) didn't match pod anti-affinity rules",)
+    assert outcome.node == "n1" and [v.name for v in outcome.victims] == ["db"]
+    # The same with the term on the victim (existing pods' anti-affinity against the preemptor).
+    nodes = [full_node("n1", _with(prio_pod("guard", 10), affinity=_anti({"app": "web"})), cpu="8")]
+    result, outcome = run(prio_pod("p", 100, labels={"app": "web"}), nodes)
+    assert outcome.node == "n1" and [v.name for v in outcome.victims] == ["guard"]
