@@ -13,7 +13,7 @@ layer the node's content store does not hold.
 
 The manifest written here is what containerd's importer writes for a docker-archive (Docker schema 2,
 compact JSON, the same media types): for the uncompressed archives buildah, podman and `docker save` before
-25 write, byte for byte the manifest of a whole import (the image suite checks it on containerd 1.6.20). In
+25 write, byte for byte the manifest of a whole import (the image suite checks it on containerd 1.6.20 and 2.1.9). In
 every case the config, and so the image ID the kubelet sees, is the archive's own.
 """
 

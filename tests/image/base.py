@@ -103,18 +103,43 @@ def shared_buildah_and_base() -> tuple[Builder, BaseImage]:
     return _SHARED["pair"]
 
 
+# scripts/install-test-deps.sh unpacks Debian testing's containerd 2.x here (never installed on the host).
+CONTAINERD2_BIN = Path(os.environ.get("KUBELAB_CONTAINERD2_DIR", "/opt/kubelab-test/containerd2")) / "usr" / "bin"
+
+
+def containerd2_bin() -> Path:
+    """The folder holding containerd 2.x, its shim and its ctr, or skip (fail under CI) without it."""
+    if not (CONTAINERD2_BIN / "containerd").is_file():
+        skip_or_fail(f"no containerd 2.x in {CONTAINERD2_BIN}")
+    return CONTAINERD2_BIN
+
+
 @dataclass
 class Containerd:
-    """A containerd of the test's own: root, state, socket and opt directories under a temp dir."""
+    """A containerd of the test's own: root, state, socket and opt directories under a temp dir. ``bin_dir``:
+    the folder of the containerd build it runs (its ctr and shim too); None: the host's, from PATH."""
 
     socket: Path
+    bin_dir: Path | None = None
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment in which a plain `ctr -n k8s.io ...` (as the deploys run it) reaches this one."""
+        path = os.environ.get("PATH", "")
+        return {**os.environ, "CONTAINERD_ADDRESS": str(self.socket),
+                "PATH": f"{self.bin_dir}:{path}" if self.bin_dir else path}
+
+    @property
+    def version(self) -> str:
+        return self.ctr("version").split("Server:")[1].split("Version:")[1].split()[0]
 
     def ctr(self, *args: str, timeout: float = 300) -> str:
-        return run(["ctr", "--address", str(self.socket), "--namespace", "k8s.io", *args], timeout=timeout)
+        ctr = str(self.bin_dir / "ctr") if self.bin_dir else "ctr"
+        return run([ctr, "--address", str(self.socket), "--namespace", "k8s.io", *args], timeout=timeout)
 
 
 @contextlib.contextmanager
-def private_containerd(tmp_path: Path) -> Iterator[Containerd]:
+def private_containerd(tmp_path: Path, bin_dir: Path | None = None) -> Iterator[Containerd]:
     # A short path: the socket path must fit in sun_path (108 bytes).
     home = Path(os.environ.get("TMPDIR", "/tmp")) / f"kubelab-ctd-{os.getpid()}"
     home.mkdir(parents=True, exist_ok=True)
@@ -134,14 +159,17 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
   path = "{home}/opt"
 """)
     log = (tmp_path / "containerd.log").open("w")
-    proc = subprocess.Popen(["containerd", "--config", str(config)], stdout=log, stderr=subprocess.STDOUT)
+    running = Containerd(socket, bin_dir)
+    # The shim is found on PATH: the one of the same build.
+    proc = subprocess.Popen([str(bin_dir / "containerd") if bin_dir else "containerd", "--config", str(config)],
+                            stdout=log, stderr=subprocess.STDOUT, env=running.env)
     try:
         deadline = time.monotonic() + 30
         while not socket.exists():
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise AssertionError("containerd did not start:\n" + (tmp_path / "containerd.log").read_text())
             time.sleep(0.1)
-        yield Containerd(socket)
+        yield running
     finally:
         proc.terminate()
         try:
