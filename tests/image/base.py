@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -139,14 +140,17 @@ class Containerd:
 
 
 @contextlib.contextmanager
-def private_containerd(tmp_path: Path, bin_dir: Path | None = None) -> Iterator[Containerd]:
+def private_containerd(tmp_path: Path, bin_dir: Path | None = None,
+                       config_text: str | None = None) -> Iterator[Containerd]:
+    """containerd of the test's own. ``config_text``: a whole config to run instead of the minimal one (such as
+    the deploys' config for nodes); its root, state, socket and opt folder are moved under a temp dir."""
     # A short path: the socket path must fit in sun_path (108 bytes).
     home = Path(os.environ.get("TMPDIR", "/tmp")) / f"kubelab-ctd-{os.getpid()}"
     home.mkdir(parents=True, exist_ok=True)
     socket = home / "containerd.sock"
     tmp_path.mkdir(parents=True, exist_ok=True)
     config = tmp_path / "containerd.toml"
-    config.write_text(f"""version = 2
+    config.write_text(_relocated_opt(config_text, home) if config_text is not None else f"""version = 2
 root = "{home}/root"
 state = "{home}/state"
 # the CRI plugin would want CNI and a kubelet-style setup: the test talks to containerd's own API
@@ -161,7 +165,9 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
     log = (tmp_path / "containerd.log").open("w")
     running = Containerd(socket, bin_dir)
     # The shim is found on PATH: the one of the same build.
-    proc = subprocess.Popen([str(bin_dir / "containerd") if bin_dir else "containerd", "--config", str(config)],
+    # The flags override a whole config's root, state and socket (its ttrpc socket follows the socket).
+    proc = subprocess.Popen([str(bin_dir / "containerd") if bin_dir else "containerd", "--config", str(config),
+                             "--root", f"{home}/root", "--state", f"{home}/state", "--address", str(socket)],
                             stdout=log, stderr=subprocess.STDOUT, env=running.env)
     try:
         deadline = time.monotonic() + 30
@@ -180,3 +186,12 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
         log.close()
         subprocess.run(["umount", "-R", str(home / "state")], check=False, capture_output=True)
         shutil.rmtree(home, ignore_errors=True)
+
+
+def _relocated_opt(config_text: str, home: Path) -> str:
+    """``config_text`` with the opt plugin's folder (binaries and libraries it manages) under ``home``."""
+    moved = re.sub(r"""^([ \t]*path[ \t]*=[ \t]*)["']/opt/containerd["']""", rf"\1'{home}/opt'", config_text,
+                   flags=re.MULTILINE)
+    if moved == config_text:
+        raise AssertionError("no opt plugin path '/opt/containerd' in the config: the test needs updating")
+    return moved
