@@ -121,6 +121,7 @@ def args_reaching_invoke(tmp_path, *args: str) -> list[str]:
     (["ssh", "--node", "k8s-worker-01", "--", "hostname"], ["ssh", "--node", "k8s-worker-01", "--", "hostname"]),
     (["ssh", "--", "hostname"], ["ssh", "--", "hostname"]),
     (["ssh", "--help"], ["--help", "ssh"]),
+    (["ssh", "--node"], ["ssh", "--node"]),
 ])
 def test_ssh_takes_the_node_as_its_first_word(tmp_path, words, handed):
     assert args_reaching_invoke(tmp_path, *words) == handed
@@ -142,6 +143,8 @@ def test_ssh_takes_the_node_as_its_first_word(tmp_path, words, handed):
     (["kubectl", "--lab", "x.yaml", "--", "get", "pods"], ["kubectl", "--lab", "x.yaml", "--", "get", "pods"]),
     (["kubectl", "--help"], ["--help", "kubectl"]),
     (["kubectl"], ["kubectl"]),
+    # our option without its value is left to invoke, which names it (kubectl would say "unknown flag")
+    (["kubectl", "--lab"], ["kubectl", "--lab"]),
 ])
 def test_kubectl_passes_every_word_after_it_to_kubectl(tmp_path, words, handed):
     assert args_reaching_invoke(tmp_path, *words) == handed
