@@ -52,32 +52,43 @@ install_packages() {
     apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-# image suite (tests/image/test_layer_delta.py): a containerd 2.x beside Debian 12's 1.6, so side-loading is
-# checked on both import paths (2.x imports through its transfer service; Ubuntu 24.04's nodes run 2.2).
-# Debian testing's build, unpacked into CONTAINERD2_DIR, never installed: the host's containerd and apt
-# state stay as they are (apt reads a sources list, lists and cache of its own in a temp folder).
-CONTAINERD2_DIR="${KUBELAB_CONTAINERD2_DIR:-/opt/kubelab-test/containerd2}"
-install_containerd2() {
-    if [ -x "$CONTAINERD2_DIR/usr/bin/containerd" ]; then
-        echo "test dependencies: $("$CONTAINERD2_DIR/usr/bin/containerd" --version) in $CONTAINERD2_DIR"
-        return
+# Tools from Debian testing, unpacked into /opt/kubelab-test/<package>, never installed: the host's own
+# packages and apt state stay as they are (apt reads a sources list, lists and cache of its own in a temp
+# folder). Each is a dpkg-deb -x of the package, so its binaries are in <folder>/usr/bin.
+# - containerd (2.x) beside Debian 12's 1.6: the image suite checks side-loading and the node's containerd
+#   config on both (2.x imports through its transfer service; Ubuntu 24.04's nodes run 2.2);
+# - kubectl of the lab's Kubernetes minor (Debian testing packages 1.36): the suites that run kubectl run this
+#   one rather than whatever kubectl the host has.
+TESTING_TOOLS_DIR="${KUBELAB_TESTING_TOOLS_DIR:-/opt/kubelab-test}"
+TESTING_TOOLS=(containerd kubectl)
+install_testing_tools() {
+    local wanted=() pkg tmp apt_own
+    for pkg in "${TESTING_TOOLS[@]}"; do
+        [ -x "$TESTING_TOOLS_DIR/$pkg/usr/bin/$pkg" ] || wanted+=("$pkg")
+    done
+    if [ "${#wanted[@]}" -gt 0 ]; then
+        tmp="$(mktemp -d)"
+        mkdir -p "$tmp/lists/partial" "$tmp/cache/archives/partial" "$TESTING_TOOLS_DIR"
+        echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian testing main" \
+            > "$tmp/sources.list"
+        apt_own=(-o Dir::Etc::SourceList="$tmp/sources.list" -o Dir::Etc::SourceParts=/dev/null
+                 -o Dir::State::Lists="$tmp/lists" -o Dir::Cache="$tmp/cache" -o APT::Sandbox::User=root
+                 # nothing counts as installed: a host package of the same name (another vendor's kubectl)
+                 # would otherwise be the version apt picks
+                 -o Dir::State::status=/dev/null)
+        apt-get "${apt_own[@]}" update -qq
+        (cd "$tmp" && apt-get "${apt_own[@]}" download -qq "${wanted[@]}")
+        for pkg in "${wanted[@]}"; do
+            rm -rf "$TESTING_TOOLS_DIR/$pkg.partial" "$TESTING_TOOLS_DIR/$pkg"
+            dpkg-deb -x "$tmp/${pkg}"_*.deb "$TESTING_TOOLS_DIR/$pkg.partial"
+            mv "$TESTING_TOOLS_DIR/$pkg.partial" "$TESTING_TOOLS_DIR/$pkg"
+        done
+        rm -rf "$tmp"
     fi
-    local tmp apt_own
-    tmp="$(mktemp -d)"
-    mkdir -p "$tmp/lists/partial" "$tmp/cache/archives/partial"
-    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian testing main" \
-        > "$tmp/sources.list"
-    apt_own=(-o Dir::Etc::SourceList="$tmp/sources.list" -o Dir::Etc::SourceParts=/dev/null
-             -o Dir::State::Lists="$tmp/lists" -o Dir::Cache="$tmp/cache" -o APT::Sandbox::User=root)
-    apt-get "${apt_own[@]}" update -qq
-    (cd "$tmp" && apt-get "${apt_own[@]}" download -qq containerd)
-    rm -rf "$CONTAINERD2_DIR.partial"
-    mkdir -p "$(dirname "$CONTAINERD2_DIR")"
-    dpkg-deb -x "$tmp"/containerd_*.deb "$CONTAINERD2_DIR.partial"
-    rm -rf "$tmp" "$CONTAINERD2_DIR"
-    mv "$CONTAINERD2_DIR.partial" "$CONTAINERD2_DIR"
-    echo "test dependencies: $("$CONTAINERD2_DIR/usr/bin/containerd" --version) in $CONTAINERD2_DIR"
+    echo "test dependencies from Debian testing in $TESTING_TOOLS_DIR:" \
+        "$("$TESTING_TOOLS_DIR/containerd/usr/bin/containerd" --version | cut -d' ' -f3)," \
+        "kubectl $("$TESTING_TOOLS_DIR/kubectl/usr/bin/kubectl" version --client | sed -n 's/^Client Version: //p')"
 }
 
 install_packages
-install_containerd2
+install_testing_tools

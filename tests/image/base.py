@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from labkit.image import BaseImage, Builder
+from tests.debian_testing import debian_testing_bin
 from tests.unavailable import skip_or_fail
 
 BASE_PACKAGES = "python3,python3-venv,python-is-python3,ca-certificates"
@@ -104,15 +105,9 @@ def shared_buildah_and_base() -> tuple[Builder, BaseImage]:
     return _SHARED["pair"]
 
 
-# scripts/install-test-deps.sh unpacks Debian testing's containerd 2.x here (never installed on the host).
-CONTAINERD2_BIN = Path(os.environ.get("KUBELAB_CONTAINERD2_DIR", "/opt/kubelab-test/containerd2")) / "usr" / "bin"
-
-
 def containerd2_bin() -> Path:
     """The folder holding containerd 2.x, its shim and its ctr, or skip (fail under CI) without it."""
-    if not (CONTAINERD2_BIN / "containerd").is_file():
-        skip_or_fail(f"no containerd 2.x in {CONTAINERD2_BIN}")
-    return CONTAINERD2_BIN
+    return debian_testing_bin("containerd")
 
 
 @dataclass

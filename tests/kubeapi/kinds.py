@@ -84,6 +84,9 @@ RESOURCES: tuple[ResourceType, ...] = (
     # Stored only (no controller makes pods from them); the placement tests drive a stand-in controller.
     ResourceType("apps", "v1", "deployments", "Deployment", True, "deployments", _getters(),
                  frozenset({"status"}), ("deploy",)),
+    # Stored only, like deployments (kubeadm's addon phase creates kube-proxy's; no controller here).
+    ResourceType("apps", "v1", "daemonsets", "DaemonSet", True, "daemonsets", _getters(),
+                 frozenset({"status"}), ("ds",)),
     # Stored and served only, for deploy-scheduler's objects: no authorizer reads them (every request is
     # allowed), no service account token controller, and a RoleBinding's roleRef is not held immutable.
     ResourceType("", "v1", "serviceaccounts", "ServiceAccount", True, "serviceaccounts", _getters(),

@@ -267,7 +267,8 @@ def test_discovery_documents_list_served_resources(kube_api: KubeApiServer):
     assert core["groupVersion"] == "v1"
     assert {"pods", "pods/binding", "pods/status", "nodes", "leases"} & {r["name"] for r in core["resources"]} == {
         "pods", "pods/binding", "pods/status", "nodes"}
-    assert [r["name"] for r in get("/apis/apps/v1")["resources"]] == ["deployments", "deployments/status"]
+    assert [r["name"] for r in get("/apis/apps/v1")["resources"]] == [
+        "deployments", "deployments/status", "daemonsets", "daemonsets/status"]
     assert {g["name"] for g in get("/apis")["groups"]} == {"apps", "coordination.k8s.io", "events.k8s.io", "policy",
                                                           "rbac.authorization.k8s.io", "scheduling.k8s.io",
                                                           "storage.k8s.io"}

@@ -1,15 +1,14 @@
 """pods/log on the API test server: the log text tests write, answered as kube-apiserver and the kubelet do
 (tests/kubeapi/pod_logs.py); checked with the host's real kubectl where one is installed."""
 
-import shutil
 import subprocess
 import threading
 import time
 
 import pytest
 
+from tests.debian_testing import debian_testing_kubectl
 from tests.kubeapi.objects import make_pod
-from tests.unavailable import skip_or_fail
 
 pytestmark = pytest.mark.api
 
@@ -26,11 +25,10 @@ def running_pod(kube_api, name="sched-0", containers=("scheduler",), **status_of
 
 
 def kubectl(kube_api, tmp_path, *args):
-    if shutil.which("kubectl") is None:
-        skip_or_fail("no kubectl on this host's PATH")
+    """Real kubectl of the lab's minor (tests/debian_testing.py) against the API test server."""
     config = kube_api.write_kubeconfig(tmp_path / "kubeconfig")
-    return subprocess.run(["kubectl", "--kubeconfig", str(config), *args], capture_output=True, text=True,
-                          check=False, timeout=60)
+    return subprocess.run([debian_testing_kubectl(), "--kubeconfig", str(config), *args], capture_output=True,
+                          text=True, check=False, timeout=60)
 
 
 def test_kubectl_reads_the_lines_written_and_since_drops_older_ones(kube_api, tmp_path):

@@ -2,7 +2,7 @@
 
 `ssh` here is a STAND-IN on PATH that prints the command line it was given and exits with the status the
 test asks for (KUBELAB_TEST_SSH_EXIT): it models nothing of ssh itself. The real ssh to real machines is in
-tests/system/test_inner_loop.py. `kubectl` is the host's real kubectl against the API test server.
+tests/system/test_inner_loop.py. `kubectl` is real kubectl of the lab's minor (tests/debian_testing.py) against the API test server.
 """
 
 import json
@@ -19,9 +19,9 @@ from deploys.kubeconfig import lab_kubeconfig
 from labdef.lab import DEFAULT_LAB_FILE
 from labkit.paths import PROJECT_ROOT, LabPaths
 from labkit.vagrant import parse_ssh_config
+from tests.debian_testing import debian_testing_kubectl
 from tests.lab.test_lab_script import project_copy, tools_path
 from tests.lab.test_vagrant import SSH_CONFIG
-from tests.unavailable import skip_or_fail
 
 LAB_NAME = "verbstest"
 SSH_STANDIN = """#!/bin/sh
@@ -142,10 +142,8 @@ def test_lab_kubectl_args_without_double_dash_flags_included(lab_file, tmp_path)
 
 @pytest.fixture
 def host_kubectl() -> str:
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        skip_or_fail("no kubectl on this host's PATH")
-    return kubectl
+    """The kubectl a user of the lab would have: real kubectl of the lab's minor (tests/debian_testing.py)."""
+    return debian_testing_kubectl()
 
 
 @pytest.mark.api
