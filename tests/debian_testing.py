@@ -5,6 +5,7 @@ kubectl of the lab's Kubernetes minor rather than whatever kubectl the host has)
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 
 from tests.unavailable import skip_or_fail
@@ -23,3 +24,10 @@ def debian_testing_bin(package: str) -> Path:
 def debian_testing_kubectl() -> str:
     """kubectl of the lab's Kubernetes minor, from Debian testing."""
     return str(debian_testing_bin("kubectl") / "kubectl")
+
+
+def closed_port() -> int:
+    """A loopback port where nothing listens (kubectl's "connection ... refused")."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

@@ -98,6 +98,10 @@ RESOURCES: tuple[ResourceType, ...] = (
     ResourceType("rbac.authorization.k8s.io", "v1", "roles", "Role", True, "roles", _getters()),
     ResourceType("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True, "rolebindings",
                  _getters()),
+    # Stored and served only: no apiextensions controller here (a test writes the Established condition it
+    # would write) and the kinds a CRD defines are not served.
+    ResourceType("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
+                 "customresourcedefinitions", _getters(), frozenset({"status"}), ("crd", "crds")),
     # Read by the Priority admission plugin at pod creation (strategies.admit_priority).
     ResourceType("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, "priorityclasses",
                  _getters(), short_names=("pc",)),
