@@ -42,8 +42,9 @@ DefaultPreemption (``post_filter``) found nothing to do, as kube-scheduler does.
 
 Nominated pods (status.nominatedNodeName, waiting for the room preemption made): a node with pods
 nominated to it that count for the pod being placed (``nominated``) must take it with them added, and
-without (kube-scheduler's RunFilterPluginsWithNominatedPods). With nothing nominated this costs one test
-per chunk of nodes.
+without (kube-scheduler's RunFilterPluginsWithNominatedPods), their pods counted in the cluster-wide state
+of the plugins that read it (``Plugin.replace_node``, else pre_filter again over a what-if view). With
+nothing nominated this costs one test per chunk of nodes.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ import heapq
 import operator
 import random
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +76,8 @@ __all__ = [
 
 # Pods nominated to a node (status.nominatedNodeName) that count there for the pod being placed.
 Nominated = Mapping[str, Sequence[PodInfo]]
+# One filter plugin's part in a cycle: the plugin, its args and its pre_filter state for the pod.
+Check = tuple[Plugin, Args, Any]
 NO_NOMINATED: Nominated = {}
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -337,55 +341,90 @@ class Profile:
             by_plugin[plugin.name] = scores
         return (totals if totals is not None else [0] * len(nodes)), by_plugin
 
-    def _passing_with_nominated(self, pod: PodInfo, cluster: ClusterView, checks: list[tuple[Any, Any]],
+    def _passing_with_nominated(self, pod: PodInfo, cluster: ClusterView, checks: list[Check],
                                 chunk: list[NodeInfo], failures: dict[str, Status], nominated: Nominated,
                                 ) -> list[NodeInfo]:
         """``_passing`` counting, on each node, the pods nominated to it (kube-scheduler's
         RunFilterPluginsWithNominatedPods): a node with some must take the pod with them added, and also
         without them (a nominated pod may be what satisfied a rule), so a lower-priority pod never takes room
-        preemption freed for another. With them added, PreFilter runs again over the view holding that node
-        as it would be, so counts across the cluster (topology spread domains, the affinity index) include
-        them too (kube-scheduler's AddPod on a copy of the cycle state, for the pods nominated to this
-        node only)."""
-        plain = [n for n in chunk if n.name not in nominated]
-        fits = {n.name for n in _passing(checks, plain, failures)} if plain else set()
+        preemption freed for another. With them added, the checks count them in the cluster-wide state too
+        (``_checks_replacing``), for the pods nominated to this node only, as upstream."""
+        index = cluster.index
+        plain, crowded = [], []
         for node in chunk:
             pods = nominated.get(node.name)
-            if not pods:
-                continue
-            crowded = node.clone()
+            if pods:  # a nominated pod the cache already holds bound (the informer got there first) counts there
+                pods = [p for p in pods if not index.holds(p.uid)]
+            if pods:
+                crowded.append((node, pods))
+            else:
+                plain.append(node)
+        fits = {n.name for n in _passing(checks, plain, failures)} if plain else set()
+        for node, pods in crowded:
+            with_them = node.clone()
             for waiting in pods:
-                crowded.add_pod(waiting)
-            with cluster.what_if(crowded) as view:
-                crowded_checks = self._pre_filter(pod, view)
+                with_them.add_pod(waiting)
+            with self._checks_replacing(pod, cluster, checks, node, with_them) as crowded_checks:
                 if isinstance(crowded_checks, Status):
                     failures[node.name] = crowded_checks
                     continue
-                fits_crowded = bool(_passing(crowded_checks, [crowded], failures))
+                fits_crowded = bool(_passing(crowded_checks, [with_them], failures))
             if fits_crowded and _passing(checks, [node], failures):
                 fits.add(node.name)
         return [n for n in chunk if n.name in fits]
 
-    def _pre_filter(self, pod: PodInfo, cluster: ClusterView) -> list[tuple[Any, Any]] | Status:
-        """(verdicts function, per-pod state) of each filter plugin with something to check for this pod,
-        or the first plugin's Status that rejects the pod whatever the node (kube-scheduler stops PreFilter
-        there too); ``cluster`` is the snapshot as plugins that read the whole cluster see it."""
-        checks = []
+    @contextmanager
+    def _checks_replacing(self, pod: PodInfo, cluster: ClusterView, checks: list[Check], old: NodeInfo,
+                          new: NodeInfo) -> Iterator[list[Check] | Status]:
+        """``checks`` with ``new`` (the same node with pods added or removed) standing in for ``old``, valid
+        inside the block (kube-scheduler's PreFilterExtensions AddPod/RemovePod on a copy of the cycle state):
+        a plugin that reads the cluster updates its state through its ``replace_node``, or, without one, runs
+        its pre_filter again over the view holding ``new`` (the shared pod index counts ``new``'s pods until
+        the block ends, so those states are read inside it); the other plugins keep their state, and plugins
+        that had nothing to check for this pod stay out, as upstream skips them. A Status: the pod is
+        refused on ``new`` whatever it is."""
+        if not any(plugin.reads_cluster for plugin, _, _ in checks):
+            yield checks
+            return
+        with ExitStack() as stack:
+            view: ClusterView | None = None
+            replaced: list[Check] = []
+            for plugin, args, state in checks:
+                if plugin.reads_cluster:
+                    if plugin.replace_node is not None:
+                        state = plugin.replace_node(state, pod, args, old, new)
+                    else:
+                        if view is None:
+                            view = stack.enter_context(cluster.what_if(new))
+                        state = plugin.prepare_filter(pod, args, view)
+                    if isinstance(state, Status):
+                        yield state
+                        return
+                    if state is None:
+                        continue
+                replaced.append((plugin, args, state))
+            yield replaced
+
+    def _pre_filter(self, pod: PodInfo, cluster: ClusterView) -> list[Check] | Status:
+        """(plugin, args, per-pod state) of each filter plugin with something to check for this pod, or the
+        first plugin's Status that rejects the pod whatever the node (kube-scheduler stops PreFilter there
+        too); ``cluster`` is the snapshot as plugins that read the whole cluster see it."""
+        checks: list[Check] = []
         for plugin, args in self.filters:
             state = plugin.prepare_filter(pod, args, cluster)
             if state is None:
                 continue
             if isinstance(state, Status):
                 return state
-            checks.append((plugin.verdicts, state))
+            checks.append((plugin, args, state))
         return checks
 
 
-def _passing(checks: list[tuple[Any, Any]], chunk: list[NodeInfo], failures: dict[str, Status]) -> list[NodeInfo]:
+def _passing(checks: list[Check], chunk: list[NodeInfo], failures: dict[str, Status]) -> list[NodeInfo]:
     """The nodes of ``chunk`` every check lets through, one plugin at a time over the whole chunk; each
     rejected node's Status goes into ``failures``."""
-    for check, state in checks:
-        verdicts = check(state, chunk)
+    for plugin, _, state in checks:
+        verdicts = plugin.verdicts(state, chunk)
         if verdicts is None or verdicts.count(None) == len(verdicts):
             continue
         failures.update({n.name: v for n, v in zip(chunk, verdicts, strict=True) if v is not None})

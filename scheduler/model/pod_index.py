@@ -105,6 +105,10 @@ class PodIndex:
             if indexed.get(uid) is not pod:
                 self._add(uid, labels, pod)
 
+    def holds(self, uid: str) -> bool:
+        """Whether a pod of that uid is counted on some node."""
+        return uid in self._pods
+
     def replace_node(self, old: NodeInfo, new: NodeInfo) -> None:
         """One changed node (``new`` standing in for ``old`` as indexed): both phases at once."""
         self.forget(old, new)

@@ -230,6 +230,11 @@ class Plugin:
     requeue_on: ClusterEvent = ClusterEvent.ANY
     reads_cluster: bool = False
     post_filter: bool = False  # runs when no node passes the filters (DefaultPreemption, scheduler.preemption)
+    # kube-scheduler's PreFilterExtensions (AddPod/RemovePod), for a plugin whose pre_filter counts the
+    # cluster: (state, pod, args, old node, new node) -> the state with ``new`` (the same node with pods added
+    # or removed) standing in for ``old``, without counting the cluster again. Without it the framework runs
+    # pre_filter again over a view holding ``new`` (scheduler.framework.Profile._checks_replacing).
+    replace_node: Callable[..., Any] | None = None
 
     @property
     def filters(self) -> bool:

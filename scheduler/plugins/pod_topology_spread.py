@@ -153,11 +153,34 @@ def pre_filter(pod: PodInfo, args: PodTopologySpreadArgs, cluster: ClusterView) 
             if not check or _admits(pod, c, node):
                 value = node.labels[c.topology_key]
                 domains[value] = domains.get(value, 0) + count(node)
-    # Fewer domains than minDomains (never fewer than 1) measure the skew from 0.
-    minimums = tuple(min(domains.values()) if len(domains) >= c.min_domains else 0
-                     for c, domains in zip(constraints, counts, strict=True))
     self_match = tuple(int(c.selector.matches(pod.labels)) for c in constraints)
-    return _SpreadFilterState(constraints, counts, minimums, self_match)
+    return _SpreadFilterState(constraints, counts, _minimums(constraints, counts), self_match)
+
+
+def _minimums(constraints: Sequence[SpreadConstraint], counts: Sequence[dict[str, int]]) -> tuple[int, ...]:
+    # Fewer domains than minDomains (never fewer than 1) measure the skew from 0.
+    return tuple(min(domains.values()) if len(domains) >= c.min_domains else 0
+                 for c, domains in zip(constraints, counts, strict=True))
+
+
+def replace_node(s: _SpreadFilterState, pod: PodInfo, args: PodTopologySpreadArgs, old: NodeInfo,
+                 new: NodeInfo) -> _SpreadFilterState:
+    """The counts with ``new`` (the same node with pods added or removed) standing in for ``old``: its
+    domain's count moves by the difference (upstream's AddPod/RemovePod, updateWithPod), no recount."""
+    if not _carries_keys(new, s.constraints):
+        return s
+    counts = list(s.counts)
+    for i, c in enumerate(s.constraints):
+        if _checks_nodes(pod, c) and not _admits(pod, c, new):
+            continue
+        count = _counter(c, pod.namespace)
+        delta = count(new) - count(old)
+        if delta:
+            value = new.labels[c.topology_key]
+            counts[i] = {**counts[i], value: counts[i].get(value, 0) + delta}
+    if counts == list(s.counts):
+        return s
+    return _SpreadFilterState(s.constraints, tuple(counts), _minimums(s.constraints, counts), s.self_match)
 
 
 def filter_node(s: _SpreadFilterState, node: NodeInfo) -> Status | None:
@@ -248,4 +271,4 @@ REQUEUE_ON = (ClusterEvent.ASSIGNED_POD_ADDED | ClusterEvent.ASSIGNED_POD_LABELS
 
 PLUGIN = Plugin(NAME, args=PodTopologySpreadArgs, pre_filter=pre_filter, filter_node=filter_node,
                 pre_score=pre_score, score_node=score_node, normalize=normalize, default_weight=2,
-                requeue_on=REQUEUE_ON, reads_cluster=True)
+                requeue_on=REQUEUE_ON, reads_cluster=True, replace_node=replace_node)

@@ -323,10 +323,14 @@ def test_anti_affinity_to_a_pod_nominated_to_a_node_keeps_the_pod_off_that_node(
     p = _with(prio_pod("p", 50), affinity=_anti({"app": "db"}))
     assert "n1" in PROFILE.schedule(p, nodes, random.Random(0), cluster, {"n1": [waiting]}).failures
     assert "n1" in PROFILE.schedule(p, nodes, random.Random(0), cluster, {}).feasible_nodes
-    # The nominated pod's own anti-affinity counts too (existing pods' anti-affinity).
+    # The nominated pod's own anti-affinity counts (AddPod updates existing pods' anti-affinity counts) when
+    # InterPodAffinity has something to check for the pod; a pod it skipped at PreFilter (no terms of its
+    # own, no existing pod's anti-affinity against it) stays skipped, as upstream keeps SkipFilterPlugins.
     guarded = _with(waiting, affinity=_anti({"app": "web"}))
-    result = PROFILE.schedule(prio_pod("q", 50, labels={"app": "web"}), nodes, random.Random(0), ClusterView(nodes),
-                              {"n1": [guarded]})
+    q = prio_pod("q", 50, labels={"app": "web"})
+    assert "n1" not in PROFILE.schedule(q, nodes, random.Random(0), ClusterView(nodes), {"n1": [guarded]}).failures
+    q = _with(q, affinity=_anti({"app": "none-such"}))
+    result = PROFILE.schedule(q, nodes, random.Random(0), ClusterView(nodes), {"n1": [guarded]})
     assert result.failures["n1"].reasons == ("node(s) didn't satisfy existing pods anti-affinity rules",)
 
 
@@ -360,3 +364,43 @@ def test_preemption_evicts_the_pod_an_anti_affinity_term_objects_to() -> None:
     nodes = [full_node("n1", _with(prio_pod("guard", 10), affinity=_anti({"app": "web"})), cpu="8")]
     result, outcome = run(prio_pod("p", 100, labels={"app": "web"}), nodes)
     assert outcome.node == "n1" and [v.name for v in outcome.victims] == ["guard"]
+
+
+def test_a_nominated_pod_the_cache_holds_bound_counts_where_it_is_bound() -> None:
+    # The informer adds a bound pod to the cache before the nominator forgets its nomination: the pod
+    # counts on the node it is bound to, not also on the one it was nominated to, and the shared affinity
+    # index keeps it (it was lost, and the next snapshot failed with KeyError, when it was added and removed
+    # again under the same uid).
+    bound = _on(prio_pod("w", 100, labels={"app": "db"}), "n2")
+    nodes = [node("n1"), node("n2", pods_on_it=[bound])]
+    cluster = ClusterView(nodes)
+    still_nominated = prio_pod("w", 100, labels={"app": "db"}, nominated="n1")
+    assert still_nominated.uid == bound.uid
+    p = _with(prio_pod("p", 50), affinity=_anti({"app": "db"}))
+    result = PROFILE.schedule(p, nodes, random.Random(0), cluster, {"n1": [still_nominated]})
+    assert result.feasible_nodes == ["n1"]
+    assert cluster.index.holds(bound.uid)
+
+
+def test_topology_spread_counts_a_nominated_pod_without_recounting_the_cluster() -> None:
+    """PodTopologySpread updates its counts for the one node (replace_node) instead of running pre_filter
+    over every node again for each node with nominated pods."""
+    from scheduler.plugins import pod_topology_spread
+
+    spread = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "web"}}}]
+    nodes = [node(f"n{i}", labels={"topology.kubernetes.io/zone": f"z{i % 3}"}) for i in range(30)]
+    nominated = {f"n{i}": [prio_pod(f"w{i}", 100, labels={"app": "web"}, nominated=f"n{i}")] for i in range(10)}
+    p = _with(prio_pod("p", 50, labels={"app": "web"}), topologySpreadConstraints=spread)
+    calls = []
+    plugin, original = pod_topology_spread.PLUGIN, pod_topology_spread.PLUGIN.pre_filter
+    object.__setattr__(plugin, "pre_filter", lambda *a: calls.append(1) or original(*a))  # a frozen dataclass
+    try:
+        result = Profile.default().schedule(p, nodes, random.Random(0), ClusterView(nodes), nominated)
+    finally:
+        object.__setattr__(plugin, "pre_filter", original)
+    assert len(calls) == 1
+    # Judged with its own nominated web pod, each of n0-n9 makes its zone's count 1 against 0 elsewhere:
+    # one more there is a skew of 2 (only the judged node's nominated pods count, as upstream).
+    assert set(result.failures) == {f"n{i}" for i in range(10)}
+    assert result.failures["n0"].reasons == ("node(s) didn't match pod topology spread constraints",)
