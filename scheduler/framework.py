@@ -61,6 +61,7 @@ from typing import Any
 from scheduler.cluster_event import ClusterEvent
 from scheduler.config import KubeSchedulerConfiguration, ProfileConfig, ResolvedProfile
 from scheduler.model import NodeInfo, PodInfo
+from scheduler.model.node import NodeTraits
 from scheduler.plugins import Args, ClusterView, Plugin, Status
 
 __all__ = [
@@ -305,18 +306,32 @@ class Profile:
                      nominated: Sequence[PodInfo] = ()) -> Status | None:
         """One node's filter verdict (None: it fits) with ``node`` standing in for its namesake in
         ``cluster``: a what-if copy, such as the node with preemption victims removed. ``nominated``: the
-        pods waiting for room on it that count for this pod. Raises model.PodSpecError as ``schedule``
-        does."""
+        pods waiting for room on it that count for this pod. Judging several copies for one pod: use
+        ``what_if_judge`` once. Raises model.PodSpecError as ``schedule`` does."""
+        return self.what_if_judge(pod, cluster).verdict(node, nominated)
+
+    def what_if_judge(self, pod: PodInfo, cluster: ClusterView) -> WhatIfJudge:
+        """Verdicts of what-if copies of ``cluster``'s nodes for ``pod``, PreFilter run once (preemption's dry
+        run). Raises model.PodSpecError as ``schedule`` does."""
+        return WhatIfJudge(self, pod, cluster)
+
+    def _verdict_afresh(self, pod: PodInfo, node: NodeInfo, cluster: ClusterView,
+                        nominated: Sequence[PodInfo]) -> Status | None:
+        """``node_verdict`` with PreFilter run over the whole view holding ``node``."""
         with cluster.what_if(node) as view:
             checks = self._pre_filter(pod, view)
             if isinstance(checks, Status):  # rejected whatever the node (e.g. its claim went away meanwhile)
                 return checks
-            failures: dict[str, Status] = {}
-            if nominated:
-                self._passing_with_nominated(pod, view, checks, [node], failures, {node.name: nominated})
-            else:
-                _passing(checks, [node], failures)
-            return failures.get(node.name)
+            return self._verdict(pod, view, checks, node, nominated)
+
+    def _verdict(self, pod: PodInfo, cluster: ClusterView, checks: list[Check], node: NodeInfo,
+                 nominated: Sequence[PodInfo]) -> Status | None:
+        failures: dict[str, Status] = {}
+        if nominated:
+            self._passing_with_nominated(pod, cluster, checks, [node], failures, {node.name: nominated})
+        else:
+            _passing(checks, [node], failures)
+        return failures.get(node.name)
 
     def score_nodes(self, pod: PodInfo, nodes: list[NodeInfo], cluster: ClusterView | None = None,
                     ) -> tuple[list[int], dict[str, list[int]]]:
@@ -364,7 +379,7 @@ class Profile:
             with_them = node.clone()
             for waiting in pods:
                 with_them.add_pod(waiting)
-            with self._checks_replacing(pod, cluster, checks, node, with_them) as crowded_checks:
+            with self._checks_replacing(pod, cluster, checks, node, with_them) as (crowded_checks, _):
                 if isinstance(crowded_checks, Status):
                     failures[node.name] = crowded_checks
                     continue
@@ -375,16 +390,17 @@ class Profile:
 
     @contextmanager
     def _checks_replacing(self, pod: PodInfo, cluster: ClusterView, checks: list[Check], old: NodeInfo,
-                          new: NodeInfo) -> Iterator[list[Check] | Status]:
+                          new: NodeInfo) -> Iterator[tuple[list[Check] | Status, ClusterView]]:
         """``checks`` with ``new`` (the same node with pods added or removed) standing in for ``old``, valid
         inside the block (kube-scheduler's PreFilterExtensions AddPod/RemovePod on a copy of the cycle state):
         a plugin that reads the cluster updates its state through its ``replace_node``, or, without one, runs
         its pre_filter again over the view holding ``new`` (the shared pod index counts ``new``'s pods until
         the block ends, so those states are read inside it); the other plugins keep their state, and plugins
         that had nothing to check for this pod stay out, as upstream skips them. A Status: the pod is
-        refused on ``new`` whatever it is."""
+        refused on ``new`` whatever it is. Also yields the view to judge ``new`` in (and to nest in): the
+        what-if view if one was needed, else ``cluster``."""
         if not any(plugin.reads_cluster for plugin, _, _ in checks):
-            yield checks
+            yield checks, cluster
             return
         with ExitStack() as stack:
             view: ClusterView | None = None
@@ -398,12 +414,12 @@ class Profile:
                             view = stack.enter_context(cluster.what_if(new))
                         state = plugin.prepare_filter(pod, args, view)
                     if isinstance(state, Status):
-                        yield state
+                        yield state, view or cluster
                         return
                     if state is None:
                         continue
                 replaced.append((plugin, args, state))
-            yield replaced
+            yield replaced, view or cluster
 
     def _pre_filter(self, pod: PodInfo, cluster: ClusterView) -> list[Check] | Status:
         """(plugin, args, per-pod state) of each filter plugin with something to check for this pod, or the
@@ -418,6 +434,30 @@ class Profile:
                 return state
             checks.append((plugin, args, state))
         return checks
+
+
+class WhatIfJudge:
+    """Filter verdicts of what-if copies of a snapshot's nodes (victims removed, some put back) for one pod:
+    PreFilter runs once over the snapshot and each copy's verdict derives from that state
+    (``Profile._checks_replacing``), as kube-scheduler's SelectVictimsOnNode runs RemovePod/AddPod on a copy
+    of the cycle state instead of PreFilter over the cluster per victim."""
+
+    def __init__(self, profile: Profile, pod: PodInfo, cluster: ClusterView) -> None:
+        self.profile, self.pod, self.cluster = profile, pod, cluster
+        self.checks = profile._pre_filter(pod, cluster)
+        self._real = {n.name: n for n in cluster.nodes}
+
+    def verdict(self, node: NodeInfo, nominated: Sequence[PodInfo] = ()) -> Status | None:
+        """``node`` (a copy of a snapshot node) standing in for its namesake; None: the pod fits there."""
+        real = self._real.get(node.name)
+        # Nothing to derive from, or a copy that differs beyond its pods (cordoned, tainted: plugins skip
+        # their PreFilter when no node in the snapshot is): judge it over a view holding it.
+        if isinstance(self.checks, Status) or real is None or NodeTraits.of((real,)) != NodeTraits.of((node,)):
+            return self.profile._verdict_afresh(self.pod, node, self.cluster, nominated)
+        with self.profile._checks_replacing(self.pod, self.cluster, self.checks, real, node) as (checks, view):
+            if isinstance(checks, Status):
+                return checks
+            return self.profile._verdict(self.pod, view, checks, node, nominated)
 
 
 def _passing(checks: list[Check], chunk: list[NodeInfo], failures: dict[str, Status]) -> list[NodeInfo]:

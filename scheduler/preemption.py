@@ -19,8 +19,8 @@ cycle acts on the answer (deletes the victims, nominates the node).
    first found.
 
 Fitting is judged with the profile's filters and the pods nominated to the node with at least the pod's
-priority. Each dry run judges the what-if node in a cluster view holding it in place of the real one
-(``ClusterView.what_if``): PodTopologySpread's domain counts and InterPodAffinity's pod index see the
+priority. PreFilter runs once per preemption; each what-if node's verdict derives from that state
+(``framework.WhatIfJudge``): PodTopologySpread's domain counts and InterPodAffinity's pod index see the
 removed pods gone, as kube-scheduler's PreFilterExtensions RemovePod makes them, so evicting the pod an
 anti-affinity term objects to is what makes the node fit.
 """
@@ -32,7 +32,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler.framework import Nominated, Profile, ScheduleResult, fit_error_message
+from scheduler.framework import Nominated, Profile, ScheduleResult, WhatIfJudge, fit_error_message
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.labels import LabelSelector, parse_label_selector
 from scheduler.model.parsing import PodSpecError
@@ -156,9 +156,10 @@ def _dry_run(profile: Profile, args: DefaultPreemptionArgs, pod: PodInfo, potent
     clean: list[Candidate] = []
     violating: list[Candidate] = []
     statuses: dict[str, Status] = {}
+    judge = profile.what_if_judge(pod, cluster)
     for i in range(len(potential)):
         node = potential[(offset + i) % len(potential)]
-        found = select_victims(profile, pod, node, cluster, pdbs, nominated.get(node.name, ()))
+        found = select_victims(profile, pod, node, cluster, pdbs, nominated.get(node.name, ()), judge)
         if isinstance(found, Status):
             statuses[node.name] = found
             continue
@@ -179,16 +180,19 @@ _NOT_STARTED = "\uffff"  # sorts after every RFC 3339 time
 
 
 def select_victims(profile: Profile, pod: PodInfo, node: NodeInfo, cluster: ClusterView,
-                   pdbs: Collection[PodDisruptionBudget], nominated: Sequence[PodInfo] = ()) -> Candidate | Status:
+                   pdbs: Collection[PodDisruptionBudget], nominated: Sequence[PodInfo] = (),
+                   judge: WhatIfJudge | None = None) -> Candidate | Status:
     """The fewest, least important pods to remove from ``node`` for ``pod`` to fit (kube-scheduler's
-    SelectVictimsOnNode), or the Status saying why removing pods does not help there."""
+    SelectVictimsOnNode), or the Status saying why removing pods does not help there. ``judge``: the
+    pod's what-if verdicts over ``cluster``, when one serves every candidate node."""
     potential = [p for p in node.pods.values() if p.priority < pod.priority]
     if not potential:
         return NO_VICTIMS
+    judge = judge if judge is not None else profile.what_if_judge(pod, cluster)
     what_if = node.clone()
     for victim in potential:
         what_if.remove_pod(victim)
-    status = profile.node_verdict(pod, what_if, cluster, nominated)
+    status = judge.verdict(what_if, nominated)
     if status is not None:
         return status
     potential.sort(key=more_important)
@@ -198,7 +202,7 @@ def select_victims(profile: Profile, pod: PodInfo, node: NodeInfo, cluster: Clus
     for group in (violating, clean):
         for victim in group:  # reprieve the most important first
             what_if.add_pod(victim)
-            if profile.node_verdict(pod, what_if, cluster, nominated) is not None:
+            if judge.verdict(what_if, nominated) is not None:
                 what_if.remove_pod(victim)
                 victims.append(victim)
                 violations += group is violating

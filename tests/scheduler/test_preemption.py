@@ -404,3 +404,30 @@ def test_topology_spread_counts_a_nominated_pod_without_recounting_the_cluster()
     # one more there is a skew of 2 (only the judged node's nominated pods count, as upstream).
     assert set(result.failures) == {f"n{i}" for i in range(10)}
     assert result.failures["n0"].reasons == ("node(s) didn't match pod topology spread constraints",)
+
+
+def test_the_dry_run_counts_victims_out_of_spread_domains_with_one_prefilter() -> None:
+    # Zone a holds two low-priority web pods (n1), zone b none with room only for high-priority pods (n2,
+    # full). With maxSkew 1 the web preemptor fits n1 only once both are gone: RemovePod moves zone a's
+    # count, and PreFilter ran once for the whole preemption (upstream clones the cycle state), not per
+    # victim tried.
+    from scheduler.plugins import pod_topology_spread
+
+    spread = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "web"}}}]
+    web = {"app": "web"}
+    n1 = node("n1", cpu="8", labels={"topology.kubernetes.io/zone": "a"},
+              pods_on_it=[_on(prio_pod("w1", 10, labels=web), "n1"), _on(prio_pod("w2", 10, labels=web), "n1")])
+    n2 = node("n2", cpu="2", labels={"topology.kubernetes.io/zone": "b"},
+              pods_on_it=[_on(prio_pod("h1", 500), "n2"), _on(prio_pod("h2", 500), "n2")])
+    preemptor = _with(prio_pod("p", 100, labels=web), topologySpreadConstraints=spread)
+    calls = []
+    plugin, original = pod_topology_spread.PLUGIN, pod_topology_spread.PLUGIN.pre_filter
+    object.__setattr__(plugin, "pre_filter", lambda *a: calls.append(1) or original(*a))  # a frozen dataclass
+    try:
+        result, outcome = run(preemptor, [n1, n2])
+    finally:
+        object.__setattr__(plugin, "pre_filter", original)
+    assert result.failures["n1"].reasons == ("node(s) didn't match pod topology spread constraints",)
+    assert outcome.node == "n1" and sorted(v.name for v in outcome.victims) == ["w1", "w2"]
+    assert len(calls) == 2  # the scheduling attempt's PreFilter and the dry run's
