@@ -395,9 +395,10 @@ class Profile:
         inside the block (kube-scheduler's PreFilterExtensions AddPod/RemovePod on a copy of the cycle state):
         a plugin that reads the cluster updates its state through its ``replace_node``, or, without one, runs
         its pre_filter again over the view holding ``new`` (the shared pod index counts ``new``'s pods until
-        the block ends, so those states are read inside it); the other plugins keep their state, and plugins
-        that had nothing to check for this pod stay out, as upstream skips them. A Status: the pod is
-        refused on ``new`` whatever it is. Also yields the view to judge ``new`` in (and to nest in): the
+        the block ends, so those states are read inside it); the other plugins keep their state. Plugins
+        skipped at the cycle's PreFilter (not in ``checks``) stay out and those in it stay in, even with
+        nothing left to check on the copy (a None state), as upstream fixes its skip set at PreFilter. A
+        Status: the pod is refused on ``new`` whatever it is. Also yields the view to judge ``new`` in (and to nest in): the
         what-if view if one was needed, else ``cluster``."""
         if not any(plugin.reads_cluster for plugin, _, _ in checks):
             yield checks, cluster
@@ -407,7 +408,7 @@ class Profile:
             replaced: list[Check] = []
             for plugin, args, state in checks:
                 if plugin.reads_cluster:
-                    if plugin.replace_node is not None:
+                    if plugin.replace_node is not None and state is not None:
                         state = plugin.replace_node(state, pod, args, old, new)
                     else:
                         if view is None:
@@ -416,8 +417,8 @@ class Profile:
                     if isinstance(state, Status):
                         yield state, view or cluster
                         return
-                    if state is None:
-                        continue
+                # A None state stays in: the plugin was active at the cycle's PreFilter and has nothing to
+                # check on this copy, but may again on a copy of it (upstream fixes its skip set at PreFilter).
                 replaced.append((plugin, args, state))
             yield replaced, view or cluster
 
@@ -464,6 +465,8 @@ def _passing(checks: list[Check], chunk: list[NodeInfo], failures: dict[str, Sta
     """The nodes of ``chunk`` every check lets through, one plugin at a time over the whole chunk; each
     rejected node's Status goes into ``failures``."""
     for plugin, _, state in checks:
+        if state is None:  # nothing to check on this what-if copy (Profile._checks_replacing)
+            continue
         verdicts = plugin.verdicts(state, chunk)
         if verdicts is None or verdicts.count(None) == len(verdicts):
             continue

@@ -201,6 +201,12 @@ class ClusterView:
 
 _NO_LABELS: Mapping[str, str] = {}
 
+
+def same_state(state: Any, pod: PodInfo, args: Args, old: NodeInfo, new: NodeInfo) -> Any:
+    """``Plugin.replace_node`` of a plugin that reads the cluster only for node traits (how many nodes are
+    cordoned or tainted): pods added to or removed from a node change none."""
+    return state
+
 # (pod, args); a plugin that reads_cluster: pre_filter (pod, args, cluster), pre_score (pod, args, cluster, feasible)
 PreFn = Callable[..., Any]
 FilterFn = Callable[[Any, NodeInfo], "Status | None"]

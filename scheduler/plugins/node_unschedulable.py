@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from scheduler.cluster_event import ClusterEvent
 from scheduler.model import TAINT_UNSCHEDULABLE, NodeInfo, PodInfo, Taint, is_tolerated
-from scheduler.plugins.base import Args, ClusterView, Code, Plugin, Status
+from scheduler.plugins.base import Args, ClusterView, Code, Plugin, Status, same_state
 
 NAME = "NodeUnschedulable"
 REASON = "node(s) were unschedulable"
@@ -37,4 +37,5 @@ REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.NODE_TAINTS_CHANGED
               | ClusterEvent.POD_TOLERATIONS_CHANGED)
 
 PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, filter_batch=filter_batch,
-                requeue_on=REQUEUE_ON, reads_cluster=True)
+                requeue_on=REQUEUE_ON, reads_cluster=True,
+                replace_node=same_state)

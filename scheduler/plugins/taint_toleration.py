@@ -21,7 +21,7 @@ from scheduler.model import (
     Toleration,
     is_tolerated,
 )
-from scheduler.plugins.base import Args, ClusterView, Code, Plugin, Status, default_normalize
+from scheduler.plugins.base import Args, ClusterView, Code, Plugin, Status, default_normalize, same_state
 
 NAME = "TaintToleration"
 
@@ -82,4 +82,5 @@ REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.NODE_TAINTS_CHANGED
 
 PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, pre_score=pre_score,
                 score_node=score_node, normalize=normalize, default_weight=3, filter_batch=filter_batch,
-                score_batch=score_batch, requeue_on=REQUEUE_ON, reads_cluster=True)
+                score_batch=score_batch, requeue_on=REQUEUE_ON, reads_cluster=True,
+                replace_node=same_state)

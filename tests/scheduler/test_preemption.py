@@ -431,3 +431,34 @@ def test_the_dry_run_counts_victims_out_of_spread_domains_with_one_prefilter() -
     assert result.failures["n1"].reasons == ("node(s) didn't match pod topology spread constraints",)
     assert outcome.node == "n1" and sorted(v.name for v in outcome.victims) == ["w1", "w2"]
     assert len(calls) == 2  # the scheduling attempt's PreFilter and the dry run's
+
+
+def test_a_plugin_active_at_prefilter_stays_active_for_pods_nominated_to_a_what_if_copy() -> None:
+    # InterPodAffinity is active only because of victim v's anti-affinity against web. With v gone it has
+    # nothing to check on the copy, but the pod nominated to n1 (higher priority, same anti-affinity) is added
+    # to that copy next: upstream's AddPod still runs on the plugin's state (its skip set is fixed at the
+    # cycle's PreFilter), so evicting v does not help and nothing is evicted.
+    anti_web = _anti({"app": "web"})
+    victim = _with(prio_pod("v", 10, labels={"app": "v"}), affinity=anti_web)
+    n1 = full_node("n1", victim, cpu="4")
+    waiting = _with(prio_pod("n", 200, labels={"app": "n"}, nominated="n1"), affinity=anti_web)
+    preemptor = prio_pod("web", 100, labels={"app": "web"})
+    _, outcome = run(preemptor, [n1], nominated={"n1": [waiting]})
+    assert outcome.node is None and outcome.victims == []
+    assert outcome.message == ("preemption: 0/1 nodes are available: 1 node(s) didn't satisfy existing pods "
+                               "anti-affinity rules.")
+
+
+def test_the_dry_run_opens_no_what_if_view_for_plugins_that_read_only_node_traits(monkeypatch) -> None:
+    # A tainted node makes TaintToleration active, a cordoned one NodeUnschedulable: both read the cluster
+    # only for those counts, which removing pods does not change, so no what-if view (a copy of the node
+    # list, an index swap) is made per verdict.
+    opened = []
+    real_what_if = ClusterView.what_if
+    monkeypatch.setattr(ClusterView, "what_if", lambda self, node: opened.append(node.name) or real_what_if(self, node))
+    tainted = node("t", cpu="1", taints=[{"key": "role", "value": "cp", "effect": "NoSchedule"}])
+    cordoned = node("c", cpu="1", unschedulable=True)
+    nodes = [full_node("n1", prio_pod("low", 10), cpu="1"), tainted, cordoned]
+    _, outcome = run(prio_pod("p", 100), nodes)
+    assert outcome.node == "n1" and [v.name for v in outcome.victims] == ["low"]
+    assert opened == []
