@@ -398,8 +398,8 @@ class Profile:
         the block ends, so those states are read inside it); the other plugins keep their state. Plugins
         skipped at the cycle's PreFilter (not in ``checks``) stay out and those in it stay in, even with
         nothing left to check on the copy (a None state), as upstream fixes its skip set at PreFilter. A
-        Status: the pod is refused on ``new`` whatever it is. Also yields the view to judge ``new`` in (and to nest in): the
-        what-if view if one was needed, else ``cluster``."""
+        Status: the pod is refused on ``new`` whatever it is. Also yields the view to judge ``new`` in (and to
+        nest in): the what-if view if one was needed, else ``cluster``."""
         if not any(plugin.reads_cluster for plugin, _, _ in checks):
             yield checks, cluster
             return

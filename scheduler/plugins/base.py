@@ -207,6 +207,7 @@ def same_state(state: Any, pod: PodInfo, args: Args, old: NodeInfo, new: NodeInf
     cordoned or tainted): pods added to or removed from a node change none."""
     return state
 
+
 # (pod, args); a plugin that reads_cluster: pre_filter (pod, args, cluster), pre_score (pod, args, cluster, feasible)
 PreFn = Callable[..., Any]
 FilterFn = Callable[[Any, NodeInfo], "Status | None"]

@@ -37,5 +37,4 @@ REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.NODE_TAINTS_CHANGED
               | ClusterEvent.POD_TOLERATIONS_CHANGED)
 
 PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, filter_batch=filter_batch,
-                requeue_on=REQUEUE_ON, reads_cluster=True,
-                replace_node=same_state)
+                requeue_on=REQUEUE_ON, reads_cluster=True, replace_node=same_state)
