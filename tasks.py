@@ -17,9 +17,8 @@ from rich.table import Table
 
 from labdef.errors import UserError
 from labdef.lab import DEFAULT_LAB_FILE, Lab, load_lab, version_warnings, with_changes
-from labkit import cluster, doctor, lifecycle
+from labkit import doctor, lifecycle
 from labkit.console import console, fail, step, warn
-from labkit.kube import KubeconfigError, KubeError
 from labkit.paths import LabPaths
 from labkit.placement import options as placement_options
 from labkit.vagrant import VagrantLab
@@ -154,6 +153,10 @@ def status(c, lab=None):
     if not kubeconfig.exists():
         console.print("cluster: not provisioned yet (no exported kubeconfig)")
         return
+    # The Kubernetes client takes a second to import: only the verbs that talk to a cluster load it.
+    from labkit import cluster
+    from labkit.kube import KubeconfigError, KubeError
+
     try:
         rows, sched = cluster.summary(kubeconfig, definition)
     except (KubeError, KubeconfigError) as err:
@@ -268,21 +271,24 @@ def explain(c, pod, lab=None, namespace=None, what_if=None, json=False, kubeconf
     print_result(output_console(), explanation, json_output=json)
 
 
-@task(help={"fast": "only the fast suites (no root, no VMs, no image builds)",
+@task(help={"fast": "the unit tier: no API test server, no root, no VMs, no image builds",
+            "api": "the API tier: the scheduler and the placement runner against the API test server",
+            "faults": "the fault tier: the scheduler under injected faults through a TCP proxy (~2 min)",
             "k": "only tests matching this pytest -k expression"})
-def test(c, fast=False, k=None):
-    """Run the test suites (all by default).
+def test(c, fast=False, api=False, faults=False, k=None):
+    """Run the test suites (every tier by default).
 
-    Under CI=true nothing that can run may skip.
+    The switches pick tiers and combine (--fast --api). With none, also the system and image suites, whose
+    Debian packages are installed first when run as root; under CI=true nothing that can run may skip.
 
     Example: ./lab test --fast -k kubeconfig
     """
-    if not fast:
+    from labkit import test_tiers
+
+    tiers = [tier for tier, chosen in (("unit", fast), ("api", api), ("faults", faults)) if chosen]
+    if not tiers:
         _install_test_dependencies(c)
-    args = ["-m", "not system and not image and not faults"] if fast else []
-    if k:
-        args += ["-k", k]
-    c.run(shlex.join([sys.executable, "-m", "pytest", *args]))
+    c.run(shlex.join([sys.executable, "-m", "pytest", *test_tiers.pytest_args(tiers, k)]))
 
 
 def _install_test_dependencies(c) -> None:
@@ -388,6 +394,7 @@ def kubeconfig(c, lab=None, merge=False, force=False):
     Example: ./lab kubeconfig --merge && kubectl --context schedlab get nodes
     """
     from labkit import user_kubeconfig
+    from labkit.kube import KubeconfigError
 
     definition, _ = _load(lab)
     path = LabPaths.for_lab(definition.name).kubeconfig

@@ -129,8 +129,8 @@ def test_lab_help_itself(project, verbs):
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 def test_bash_completion_through_lab(project):
-    """The enable line from the help screen, then what bash's completion would call for `./lab up --l<TAB>`
-    and `./lab dep<TAB>`, typed from another folder."""
+    """The enable line from the help screen, then what bash's completion calls for `./lab up --l<TAB>` typed
+    from another folder (verb names come from the same --complete: the in-process tests cover the verbs)."""
     script = f"""
         set -e
         cd {shlex.quote(str(project))}
@@ -139,12 +139,9 @@ def test_bash_completion_through_lab(project):
         complete -p lab
         COMP_WORDS=({shlex.quote(str(project / 'lab'))} up --l); COMP_CWORD=2; _kubelab_complete
         echo "up: ${{COMPREPLY[*]}}"
-        COMP_WORDS=({shlex.quote(str(project / 'lab'))} dep); COMP_CWORD=1; _kubelab_complete
-        echo "verb: ${{COMPREPLY[*]}}"
     """
     proc = subprocess.run(["bash", "-c", script], check=False, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout.splitlines()
     assert out[0] == "complete -o default -F _kubelab_complete lab"
-    assert out[1] == "up: --lab"
-    assert out[2] == "verb: deploy-scheduler"
+    assert out[1:] == ["up: --lab"]
