@@ -8,6 +8,7 @@ invoke's own core options move behind `--invoke-help`. `./lab --list` and `./lab
 
 from __future__ import annotations
 
+import os
 import sys
 
 from invoke import Argument, Exit, ParseError, Program
@@ -117,7 +118,11 @@ def _row(name: str, text: str) -> str:
 
 
 def main() -> None:
-    LabProgram().run(sys.argv)
+    try:
+        LabProgram().run(sys.argv)
+    except BrokenPipeError:  # `./lab --list | head`: the reader left; no traceback, and none again at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
 
 
 if __name__ == "__main__":

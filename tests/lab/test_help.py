@@ -127,6 +127,15 @@ def test_lab_help_itself(project, verbs):
     assert "setting up" not in proc.stderr
 
 
+def test_a_reader_that_leaves_early_gets_no_traceback():
+    """`./lab --list | head -1`: the pipe closes while the program still writes (here: before it starts)."""
+    proc = subprocess.Popen([sys.executable, "-m", "labkit.program", "--list"], cwd=PROJECT_ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=120)
+    assert "Traceback" not in err and proc.returncode == 1, err
+
+
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 def test_bash_completion_through_lab(project):
     """The enable line from the help screen, then what bash's completion calls for `./lab up --l<TAB>` typed
