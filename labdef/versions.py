@@ -24,8 +24,9 @@ class KubernetesRelease:
 
 # Upstream patches the three newest minors for about 14 months (kubernetes.io/releases/1.NN, "Latest patch
 # release" and "End Of Life Date"; 1.34 reached its end of life on 2026-10-27, 1.38 is due mid-December 2026).
-# The newest patches are those the stored copies of those pages listed (September 2026: 1.37.1 and 1.35.9 out
-# on 2026-09-15, 1.37.2 planned for 2026-10-13); later monthly patches could not be confirmed offline.
+# The newest patches are those the stored copies of those pages listed: 1.37.1 and 1.35.9 (2026-09-15; 1.37.2
+# was planned for 2026-10-13) and 1.36.4 (2026-08-11; 1.36.5 was planned for 2026-09-15). The monthly patches
+# since could not be confirmed offline.
 KUBERNETES_RELEASES = {
     35: KubernetesRelease("1.35.9", date(2027, 2, 28)),
     36: KubernetesRelease("1.36.4", date(2027, 6, 28)),

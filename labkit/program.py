@@ -22,9 +22,8 @@ VERB_GROUPS: dict[str, tuple[str, ...]] = {
     "The project": ("test",),
 }
 
-# Columns of the help screen: a verb (or flag), then its one line. Lines stay within 80 characters.
+# Columns of the help screen: a verb (or flag), then its one line; the lines fit 80 columns (tests/lab/test_help.py).
 NAME_WIDTH = 22
-LINE_WIDTH = 80
 
 COMMON_FLAGS = (
     ("--lab FILE", "lab definition file (default: lab.yaml, or $KUBELAB_FILE)"),
