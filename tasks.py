@@ -1,4 +1,4 @@
-"""The lab's verbs. Thin: parse options, call labkit, print results. `./lab --list` shows them all.
+"""The lab's verbs. Thin: parse options, call labkit, print results. `./lab --help` shows them all.
 
 Every verb takes --lab FILE (default: lab.yaml, or $KUBELAB_FILE) and validates it before anything runs.
 """
@@ -17,9 +17,8 @@ from rich.table import Table
 
 from labdef.errors import UserError
 from labdef.lab import DEFAULT_LAB_FILE, Lab, load_lab, version_warnings, with_changes
-from labkit import cluster, doctor, lifecycle
+from labkit import doctor, lifecycle
 from labkit.console import console, fail, step, warn
-from labkit.kube import KubeconfigError, KubeError
 from labkit.paths import LabPaths
 from labkit.placement import options as placement_options
 from labkit.vagrant import VagrantLab
@@ -61,7 +60,9 @@ UP_HELP = LAB_HELP | {
 
 @task(help=UP_HELP)
 def up(c, lab=None, provision=True, inventory=None, package_source=None, timeout=900, prepare_only=False):
-    """Bring the lab up: machines, then provisioning to a Ready cluster. Safe to run again.
+    """Bring the lab up to a Ready cluster (safe to run again).
+
+    Machines first, then provisioning: node prep, kubeadm init, Calico, joins, kubeconfig on the host.
 
     Example: ./lab up --lab my-lab.yaml --timeout 1200
     """
@@ -93,7 +94,9 @@ def up(c, lab=None, provision=True, inventory=None, package_source=None, timeout
     "watch": "deploy again on every saved change under scheduler/ (a failed round waits for the next save)",
 })
 def deploy_scheduler(c, lab=None, kubeconfig=None, render_only=None, inventory=None, timeout=300, watch=False):
-    """Build the scheduler image, side-load it into every node, apply its config and manifests, wait.
+    """Build, side-load and roll out the scheduler.
+
+    Builds the image, side-loads it into every node, applies its config and manifests, waits for the rollout.
 
     Example: ./lab deploy-scheduler --watch   (rebuild, side-load, roll out on every save under scheduler/)
     """
@@ -109,7 +112,9 @@ def deploy_scheduler(c, lab=None, kubeconfig=None, render_only=None, inventory=N
 
 @task(help=LAB_HELP)
 def down(c, lab=None):
-    """Destroy the lab's machines and remove its state and exported kubeconfig from the host.
+    """Destroy the lab's machines and its state on this host.
+
+    Also removes the exported kubeconfig.
 
     Example: ./lab down --lab my-lab.yaml
     """
@@ -131,7 +136,9 @@ def rebuild(c, lab=None):
 
 @task(help=LAB_HELP)
 def status(c, lab=None):
-    """Machine states; nodes and the scheduler once a cluster exists.
+    """Show the machines, nodes and scheduler.
+
+    Nodes and the scheduler once a cluster exists.
 
     Example: ./lab status --lab my-lab.yaml
     """
@@ -146,6 +153,10 @@ def status(c, lab=None):
     if not kubeconfig.exists():
         console.print("cluster: not provisioned yet (no exported kubeconfig)")
         return
+    # The Kubernetes client takes a second to import: only the verbs that talk to a cluster load it.
+    from labkit import cluster
+    from labkit.kube import KubeconfigError, KubeError
+
     try:
         rows, sched = cluster.summary(kubeconfig, definition)
     except (KubeError, KubeconfigError) as err:
@@ -161,7 +172,9 @@ def status(c, lab=None):
 
 @task(help=LAB_HELP | {"name": "snapshot name (default: base)"})
 def snapshot(c, lab=None, name="base"):
-    """Save a snapshot of every machine (e.g. provisioned but not initialised) to restore in seconds.
+    """Snapshot every machine, to restore it in seconds.
+
+    For instance of machines prepared but not initialised (`./lab up --prepare-only`).
 
     Example: ./lab up --prepare-only && ./lab snapshot --name prepared
     """
@@ -173,7 +186,9 @@ def snapshot(c, lab=None, name="base"):
 
 @task(help=LAB_HELP | {"name": "snapshot name (default: base)"})
 def restore(c, lab=None, name="base"):
-    """Restore every machine to a snapshot saved with `snapshot`.
+    """Restore every machine to a saved snapshot.
+
+    One saved with `./lab snapshot`.
 
     Example: ./lab restore --name prepared && ./lab up
     """
@@ -185,7 +200,9 @@ def restore(c, lab=None, name="base"):
 
 @task(name="doctor", help=LAB_HELP)
 def doctor_(c, lab=None):
-    """Check this host for the lab: Python packages, Vagrant, the provider, CPUs, memory, network.
+    """Check this host for what the lab needs.
+
+    Python packages, Vagrant, the provider, CPUs, memory, network.
 
     Example: ./lab doctor --lab my-lab.yaml
     """
@@ -203,7 +220,9 @@ def doctor_(c, lab=None):
 @task(help=LAB_HELP | placement_options.HELP)
 def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=False, wait_running=False,
                    include_restart=False, timeout=60, scheduler_config=None):
-    """Prove where the scheduler puts pods: run the placement scenarios, print verdicts, exit 1 on a miss.
+    """Prove where the scheduler places pods.
+
+    Runs the placement scenarios, prints their verdicts, exits 1 on a miss.
 
     Example: ./lab test-placement --include-restart --json > verdicts.json
     """
@@ -230,7 +249,9 @@ def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=
 })
 def explain(c, pod, lab=None, namespace=None, what_if=None, json=False, kubeconfig=None, context=None,
             scheduler_config=None):
-    """Why the scheduler would place a pod where it would: each node's filter verdicts, scores, the choice.
+    """Show why the scheduler would place a pod where it would.
+
+    Each node's filter verdicts and scores, and the node it picks.
 
     Example: ./lab explain my-pod --namespace team-a
     """
@@ -250,19 +271,24 @@ def explain(c, pod, lab=None, namespace=None, what_if=None, json=False, kubeconf
     print_result(output_console(), explanation, json_output=json)
 
 
-@task(help={"fast": "only the fast suites (no root, no VMs, no image builds)",
+@task(help={"fast": "the unit tier: no API test server, no root, no VMs, no image builds",
+            "api": "the API tier: the scheduler and the placement runner against the API test server",
+            "faults": "the fault tier: the scheduler under injected faults through a TCP proxy (~2 min)",
             "k": "only tests matching this pytest -k expression"})
-def test(c, fast=False, k=None):
-    """Run the test suites (all by default; under CI=true nothing that can run may skip).
+def test(c, fast=False, api=False, faults=False, k=None):
+    """Run the test suites (every tier by default).
+
+    The switches pick tiers and combine (--fast --api). With none, also the system and image suites, whose
+    Debian packages are installed first when run as root; under CI=true nothing that can run may skip.
 
     Example: ./lab test --fast -k kubeconfig
     """
-    if not fast:
+    from labkit import test_tiers
+
+    tiers = [tier for tier, chosen in (("unit", fast), ("api", api), ("faults", faults)) if chosen]
+    if not tiers:
         _install_test_dependencies(c)
-    args = ["-m", "not system and not image and not faults"] if fast else []
-    if k:
-        args += ["-k", k]
-    c.run(shlex.join([sys.executable, "-m", "pytest", *args]))
+    c.run(shlex.join([sys.executable, "-m", "pytest", *test_tiers.pytest_args(tiers, k)]))
 
 
 def _install_test_dependencies(c) -> None:
@@ -287,8 +313,10 @@ def _install_test_dependencies(c) -> None:
 })
 def benchmark(c, nodes=500, pods=2000, kubeconfig=None, json=None, in_process_only=False, qps=None, burst=100,
               repeat=1):
-    """Scheduler throughput: decisions/s in-process at 100/1,000/5,000 nodes, extender latency per request,
-    pods bound/s end to end, spread.
+    """Measure the scheduler's throughput.
+
+    Decisions/s in-process at 100/1,000/5,000 nodes, extender latency per request, pods bound/s end to end,
+    spread.
 
     Example: ./lab benchmark --in-process-only --json bench.json
     """
@@ -321,7 +349,9 @@ def _exec(argv: list[str]) -> None:
     "inventory": "reach the hosts of this pyinfra inventory (an SSH-inventory lab) instead of the lab's VMs",
 })
 def ssh(c, node=None, lab=None, inventory=None):
-    """A shell, or one command after --, on a lab machine, with the SSH details provisioning uses.
+    """Open a shell, or run a command, on a lab machine.
+
+    With the SSH details provisioning uses.
 
     Example: ./lab ssh k8s-worker-01 -- sudo crictl images
     """
@@ -335,10 +365,11 @@ def ssh(c, node=None, lab=None, inventory=None):
 
 @task(help=LAB_HELP)
 def kubectl(c, lab=None):
-    """kubectl against the lab (its kubeconfig and context); every word after `kubectl` goes to kubectl.
+    """Run kubectl against the lab's cluster.
 
-    The host's kubectl when there is one, else the control plane's over ssh. Only --lab FILE right after the verb
-    and `./lab kubectl --help` alone are ours (kubectl's own help: ./lab kubectl get --help).
+    With the lab's kubeconfig and context. Every word after `kubectl` goes to kubectl. The host's kubectl when there is one, else the control plane's
+    over ssh. Only --lab FILE right after the verb and `./lab kubectl --help` alone are ours (kubectl's own help:
+    ./lab kubectl get --help).
 
     Example: ./lab kubectl -n kube-system get pods -o wide
     """
@@ -356,11 +387,14 @@ def kubectl(c, lab=None):
     "force": "with --merge: replace entries of the same name that hold other content",
 })
 def kubeconfig(c, lab=None, merge=False, force=False):
-    """The lab's kubeconfig: its path and an export line, or merged into yours on request.
+    """Print the lab's kubeconfig, or merge it into yours.
+
+    Its path and an export line, or (--merge) its entries merged into your kubeconfig.
 
     Example: ./lab kubeconfig --merge && kubectl --context schedlab get nodes
     """
     from labkit import user_kubeconfig
+    from labkit.kube import KubeconfigError
 
     definition, _ = _load(lab)
     path = LabPaths.for_lab(definition.name).kubeconfig
@@ -393,7 +427,9 @@ def kubeconfig(c, lab=None, merge=False, force=False):
     "kubeconfig": "cluster to read from (default: the lab's exported kubeconfig)",
 })
 def logs(c, lab=None, follow=False, previous=False, since=None, container=None, kubeconfig=None):
-    """The scheduler's logs, the leader's first, each line prefixed with its pod; says why when none runs.
+    """Show the scheduler's logs, the leader's first.
+
+    Each line prefixed with its pod; says why when none runs.
 
     Example: ./lab logs --follow --since 10m
     """

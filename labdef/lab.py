@@ -91,12 +91,30 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+# The default box, pinned: bento's newest bento/ubuntu-24.04 versions have no VirtualBox build
+# (chef/bento#1663: `vagrant up --provider=virtualbox` answers "doesn't support the provider" rather than take
+# an older version that has one). 202510.26.0 has VirtualBox builds for amd64 and arm64
+# (Vagrant's own "Adding box 'bento/ubuntu-24.04' (v202510.26.0) for provider: virtualbox (amd64)" in public
+# logs; the registry itself is out of reach from the machines this was checked on).
+DEFAULT_BOX = "bento/ubuntu-24.04"
+DEFAULT_BOX_VERSION = "202510.26.0"
+
+
 class Provider(StrictModel):
     name: Literal["virtualbox", "lxc"] = "virtualbox"
-    box: str = "bento/ubuntu-24.04"
+    box: str = DEFAULT_BOX
+    # A Vagrant version constraint ("202510.26.0", ">= 202502"); unset: the newest version of the box.
     box_version: str | None = None
     linked_clone: bool = True
     lxc_bridge: str | None = Field(None, description="lxc only: the host bridge the node addresses live on")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _pin_the_default_box(cls, data: object) -> object:
+        """The default box comes pinned (DEFAULT_BOX_VERSION); another box, or box_version given, is left as is."""
+        if isinstance(data, dict) and data.get("box", DEFAULT_BOX) == DEFAULT_BOX and "box_version" not in data:
+            return {**data, "box_version": DEFAULT_BOX_VERSION}
+        return data
 
 
 class Network(StrictModel):
@@ -455,18 +473,31 @@ def _check_scheduler(lab: Lab) -> Iterator[str]:
 PROBLEM, WARNING = "problem", "warning"
 
 
+def _known_minors() -> list[int]:
+    """Kubernetes minors the version tables know anything about (support dates, or runtime needs)."""
+    return sorted(set(versions.KUBERNETES) | set(versions.KUBERNETES_RELEASES))
+
+
 def _kubernetes_findings(lab: Lab) -> Iterator[tuple[str, str]]:
     version, minor = lab.kubernetes.version, lab.kubernetes.minor_number
-    if minor not in versions.KUBERNETES:
-        oldest, newest = min(versions.KUBERNETES), max(versions.KUBERNETES)
-        age = "newer" if minor > newest else "older"
-        yield WARNING, (f"kubernetes.version: {version} is {age} than this project knows (1.{oldest} to "
-                        f"1.{newest}): its containerd floor and pause image are not checked, and containerd "
+    known = _known_minors()
+    if minor not in known:
+        age = "newer" if minor > max(known) else "older"
+        yield WARNING, (f"kubernetes.version: {version} is {age} than this project knows (1.{min(known)} to "
+                        f"1.{max(known)}): its containerd floor and pause image are not checked, and containerd "
                         "keeps its own sandbox image")
+    elif minor not in versions.KUBERNETES:
+        yield WARNING, (f"kubernetes.version: {version}: this project does not know the containerd floor and "
+                        f"kubeadm pause image of 1.{minor} yet (labdef/versions.py says why): the floor is not "
+                        "checked, and containerd keeps its own sandbox image")
     if minor < min(versions.SUPPORTED_KUBERNETES_MINORS):
         supported = ", ".join(f"1.{m}" for m in versions.SUPPORTED_KUBERNETES_MINORS)
         yield WARNING, (f"kubernetes.version: upstream no longer patches 1.{minor} (supported: {supported}); "
                         "pick a supported minor")
+    newest = versions.KUBERNETES_RELEASES.get(minor)
+    if newest and versions.release(version) < versions.release(newest.newest_patch):
+        yield WARNING, (f"kubernetes.version: {version} is older than {newest.newest_patch}, the newest 1.{minor} "
+                        "patch this project knows; patch releases carry security and bug fixes")
 
 
 def _calico_findings(lab: Lab) -> Iterator[tuple[str, str]]:
@@ -485,11 +516,19 @@ def _calico_findings(lab: Lab) -> Iterator[tuple[str, str]]:
     message = (f"cni.calico_version: Calico {tag} supports Kubernetes 1.{low} to 1.{high} (its requirements "
                f"page), not kubernetes.version {version}; {fix}, or a Kubernetes version in that range")
     # A Kubernetes minor this project does not know yet is not refused: Calico may simply not list it yet.
-    yield (WARNING if minor not in versions.KUBERNETES else PROBLEM), message
+    yield (WARNING if minor not in _known_minors() else PROBLEM), message
 
 
 def _containerd_findings(lab: Lab) -> Iterator[tuple[str, str]]:
     pin, minor = lab.containerd.version, lab.kubernetes.minor_number
+    ended = versions.containerd_line_ended(pin) if pin and lab.containerd.package == "containerd.io" else None
+    if ended:
+        line = ".".join(map(str, versions.release(pin)[:2]))
+        maintained = ", ".join(f"{major}.{minor_}" for (major, minor_), end in versions.CONTAINERD_END_OF_LIFE.items()
+                               if end > versions.CHECKED_ON)
+        yield WARNING, (f"containerd.version: {pin} is containerd {line}, whose upstream line ended on {ended} "
+                        f"(containerd's RELEASES.md): containerd.io builds of it get no more fixes; pin a line "
+                        f"upstream still maintains ({maintained})")
     if pin is None or minor not in versions.KUBERNETES:
         return
     verdict = versions.containerd_verdict(minor, pin)

@@ -20,12 +20,16 @@ def version_lines(lab: Lab, lab_file: str) -> list[str]:
         f"the distribution's {lab.containerd.package} package (unpinned"
         + (f"; Kubernetes {k8s.minor} needs {versions.containerd_floors(k8s.minor_number)})"
            if k8s.minor_number in versions.KUBERNETES else ")"))
+    support = versions.KUBERNETES_RELEASES.get(k8s.minor_number)
+    box = lab.provider.box + (f" (version {lab.provider.box_version})" if lab.provider.box_version else "")
     return [
         f"kubelab {importlib.metadata.version('kubelab')}",
         f"lab {lab.name} ({lab_file}):",
-        f"  kubernetes  {k8s.version} (packages {k8s.package_version})",
+        f"  kubernetes  {k8s.version} (packages {k8s.package_version}"
+        + (f"; upstream patches {k8s.minor} until {support.end_of_life})" if support else ")"),
         f"  calico      {lab.cni.calico_version}",
         f"  containerd  {containerd}",
+        f"  box         {box}",
     ]
 
 

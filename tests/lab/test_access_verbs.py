@@ -65,12 +65,12 @@ def lab_verb(lab_file: Path, *args: str, path: Path, env: dict | None = None) ->
 
 
 def lab_script(lab_file: Path, *args: str, tmp_path: Path) -> subprocess.CompletedProcess:
-    """Through the `./lab` launcher as a user types it (a copy whose virtualenv invoke is the real one, run in this
-    checkout), with the ssh stand-in and no kubectl on PATH; the lab file comes from $KUBELAB_FILE."""
+    """Through the `./lab` launcher as a user types it (a copy whose virtualenv python is the real one, run in
+    this checkout), with the ssh stand-in and no kubectl on PATH; the lab file comes from $KUBELAB_FILE."""
     project = project_copy(tmp_path)
-    invoke = project / ".venv" / "bin" / "invoke"
-    invoke.write_text(f"#!/bin/sh\ncd {shlex.quote(str(PROJECT_ROOT))} && exec {shlex.quote(sys.executable)} "
-                      '-m invoke "$@"\n')
+    python = project / ".venv" / "bin" / "python"
+    python.write_text(f"#!/bin/sh\ncd {shlex.quote(str(PROJECT_ROOT))} && exec {shlex.quote(sys.executable)} "
+                      '"$@"\n')
     (tmp_path / "launcher").mkdir()
     path = f"{bin_dir(tmp_path)}:{tools_path(tmp_path / 'launcher', 'linux')}"
     environ = {"PATH": path, "HOME": str(tmp_path), "COLUMNS": "200", "KUBELAB_FILE": str(lab_file)}

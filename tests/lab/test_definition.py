@@ -31,6 +31,17 @@ def test_default_lab_is_the_two_vm_lab():
     assert lab.kubernetes.minor == lab.kubernetes.version.rsplit(".", 1)[0]
 
 
+def test_the_default_box_comes_pinned_to_a_version_with_a_virtualbox_build(data):
+    assert load_lab(allowed_ranges=VBOX_DEFAULT).provider.box_version == "202510.26.0"  # lab.yaml's own pin
+    del data["provider"]  # the defaults: the same box, the same pin
+    provider = parse_lab(data, allowed_ranges=VBOX_DEFAULT).provider
+    assert (provider.box, provider.box_version) == ("bento/ubuntu-24.04", "202510.26.0")
+    data["provider"] = {"box": "generic/ubuntu2404"}  # another box: its newest version, unless pinned
+    assert parse_lab(data, allowed_ranges=VBOX_DEFAULT).provider.box_version is None
+    data["provider"] = {"box_version": ">= 202502"}
+    assert parse_lab(data, allowed_ranges=VBOX_DEFAULT).provider.box_version == ">= 202502"
+
+
 def test_more_workers_by_adding_entries(data):
     for i in range(2, 5):
         data["nodes"].append({"name": f"k8s-worker-0{i}", "role": "worker", "ip": f"192.168.56.{10 + i}"})

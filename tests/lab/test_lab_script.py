@@ -1,9 +1,10 @@
 """`./lab` on Linux and on macOS (no sha256sum there; `shasum -a 256` instead).
 
 The script runs from a copy of the project's `lab` and pyproject.toml with an already set up .venv whose
-`invoke` is a stand-in that prints its arguments, and a PATH holding only the tools the script needs, so
-whether sha256sum exists is the test's choice. STAND-IN `shasum`: answers `shasum -a 256 FILE` with the
-file's real SHA-256 in shasum's output format ("HEX  FILE"), computed by Python; nothing else.
+`python` is a stand-in that prints its arguments (./lab hands every verb to `python -m labkit.program`, invoke's
+task runner), and a PATH holding only the tools the script needs, so whether sha256sum exists is the test's
+choice. STAND-IN `shasum`: answers `shasum -a 256 FILE` with the file's real SHA-256 in shasum's output format
+("HEX  FILE"), computed by Python; nothing else.
 """
 
 import hashlib
@@ -20,10 +21,12 @@ SHASUM = """#!/bin/sh
 [ "$1 $2" = "-a 256" ] && [ $# -eq 3 ] || { echo "stand-in shasum: not modelled: $*" >&2; exit 64; }
 exec python3 -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest() + "  " + sys.argv[1])' "$3"
 """
-INVOKE = """#!/bin/sh
-# STAND-IN for the virtualenv's invoke: prints what ./lab handed it.
-echo "invoke $*"
+PYTHON = """#!/bin/sh
+# STAND-IN for the virtualenv's python: prints what ./lab handed it.
+echo "python $*"
 """
+# The virtualenv's invoke is never run: the script takes its presence as "set up".
+INVOKE = "#!/bin/sh\nexit 99\n"
 
 
 def project_copy(tmp_path):
@@ -31,9 +34,10 @@ def project_copy(tmp_path):
     (project / ".venv" / "bin").mkdir(parents=True)
     shutil.copy2(PROJECT_ROOT / "lab", project / "lab")
     shutil.copy2(PROJECT_ROOT / "pyproject.toml", project / "pyproject.toml")
-    invoke = project / ".venv" / "bin" / "invoke"
-    invoke.write_text(INVOKE)
-    invoke.chmod(0o755)
+    for name, script in (("python", PYTHON), ("invoke", INVOKE)):
+        program = project / ".venv" / "bin" / name
+        program.write_text(script)
+        program.chmod(0o755)
     # Set up already: the stamp holds the hash of these pins, so a correct hash means no reinstall.
     digest = hashlib.sha256((project / "pyproject.toml").read_bytes()).hexdigest()
     (project / ".venv" / ".installed-from").write_text(digest + "\n")
@@ -61,16 +65,13 @@ def test_lab_script_finds_its_setup_and_runs_the_verb(tmp_path, host):
     proc = subprocess.run([str(project / "lab"), "--list"], check=False, capture_output=True, text=True, env=env,
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "invoke --list\n"
+    assert proc.stdout == "python -m labkit.program --list\n"
     assert "setting up" not in proc.stderr  # the pins' hash matched the stamp: nothing reinstalled
 
 
 def test_version_goes_to_the_projects_own_report(tmp_path):
     """`./lab --version` runs labkit.version (invoke's own would name invoke); the rest still goes to invoke."""
     project = project_copy(tmp_path)
-    python = project / ".venv" / "bin" / "python"
-    python.write_text("#!/bin/sh\n# STAND-IN for the virtualenv's python: prints what ./lab handed it.\necho \"python $*\"\n")
-    python.chmod(0o755)
     env = {"PATH": tools_path(tmp_path, "linux"), "HOME": str(tmp_path)}
     proc = subprocess.run([str(project / "lab"), "--version", "--lab", "x.yaml"], check=False, capture_output=True,
                           text=True, env=env, timeout=60)
@@ -82,9 +83,6 @@ def test_verb_then_help_is_the_verbs_help_even_with_a_positional_argument(tmp_pa
     """`./lab explain --help` (explain takes the pod name as a positional argument, which invoke would fill
     with "--help") reaches invoke as `--help explain`; other arguments pass through unchanged."""
     project = project_copy(tmp_path)
-    invoke = project / ".venv" / "bin" / "invoke"
-    invoke.write_text("#!/bin/sh\n# STAND-IN for the virtualenv's invoke: prints what ./lab handed it.\necho \"invoke $*\"\n")
-    invoke.chmod(0o755)
     env = {"PATH": tools_path(tmp_path, "linux"), "HOME": str(tmp_path)}
 
     def lab(*args: str) -> str:
@@ -92,21 +90,24 @@ def test_verb_then_help_is_the_verbs_help_even_with_a_positional_argument(tmp_pa
                               timeout=60)
         return proc.stdout
 
-    assert lab("explain", "--help") == "invoke --help explain\n"
-    assert lab("explain", "web-1", "--help") == "invoke explain web-1 --help\n"
-    assert lab("--help", "up") == "invoke --help up\n"
+    assert lab("explain", "--help") == "python -m labkit.program --help explain\n"
+    assert lab("explain", "web-1", "--help") == "python -m labkit.program explain web-1 --help\n"
+    assert lab("--help", "up") == "python -m labkit.program --help up\n"
 
 
 def args_reaching_invoke(tmp_path, *args: str) -> list[str]:
-    """What ./lab hands invoke for these words, one argument per line so that quoting shows."""
+    """What ./lab hands invoke (python -m labkit.program) for these words, one argument per line so that quoting
+    shows."""
     project = project_copy(tmp_path)
-    invoke = project / ".venv" / "bin" / "invoke"
-    invoke.write_text("#!/bin/sh\n# STAND-IN for the virtualenv's invoke: prints its arguments, one per line.\n"
+    python = project / ".venv" / "bin" / "python"
+    python.write_text("#!/bin/sh\n# STAND-IN for the virtualenv's python: prints its arguments, one per line.\n"
                       'printf "%s\\n" "$@"\n')
     env = {"PATH": tools_path(tmp_path, "linux"), "HOME": str(tmp_path)}
     proc = subprocess.run([str(project / "lab"), *args], check=True, capture_output=True, text=True, env=env,
                           timeout=60)
-    return proc.stdout.splitlines()
+    words = proc.stdout.splitlines()
+    assert words[:2] == ["-m", "labkit.program"], words
+    return words[2:]
 
 
 @pytest.mark.parametrize(("words", "handed"), [

@@ -2,8 +2,6 @@
 
 import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -123,19 +121,17 @@ def test_a_file_that_is_not_a_kubeconfig_is_refused(lab_config, tmp_path):
     assert target.read_text() == "clusters: {a: b}\n"
 
 
-def test_the_verb_prints_the_path_and_merges_on_request_only(tmp_path):
-    """Through invoke, in a temporary HOME, for a lab whose kubeconfig `up` exported."""
+def test_the_verb_prints_the_path_and_merges_on_request_only(verb_run, monkeypatch, tmp_path):
+    """In a temporary HOME, for a lab whose kubeconfig `up` exported."""
     lab = tmp_path / "lab.yaml"
     lab.write_text((PROJECT_ROOT / "lab.yaml").read_text().replace("name: schedlab", "name: mergetest"))
     exported = LabPaths.for_lab("mergetest").kubeconfig
     exported.parent.mkdir(parents=True, exist_ok=True)
     exported.write_text(lab_kubeconfig(ADMIN_CONF, "mergetest"))
-    env = dict(os.environ, HOME=str(tmp_path), COLUMNS="200")
-    env.pop("KUBECONFIG", None)
+    monkeypatch.delenv("KUBECONFIG", raising=False)
 
     def verb(*args):
-        return subprocess.run([sys.executable, "-m", "invoke", "kubeconfig", "--lab", str(lab), *args],
-                              check=False, capture_output=True, text=True, env=env, cwd=PROJECT_ROOT, timeout=120)
+        return verb_run("kubeconfig", "--lab", str(lab), *args, env={"HOME": str(tmp_path)})
 
     try:
         shown = verb()

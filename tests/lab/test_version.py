@@ -12,9 +12,10 @@ def test_version_names_the_project_and_the_labs_pins(tmp_path, capsys):
     assert main(["--lab", str(lab)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"kubelab {importlib.metadata.version('kubelab')}"
-    assert "  kubernetes  1.36.4 (packages 1.36.4-1.1)" in out
+    assert "  kubernetes  1.36.4 (packages 1.36.4-1.1; upstream patches 1.36 until 2027-06-28)" in out
     assert "  calico      v3.32.1" in out
     assert "  containerd  2.2.1-0ubuntu1" in out
+    assert "  box         bento/ubuntu-24.04 (version 202510.26.0)" in out
 
 
 def test_unpinned_containerd_says_so_with_the_floor(capsys):

@@ -36,7 +36,7 @@ def test_the_default_lab_is_a_supported_combination_without_warnings():
 def test_calico_that_stops_at_1_35_is_refused_for_1_36_naming_both_and_the_fix():
     (problem,) = problems(cni={"calico_version": "v3.30.3"})
     assert problem == ("cni.calico_version: Calico v3.30.3 supports Kubernetes 1.31 to 1.35 (its requirements page), "
-                       "not kubernetes.version 1.36.4; use Calico v3.32.x, which supports 1.36, or a Kubernetes "
+                       "not kubernetes.version 1.36.4; use Calico v3.33.x, which supports 1.36, or a Kubernetes "
                        "version in that range")
 
 
@@ -65,17 +65,58 @@ def test_allow_below_floor_turns_the_refusal_into_a_warning():
     assert "below what Kubernetes 1.36.4 needs" in warning and "containerd.allow_below_floor is true" in warning
 
 
+def test_kubernetes_1_37_with_calico_3_32_is_refused_naming_calico_3_33():
+    (problem,) = problems(kubernetes={"version": "1.37.1"})
+    assert problem == ("cni.calico_version: Calico v3.32.1 supports Kubernetes 1.34 to 1.36 (its requirements page), "
+                       "not kubernetes.version 1.37.1; use Calico v3.33.x, which supports 1.37, or a Kubernetes "
+                       "version in that range")
+
+
+def test_kubernetes_1_37_with_calico_3_33_only_warns_that_its_containerd_floor_is_unknown():
+    lab = lab_with(kubernetes={"version": "1.37.1"}, cni={"calico_version": "v3.33.0"})
+    assert version_warnings(lab) == [(
+        "kubernetes.version: 1.37.1: this project does not know the containerd floor and kubeadm pause image of "
+        "1.37 yet (labdef/versions.py says why): the floor is not checked, and containerd keeps its own sandbox "
+        "image")]
+    checks = {c.name: c for c in doctor.check_versions(lab)}
+    assert checks["calico"].detail == "v3.33.0 supports Kubernetes 1.35 to 1.37, 1.37.1 included"
+    assert versions.kubeadm_api(37) == "v1beta4"  # v1beta3 was removed in 1.37
+
+
+def test_an_older_patch_than_the_newest_known_is_a_warning():
+    lab = lab_with(kubernetes={"version": "1.37.0"}, cni={"calico_version": "v3.33.0"})
+    assert ("kubernetes.version: 1.37.0 is older than 1.37.1, the newest 1.37 patch this project knows; patch "
+            "releases carry security and bug fixes") in version_warnings(lab)
+
+
 def test_a_kubernetes_minor_newer_than_the_project_knows_is_a_warning_not_a_refusal():
-    lab = lab_with(kubernetes={"version": "1.37.1"})
+    lab = lab_with(kubernetes={"version": "1.38.0"})
     warnings = version_warnings(lab)
-    assert any(w.startswith("kubernetes.version: 1.37.1 is newer than this project knows") for w in warnings)
+    assert any(w.startswith("kubernetes.version: 1.38.0 is newer than this project knows (1.32 to 1.37)")
+               for w in warnings)
     assert any(w.startswith("cni.calico_version: Calico v3.32.1 supports Kubernetes 1.34 to 1.36") for w in warnings)
 
 
 def test_a_calico_release_the_project_does_not_know_is_a_warning():
-    (warning,) = version_warnings(lab_with(cni={"calico_version": "v3.33.0"}))
-    assert warning == ("cni.calico_version: this project does not know Calico 3.33's requirements; whether it "
+    (warning,) = version_warnings(lab_with(cni={"calico_version": "v3.34.0"}))
+    assert warning == ("cni.calico_version: this project does not know Calico 3.34's requirements; whether it "
                        "supports Kubernetes 1.36 is not checked")
+
+
+def test_upstream_support_follows_the_end_of_life_dates_as_checked():
+    assert versions.SUPPORTED_KUBERNETES_MINORS == (35, 36, 37)
+    assert versions.KUBERNETES_RELEASES[37].end_of_life.isoformat() == "2027-10-28"
+
+
+def test_a_pinned_upstream_containerd_build_of_an_ended_line_is_a_warning():
+    lab = lab_with(containerd={"package": "containerd.io", "version": "2.2.1-1~ubuntu.24.04~noble"})
+    assert version_warnings(lab) == [(
+        "containerd.version: 2.2.1-1~ubuntu.24.04~noble is containerd 2.2, whose upstream line ended on 2026-11-06 "
+        "(containerd's RELEASES.md): containerd.io builds of it get no more fixes; pin a line upstream still "
+        "maintains (2.0, 2.3)")]
+    # Ubuntu patches its own containerd package past upstream's date: no warning for it
+    assert version_warnings(lab_with(containerd={"version": "2.2.1-0ubuntu1~24.04.3"})) == []
+    assert version_warnings(lab_with(containerd={"package": "containerd.io", "version": "2.3.1-1"})) == []
 
 
 def test_a_minor_out_of_upstream_support_is_a_warning():
@@ -107,6 +148,6 @@ def test_doctor_reports_the_checked_pairings_and_the_warnings(monkeypatch):
     assert checks["calico"].detail == "v3.32.1 supports Kubernetes 1.34 to 1.36, 1.36.4 included"
     assert checks["containerd"].detail.startswith("Kubernetes 1.36.4 needs 2.3.0+ or 2.2.0+")
     assert checks["kubeadm"].detail == "config v1beta4, sandbox image registry.k8s.io/pause:3.10.2"
-    unknown_calico = lab_with(cni={"calico_version": "v3.33.0"})
+    unknown_calico = lab_with(cni={"calico_version": "v3.34.0"})
     (warned,) = [c for c in doctor.check_versions(unknown_calico) if c.verdict == doctor.WARN]
-    assert warned.name == "versions (cni.calico_version)" and "Calico 3.33" in warned.detail
+    assert warned.name == "versions (cni.calico_version)" and "Calico 3.34" in warned.detail

@@ -46,7 +46,7 @@ def test_namespace_template_is_valid_and_generated():
 @pytest.mark.parametrize(("version", "image"), [
     ("1.36.4", "registry.k8s.io/pause:3.10.2"),  # kubeadm 1.36's pause image, containerd's sandbox image
     ("1.35.0", "registry.k8s.io/pause:3.10.1"),
-    ("1.37.0", "registry.k8s.io/pause:3.10.2"),  # newer than the version table: its newest known
+    ("1.38.0", "registry.k8s.io/pause:3.10.2"),  # newer than the version table: its newest known
 ])
 def test_test_pods_run_the_sandbox_image_the_nodes_already_hold(version, image):
     lab = with_changes(make_lab(), {"kubernetes.version": version, "cni.calico_version": "v3.32.1"})
