@@ -35,6 +35,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    # Before anything is announced: a SIGTERM sent as soon as the banner or the kubeconfig appears must stop the
+    # server cleanly (exit 0), not kill it.
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     server = KubeApiServer(args.host, args.port, token=args.token, history_limit=args.history_limit,
                            bookmark_interval=args.bookmark_interval,
                            graceful_pod_deletion=args.graceful_pod_deletion)
@@ -48,8 +52,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Kubernetes API test server on {server.url} ({args.nodes} nodes)", flush=True)
     if args.kubeconfig:
         print(f"kubeconfig written to {server.write_kubeconfig(args.kubeconfig)}", flush=True)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         stop.wait()
     except KeyboardInterrupt:
