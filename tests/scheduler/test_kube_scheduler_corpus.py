@@ -1,0 +1,79 @@
+"""The scheduler against real kube-scheduler v1.36.2 decisions (tests/kube_scheduler_corpus.py): every probe of
+every recorded state judged by the scheduler's own code, with the same feasible set, the same weighted score
+per plugin and node, kube-scheduler's node among our tied best and the same FailedScheduling message, except
+the differences in ``DIFFERENCES``, each with its reason. A difference not listed there fails the test."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.kube_scheduler_corpus import (
+    Mismatch,
+    compare,
+    corpus_files,
+    corpus_folder,
+    judge,
+    load_state,
+    read,
+)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A known way this scheduler decides differently from kube-scheduler 1.36, and why."""
+
+    name: str
+    reason: str
+    covers: Callable[[Mismatch], bool]  # which mismatches it explains, matched precisely
+
+
+BALANCED = "NodeResourcesBalancedAllocation"
+DIFFERENCES: tuple[Difference, ...] = (
+    Difference("BalancedAllocation before 1.36",
+               "scores the balance after placing the pod; 1.36 scores the change in balance (#135573)",
+               lambda m: (m.kind == "score" and m.plugin == BALANCED) or (m.kind == "choice" and m.plugin == BALANCED)),
+    Difference("pod-level resources refused",
+               "spec.resources is refused by NodeResourcesFit; kube-scheduler 1.36 counts it",
+               lambda m: m.kind == "feasible" and m.feature == "pod_level_resources"),
+    Difference("FailedScheduling text of 1.34",
+               "taint values named, no DynamicResources PostFilter part, matchFields nodes filtered, preemption "
+               "dry-runs nodes too small even when empty",
+               lambda m: m.kind == "message"),
+)
+
+
+def _unexplained(path: Path) -> list[str]:
+    doc = read(path)
+    state = load_state(doc)
+    problems = []
+    for probe in doc["probes"]:
+        for mismatch in compare(doc, probe, judge(state, probe["pod"])):
+            if not any(d.covers(mismatch) for d in DIFFERENCES):
+                problems.append(str(mismatch))
+    return problems
+
+
+def _ids(paths: list[Path]) -> list[str]:
+    return [p.stem for p in paths]
+
+
+@pytest.mark.parametrize("path", corpus_files("cases") or [None], ids=_ids(corpus_files("cases")) or None)
+def test_cases_decide_as_kube_scheduler(path: Path | None) -> None:
+    """Preemption off (the profile disables DefaultPreemption): feasible sets, scores, choices, messages."""
+    corpus_folder("cases")
+    assert path is not None
+    problems = _unexplained(path)
+    assert not problems, f"{path.name}: {len(problems)} difference(s) from kube-scheduler v1.36.2:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("path", corpus_files("messages") or [None], ids=_ids(corpus_files("messages")) or None)
+def test_messages_are_kube_schedulers(path: Path | None) -> None:
+    """The default profile, preemption on: the FailedScheduling message, preemption's part included."""
+    corpus_folder("messages")
+    assert path is not None
+    problems = _unexplained(path)
+    assert not problems, f"{path.name}: {len(problems)} difference(s) from kube-scheduler v1.36.2:\n  " + "\n  ".join(problems)
