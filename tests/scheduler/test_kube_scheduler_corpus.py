@@ -31,11 +31,7 @@ class Difference:
     covers: Callable[[Mismatch], bool]  # which mismatches it explains, matched precisely
 
 
-BALANCED = "NodeResourcesBalancedAllocation"
 DIFFERENCES: tuple[Difference, ...] = (
-    Difference("BalancedAllocation before 1.36",
-               "scores the balance after placing the pod; 1.36 scores the change in balance (#135573)",
-               lambda m: (m.kind == "score" and m.plugin == BALANCED) or (m.kind == "choice" and m.plugin == BALANCED)),
     Difference("pod-level resources refused",
                "spec.resources is refused by NodeResourcesFit; kube-scheduler 1.36 counts it",
                lambda m: m.kind == "feasible" and m.feature == "pod_level_resources"),
