@@ -35,10 +35,9 @@ How a decision is made (kube-scheduler's scheduling cycle; preemption, its PostF
    distribution as kube-scheduler's reservoir sampling, with one draw per decision).
 
 The FailedScheduling message has kube-scheduler's exact form (FitError.Error in
-pkg/scheduler/framework/types.go): "0/3 nodes are available: 1 node(s) had untolerated taint
-{node-role.kubernetes.io/control-plane: }, 2 Insufficient cpu." -- "<count> <reason>" strings sorted as
-strings, joined by ", ", ending with ".". The scheduling cycle appends " preemption: ..." when
-DefaultPreemption (``post_filter``) found nothing to do, as kube-scheduler does.
+pkg/scheduler/framework/types.go): "0/3 nodes are available: 1 node(s) had untolerated taint(s),
+2 Insufficient cpu." -- "<count> <reason>" strings sorted as strings, joined by ", ", ending with ".". The
+scheduling cycle appends what the PostFilter plugins said (scheduler.schedule_one.run_post_filters).
 
 Nominated pods (status.nominatedNodeName, waiting for the room preemption made): a node with pods
 nominated to it that count for the pod being placed (``nominated``) must take it with them added, and

@@ -50,25 +50,25 @@ def test_toleration_matches_taint(toleration, taint, tolerated):
     ("taints", "tolerations", "reason"),
     [
         ([], [], None),
-        ([CONTROL_PLANE], [], "node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"),
+        ([CONTROL_PLANE], [], "node(s) had untolerated taint(s)"),
         ([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}], [],
-         "node(s) had untolerated taint {dedicated: gpu}"),
-        ([{"key": "k", "value": "v", "effect": "NoExecute"}], [], "node(s) had untolerated taint {k: v}"),
+         "node(s) had untolerated taint(s)"),
+        ([{"key": "k", "value": "v", "effect": "NoExecute"}], [], "node(s) had untolerated taint(s)"),
         ([{"key": "k", "value": "v", "effect": "PreferNoSchedule"}], [], None),  # only lowers the score
         ([CONTROL_PLANE], [{"operator": "Exists"}], None),
         ([CONTROL_PLANE], [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists",
                             "effect": "NoSchedule"}], None),
         ([CONTROL_PLANE], [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists",
                             "effect": "NoExecute"}],
-         "node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"),
+         "node(s) had untolerated taint(s)"),
         ([{"key": "k", "value": "v", "effect": "NoSchedule"}], [{"key": "k", "value": "v"}], None),
         ([{"key": "k", "value": "v", "effect": "NoSchedule"}], [{"key": "k", "operator": "Equal", "value": "x"}],
-         "node(s) had untolerated taint {k: v}"),
-        # several taints: the reason names the first one not tolerated
+         "node(s) had untolerated taint(s)"),
+        # several taints, one tolerated: the other rejects the node
         ([{"key": "a", "value": "1", "effect": "NoSchedule"}, {"key": "b", "value": "2", "effect": "NoSchedule"}],
-         [{"key": "a", "operator": "Exists"}], "node(s) had untolerated taint {b: 2}"),
+         [{"key": "a", "operator": "Exists"}], "node(s) had untolerated taint(s)"),
         # a not-ready node (condition only, no taint yet) is avoided like kube-scheduler's tainted one
-        ("not-ready", [], "node(s) had untolerated taint {node.kubernetes.io/not-ready: }"),
+        ("not-ready", [], "node(s) had untolerated taint(s)"),
         ("not-ready", [{"key": "node.kubernetes.io/not-ready", "operator": "Exists"}], None),
     ],
 )
