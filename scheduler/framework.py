@@ -8,8 +8,8 @@ Public API (stable; changes are listed here first):
                      cluster: ClusterView | None = None, nominated: Nominated = NO_NOMINATED) -> ScheduleResult
         raises model.PodSpecError when the pod cannot be interpreted (e.g. a malformed annotation a
         plugin reads); report it and go on with other pods.
-    ScheduleResult: node_name (None = unschedulable), message (kube-scheduler's FailedScheduling text),
-        failures {node: Status}, feasible_nodes, scores {plugin: [weighted score per feasible node]},
+    ScheduleResult: node_name (None = unschedulable), message (kube-scheduler's FailedScheduling text up to
+        what the PostFilter plugins add), pre_filter_rejection (Status or None), failures {node: Status}, feasible_nodes, scores {plugin: [weighted score per feasible node]},
         totals, num_all_nodes, evaluated_nodes; node_scores(name), top(n), explain(n).
     fit_error_message(num_all_nodes, failures) -> str;  num_feasible_nodes_to_find(percentage, n) -> int
     Profile.filter_nodes(pod, nodes, cluster) -> (feasible, failures): every node's verdict, no sampling (extender)
@@ -123,7 +123,8 @@ class ScheduleResult:
     failures: dict[str, Status] = field(default_factory=dict)
     scores: dict[str, list[int]] = field(default_factory=dict)  # plugin -> weighted, aligned to feasible
     totals: list[int] = field(default_factory=list)
-    message: str = ""  # FailedScheduling message when node_name is None
+    message: str = ""  # the filters' part of the FailedScheduling message when node_name is None
+    pre_filter_rejection: Status | None = None  # a PreFilter refused the pod whatever the node
     _index: dict[str, int] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -235,7 +236,8 @@ class Profile:
             cluster = ClusterView(nodes)
         checks = self._pre_filter(pod, cluster)
         if isinstance(checks, Status):  # rejected whatever the node: every node fails with that status
-            result = ScheduleResult(pod.key, None, num_all, 0, failures={n.name: checks for n in nodes})
+            result = ScheduleResult(pod.key, None, num_all, 0, failures={n.name: checks for n in nodes},
+                                    pre_filter_rejection=checks)
             result.message = fit_error_message(num_all, result.failures, checks)
             return result
         if pod.nominated_node_name:  # kube-scheduler's evaluateNominatedNode: the room preemption made

@@ -36,7 +36,7 @@ from scheduler.metrics import Metrics
 from scheduler.model import NodeInfo, PodInfo, PodSpecError
 from scheduler.nominator import Nominator
 from scheduler.pending import PendingPods
-from scheduler.plugins import ClusterView
+from scheduler.plugins import ClusterView, dynamic_resources
 from scheduler.preemption import Outcome, PodDisruptionBudget, preempt
 from scheduler.preemption_api import PreemptionApi
 from scheduler.queue import QueuedPod, SchedulingQueue
@@ -216,16 +216,25 @@ class PostFilterResult:
 def run_post_filters(profile: Profile, pod: PodInfo, result: ScheduleResult, nodes: Sequence[NodeInfo],
                      cluster: ClusterView, pdbs: Collection[PodDisruptionBudget], nominated: Nominated,
                      rng: random.Random) -> PostFilterResult:
-    """kube-scheduler's RunPostFilterPlugins after ``result`` found no node: DefaultPreemption when the profile
-    enables it. The message is the filters' (``result.message``), then what the PostFilter plugins said that
-    found no room, after a space; nothing more when preemption found room (the pod is nominated)."""
-    if profile.post_filter is None:
-        return PostFilterResult(result.message)
-    _, args = profile.post_filter
-    outcome = preempt(profile, args, pod, result, nodes, cluster, pdbs, nominated, rng)
-    if outcome.node is not None:
-        return PostFilterResult(result.message, outcome)
-    return PostFilterResult(f"{result.message} {outcome.message}", outcome)
+    """kube-scheduler's RunPostFilterPlugins after ``result`` found no node: DynamicResources' PostFilter,
+    then DefaultPreemption when the profile enables them. The message is the filters' (``result.message``),
+    then, after a space, what the PostFilter plugins said, joined by ", ": "... 2 Insufficient cpu. no new
+    claims to deallocate, preemption: 0/3 nodes are available: ...". When preemption found room the pod is
+    nominated and the message is the filters' alone."""
+    said: list[str] = []
+    if any(plugin.name == dynamic_resources.NAME for plugin, _ in profile.filters):
+        text, go_on = dynamic_resources.post_filter_message(result.pre_filter_rejection)
+        said.append(text)
+        if not go_on:
+            return PostFilterResult(f"{result.message} {text}")
+    outcome = None
+    if profile.post_filter is not None:
+        _, args = profile.post_filter
+        outcome = preempt(profile, args, pod, result, nodes, cluster, pdbs, nominated, rng)
+        if outcome.node is not None:
+            return PostFilterResult(result.message, outcome)
+        said.append(outcome.message)
+    return PostFilterResult(f"{result.message} {', '.join(said)}" if said else result.message, outcome)
 
 
 def _without_node(pod: PodInfo) -> PodInfo:

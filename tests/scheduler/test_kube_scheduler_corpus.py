@@ -35,9 +35,9 @@ DIFFERENCES: tuple[Difference, ...] = (
     Difference("pod-level resources refused",
                "spec.resources is refused by NodeResourcesFit; kube-scheduler 1.36 counts it",
                lambda m: m.kind == "feasible" and m.feature == "pod_level_resources"),
-    Difference("FailedScheduling text of 1.34",
-               "taint values named, no DynamicResources PostFilter part, matchFields nodes filtered, preemption "
-               "dry-runs nodes too small even when empty",
+    Difference("FailedScheduling text before 1.36",
+               "matchFields nodes filtered instead of narrowed at PreFilter, preemption dry-runs nodes too small "
+               "even when empty",
                lambda m: m.kind == "message"),
 )
 
