@@ -36,8 +36,9 @@ def test_failed_scheduling_message_has_kube_scheduler_form():
     assert result.node_name is None and not result.scheduled
     assert result.message == ("0/3 nodes are available: 1 node(s) had untolerated taint(s), "
                               "2 Insufficient cpu.")
-    w1 = result.failures["w1"]
-    assert (w1.code, w1.reasons, w1.plugin) == (Code.UNSCHEDULABLE, ("Insufficient cpu",), "NodeResourcesFit")
+    w1 = result.failures["w1"]  # 1 cpu for a pod asking 2: too small even empty
+    assert (w1.code, w1.reasons, w1.plugin) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("Insufficient cpu",),
+                                                 "NodeResourcesFit")
     assert result.explain() == result.message
 
 

@@ -35,10 +35,10 @@ DIFFERENCES: tuple[Difference, ...] = (
     Difference("pod-level resources refused",
                "spec.resources is refused by NodeResourcesFit; kube-scheduler 1.36 counts it",
                lambda m: m.kind == "feasible" and m.feature == "pod_level_resources"),
-    Difference("FailedScheduling text before 1.36",
-               "matchFields nodes filtered instead of narrowed at PreFilter, preemption dry-runs nodes too small "
-               "even when empty",
-               lambda m: m.kind == "message"),
+    Difference("NodeAffinity matchFields filtered node by node",
+               "kube-scheduler narrows to the metadata.name nodes at PreFilter",
+               lambda m: m.kind == "message" and m.feature in ("node_affinity_required", "mixed", "matchfields-message",
+                                                               "matchfields-conflict", "unschedulable_mixed")),
 )
 
 

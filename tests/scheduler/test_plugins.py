@@ -243,39 +243,45 @@ def busy(cpu: str = "0", memory: str = "0", **extra: str):
     return pod("busy", requests={"cpu": cpu, "memory": memory, **extra})
 
 
+R, U = Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
+
 @pytest.mark.parametrize(
-    ("node_kwargs", "existing", "incoming", "reasons"),
+    ("node_kwargs", "existing", "incoming", "reasons", "code"),
     [
-        ({"cpu": "2"}, busy("1"), {"requests": {"cpu": "1"}}, ()),
-        ({"cpu": "2"}, busy("1500m"), {"requests": {"cpu": "600m"}}, ("Insufficient cpu",)),
-        ({"memory": "1Gi"}, busy(memory="768Mi"), {"requests": {"memory": "512Mi"}}, ("Insufficient memory",)),
+        ({"cpu": "2"}, busy("1"), {"requests": {"cpu": "1"}}, (), None),
+        ({"cpu": "2"}, busy("1500m"), {"requests": {"cpu": "600m"}}, ("Insufficient cpu",), R),
+        ({"memory": "1Gi"}, busy(memory="768Mi"), {"requests": {"memory": "512Mi"}}, ("Insufficient memory",), R),
+        # more than the node has even empty: evicting pods cannot help (unresolvable, kube-scheduler 1.34+)
         ({"cpu": "1", "memory": "1Gi"}, None, {"requests": {"cpu": "2", "memory": "2Gi"}},
-         ("Insufficient cpu", "Insufficient memory")),
-        ({}, None, {"requests": {"ephemeral-storage": "30Gi"}}, ("Insufficient ephemeral-storage",)),
-        ({}, None, {"requests": {"nvidia.com/gpu": "1"}}, ("Insufficient nvidia.com/gpu",)),
+         ("Insufficient cpu", "Insufficient memory"), U),
+        ({"cpu": "1", "memory": "4Gi"}, busy("500m", "3Gi"), {"requests": {"cpu": "2", "memory": "2Gi"}},
+         ("Insufficient cpu", "Insufficient memory"), U),  # one resource beyond the node is enough
+        ({}, None, {"requests": {"ephemeral-storage": "30Gi"}}, ("Insufficient ephemeral-storage",), U),
+        ({}, None, {"requests": {"nvidia.com/gpu": "1"}}, ("Insufficient nvidia.com/gpu",), U),
         ({"extra": {"nvidia.com/gpu": "2"}}, busy(**{"nvidia.com/gpu": "1"}), {"requests": {"nvidia.com/gpu": "1"}},
-         ()),
+         (), None),
         ({"extra": {"nvidia.com/gpu": "2"}}, busy(**{"nvidia.com/gpu": "2"}), {"requests": {"nvidia.com/gpu": "1"}},
-         ("Insufficient nvidia.com/gpu",)),
-        ({"pods": "1"}, busy(), {"requests": {}}, ("Too many pods",)),
-        ({"pods": "1", "cpu": "1"}, busy(), {"requests": {"cpu": "2"}}, ("Too many pods", "Insufficient cpu")),
+         ("Insufficient nvidia.com/gpu",), R),
+        ({"pods": "1"}, busy(), {"requests": {}}, ("Too many pods",), R),  # a pod slot is freed by eviction
+        ({"pods": "1", "cpu": "1"}, busy(), {"requests": {"cpu": "2"}}, ("Too many pods", "Insufficient cpu"), U),
         # a pod that requests nothing fits a node whose cpu is all taken
-        ({"cpu": "1"}, busy("1"), {"requests": {}}, ()),
+        ({"cpu": "1"}, busy("1"), {"requests": {}}, (), None),
         # init containers: the biggest one counts
         ({"cpu": "2"}, None, {"requests": {"cpu": "100m"},
                               "init_containers": [{"name": "i", "resources": {"requests": {"cpu": "3"}}}]},
-         ("Insufficient cpu",)),
+         ("Insufficient cpu",), U),
         # overhead tips it over
-        ({"cpu": "1"}, None, {"requests": {"cpu": "900m"}, "overhead": {"cpu": "200m"}}, ("Insufficient cpu",)),
+        ({"cpu": "1"}, None, {"requests": {"cpu": "900m"}, "overhead": {"cpu": "200m"}}, ("Insufficient cpu",), U),
     ],
 )
-def test_node_resources_fit_filter(node_kwargs, existing, incoming, reasons):
+def test_node_resources_fit_filter(node_kwargs, existing, incoming, reasons, code):
     n = node("n", pods_on_it=[existing] if existing else [], **node_kwargs)
     status = node_resources_fit.PLUGIN.filter(pod("p", **incoming), n)
     assert status.reasons == reasons
     assert status.ok is (not reasons)
     if reasons:
-        assert status.code == Code.UNSCHEDULABLE and status.plugin == "NodeResourcesFit"
+        assert status.code == code and status.plugin == "NodeResourcesFit"
 
 
 def test_node_resources_fit_ignored_resources():

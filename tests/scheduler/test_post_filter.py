@@ -34,7 +34,7 @@ def message(prof: Profile, p: PodInfo, nodes: list) -> tuple[str, object]:
 def test_dynamic_resources_post_filter_text_comes_before_preemption():
     """kube-scheduler 1.36 runs DynamicResources' PostFilter before DefaultPreemption; for a pod without
     claims it says "no new claims to deallocate", and the two are joined by ", "."""
-    nodes = [node("a", cpu="1"), node("b", cpu="1")]
+    nodes = [node(n, cpu="2", pods_on_it=[pod(f"{n}-busy", requests={"cpu": "1"})]) for n in ("a", "b")]
     text, outcome = message(profile(True), pod(requests={"cpu": "2"}), nodes)
     assert text == ("0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: "
                     "0/2 nodes are available: 2 No preemption victims found for incoming pod.")
@@ -54,3 +54,14 @@ def test_a_pre_filter_rejection_ends_the_post_filters_before_preemption():
     text, outcome = message(profile(True), missing, [node("a")])
     assert text == '0/1 nodes are available: persistentvolumeclaim "no-such-claim" not found. not found'
     assert outcome is None
+
+
+def test_preemption_leaves_nodes_too_small_even_when_empty_alone():
+    """A node with less cpu than the pod asks for is unresolvable for NodeResourcesFit (kube-scheduler since
+    1.34), so preemption calls it not helpful instead of looking for victims there (the corpus's
+    repro-taint-and-too-small state)."""
+    nodes = [node("small", cpu="1"), node("full", cpu="4", pods_on_it=[pod("busy", requests={"cpu": "3"})])]
+    text, _ = message(profile(True), pod(requests={"cpu": "2"}), nodes)
+    assert text == ("0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: "
+                    "0/2 nodes are available: 1 No preemption victims found for incoming pod, "
+                    "1 Preemption is not helpful for scheduling.")
