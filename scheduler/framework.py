@@ -61,7 +61,7 @@ from scheduler.cluster_event import ClusterEvent
 from scheduler.config import KubeSchedulerConfiguration, ProfileConfig, ResolvedProfile
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.node import NodeTraits
-from scheduler.plugins import Args, ClusterView, Plugin, Status
+from scheduler.plugins import Args, ClusterView, Code, Plugin, Status
 
 __all__ = [
     "NO_NODES_MESSAGE",
@@ -240,12 +240,20 @@ class Profile:
                                     pre_filter_rejection=checks)
             result.message = fit_error_message(num_all, result.failures, checks)
             return result
+        narrowed = _narrowed(checks, nodes)
+        if isinstance(narrowed, Status):
+            result = ScheduleResult(pod.key, None, num_all, 0, failures={n.name: narrowed for n in nodes},
+                                    pre_filter_rejection=narrowed)
+            result.message = fit_error_message(num_all, result.failures, narrowed)
+            return result
+        candidates, absent = narrowed
         if pod.nominated_node_name:  # kube-scheduler's evaluateNominatedNode: the room preemption made
-            room = next((n for n in nodes if n.name == pod.nominated_node_name), None)
+            room = next((n for n in candidates if n.name == pod.nominated_node_name), None)
             if room is not None and (self._passing_with_nominated(pod, cluster, checks, [room], {}, nominated)
                                      if nominated else _passing(checks, [room], {})):
                 return ScheduleResult(pod.key, room.name, num_all, 1, [room.name])
-        feasible, failures, evaluated = self._find_feasible(pod, cluster, checks, nodes, nominated)
+        feasible, failures, evaluated = self._find_feasible(pod, cluster, checks, candidates, nominated)
+        failures.update(absent)
         result = ScheduleResult(pod.key, None, num_all, evaluated, [n.name for n in feasible], failures)
         if not feasible:
             result.message = fit_error_message(num_all, failures)
@@ -300,8 +308,11 @@ class Profile:
         checks = self._pre_filter(pod, cluster if cluster is not None else ClusterView(nodes))
         if isinstance(checks, Status):
             return [], {n.name: checks for n in nodes}
-        failures: dict[str, Status] = {}
-        return _passing(checks, list(nodes), failures), failures
+        narrowed = _narrowed(checks, nodes)
+        if isinstance(narrowed, Status):
+            return [], {n.name: narrowed for n in nodes}
+        candidates, failures = narrowed
+        return _passing(checks, candidates, failures), failures
 
     def node_verdict(self, pod: PodInfo, node: NodeInfo, cluster: ClusterView,
                      nominated: Sequence[PodInfo] = ()) -> Status | None:
@@ -460,6 +471,32 @@ class WhatIfJudge:
             if isinstance(checks, Status):
                 return checks
             return self.profile._verdict(self.pod, view, checks, node, nominated)
+
+
+def _narrowed(checks: list[Check], nodes: Sequence[NodeInfo],
+              ) -> tuple[Sequence[NodeInfo], dict[str, Status]] | Status:
+    """The nodes worth filtering and the Status of each node left out, after the plugins whose PreFilter
+    names the only nodes that can fit (``Plugin.pre_filter_nodes``, kube-scheduler's PreFilterResult): the
+    nodes every such plugin names; the others fail "node(s) didn't satisfy plugin(s) [<names>]" unresolvably.
+    A Status when the plugins' nodes have none in common."""
+    names: frozenset[str] | None = None
+    plugins: list[str] = []
+    for plugin, _, state in checks:
+        if plugin.pre_filter_nodes is None:
+            continue
+        these = plugin.pre_filter_nodes(state)
+        if these is None:
+            continue
+        names = these if names is None else names & these
+        plugins.append(plugin.name)
+    if names is None:
+        return nodes, {}
+    listed = f"[{' '.join(sorted(plugins))}]"  # Go's %v of a []string
+    if not names:
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                      (f"node(s) didn't satisfy plugin(s) {listed} simultaneously",), plugins[0])
+    absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"node(s) didn't satisfy plugin(s) {listed}",), plugins[0])
+    return [n for n in nodes if n.name in names], {n.name: absent for n in nodes if n.name not in names}
 
 
 def _passing(checks: list[Check], chunk: list[NodeInfo], failures: dict[str, Status]) -> list[NodeInfo]:

@@ -242,6 +242,9 @@ class Plugin:
     # or removed) standing in for ``old``, without counting the cluster again. Without it the framework runs
     # pre_filter again over a view holding ``new`` (scheduler.framework.Profile._checks_replacing).
     replace_node: Callable[..., Any] | None = None
+    # kube-scheduler's PreFilterResult: pre_filter state -> the only nodes worth filtering (None: every node).
+    # The framework filters those alone; the others fail "node(s) didn't satisfy plugin(s) [<name>]".
+    pre_filter_nodes: Callable[[Any], frozenset[str] | None] | None = None
 
     @property
     def filters(self) -> bool:

@@ -35,10 +35,6 @@ DIFFERENCES: tuple[Difference, ...] = (
     Difference("pod-level resources refused",
                "spec.resources is refused by NodeResourcesFit; kube-scheduler 1.36 counts it",
                lambda m: m.kind == "feasible" and m.feature == "pod_level_resources"),
-    Difference("NodeAffinity matchFields filtered node by node",
-               "kube-scheduler narrows to the metadata.name nodes at PreFilter",
-               lambda m: m.kind == "message" and m.feature in ("node_affinity_required", "mixed", "matchfields-message",
-                                                               "matchfields-conflict", "unschedulable_mixed")),
 )
 
 
