@@ -1,6 +1,6 @@
 """NodeResourcesFit: a node fits if its allocatable minus what its counted pods request covers the pod's
-effective request (cpu, memory, ephemeral-storage, extended resources and a pod slot); init containers
-and pod overhead are already folded into ``PodInfo.requests``.
+effective request (cpu, memory, ephemeral-storage, extended resources and a pod slot); init containers,
+pod-level resources and pod overhead are already folded into ``PodInfo.requests``.
 
 Score (kube-scheduler's scoringStrategy): LeastAllocated (default) favours nodes with more room,
 MostAllocated packs nodes; both per resource (cpu and memory, weight 1 each, by default), averaged by
@@ -23,7 +23,6 @@ from scheduler.plugins.base import (
     Plugin,
     Status,
     per_node_memo,
-    unsupported_status,
 )
 
 NAME = "NodeResourcesFit"
@@ -69,9 +68,6 @@ class _Request:
 
 
 def pre_filter(pod: PodInfo, args: NodeResourcesFitArgs) -> _Request | Status:
-    refusal = unsupported_status(pod, NAME)  # pod-level resources (spec.resources) are not counted
-    if refusal is not None:
-        return refusal
     r = pod.requests
     ignored = set(args.ignoredResources)
     scalar = tuple((name, value) for name, value in r.scalar.items() if value and name not in ignored)
@@ -161,8 +157,10 @@ def pre_score(pod: PodInfo, args: NodeResourcesFitArgs) -> _Scoring:
     resources = tuple((r.name, r.weight) for r in strategy.resources)
     default = len(resources) == 2 and {n for n, _ in resources} == {CPU, MEMORY} \
         and resources[0][1] == resources[1][1]
-    return _Scoring(strategy.type == "MostAllocated", default, resources, pod.non_zero_milli_cpu,
-                    pod.non_zero_memory, pod.requests)
+    # kube-scheduler 1.36 scores the pod's containers, not its pod-level resources (its Fit scorer is built
+    # without the PodLevelResources feature; the filter counts them), so the pod-level figures stay out here.
+    cpu, memory = pod.container_non_zero or (pod.non_zero_milli_cpu, pod.non_zero_memory)
+    return _Scoring(strategy.type == "MostAllocated", default, resources, cpu, memory, pod.requests)
 
 
 def _least(requested: int, capacity: int) -> int:

@@ -7,6 +7,7 @@ import pytest
 from scheduler.model import PodSpecError, Taint, Toleration
 from scheduler.plugins import (
     Code,
+    balanced_allocation,
     least_loaded,
     network_aware,
     node_affinity,
@@ -391,3 +392,44 @@ def test_least_loaded_requested_resources():
     packed = least_loaded.PLUGIN.score_nodes(p, nodes, LeastLoadedArgs(mode="requestedResources",
                                                                         strategy="MostAllocated"))
     assert packed == [0, 57, 100]
+
+
+# -- pod-level resources (spec.resources), as kube-scheduler 1.36 counts them --------------------------------
+
+POD_LEVEL = {"resources": {"requests": {"cpu": "1700m", "memory": "384Mi"}}}
+
+
+def test_pod_level_requests_stand_for_the_containers_cpu_and_memory():
+    """The pod's request of cpu and memory is its pod-level one (the containers' 1500m and 256Mi do not add
+    to it), overhead still added; a resource it does not set at pod level comes from the containers."""
+    p = pod("p", requests={"cpu": "1500m", "memory": "256Mi", "ephemeral-storage": "1Gi"},
+            overhead={"cpu": "100m"}, extra_spec=POD_LEVEL)
+    assert (p.requests.milli_cpu, p.requests.memory) == (1800, 384 * 2**20)
+    assert p.requests.ephemeral_storage == 2**30
+    assert (p.non_zero_milli_cpu, p.non_zero_memory) == (1800, 384 * 2**20)
+    assert p.container_non_zero == (1600, 256 * 2**20)
+    cpu_only = pod("p", requests={"cpu": "100m", "memory": "64Mi"},
+                   extra_spec={"resources": {"requests": {"cpu": "2"}}})
+    assert (cpu_only.requests.milli_cpu, cpu_only.requests.memory) == (2000, 64 * 2**20)
+    limits_only = pod("p", extra_spec={"resources": {"limits": {"memory": "1Gi"}}})
+    assert limits_only.requests.memory == 2**30  # a limit alone requests its limit, as the API server defaults it
+
+
+def test_node_resources_fit_counts_pod_level_requests():
+    """A node with room for the containers' 1500m but not the pod's 1700m does not fit (the pod was refused
+    outright before: kube-scheduler 1.36 places such pods)."""
+    p = pod("p", requests={"cpu": "1500m", "memory": "256Mi"}, extra_spec=POD_LEVEL)
+    assert node_resources_fit.PLUGIN.filter(p, node("n", cpu="2", pods_on_it=[busy("200m")])).ok
+    status = node_resources_fit.PLUGIN.filter(p, node("n", cpu="2", pods_on_it=[busy("400m")]))
+    assert status.reasons == ("Insufficient cpu",) and status.code == Code.UNSCHEDULABLE
+
+
+def test_pod_level_requests_score_as_kube_scheduler_1_36():
+    """NodeResourcesFit scores the containers' requests (kube-scheduler 1.36's Fit scorer skips pod-level
+    resources), BalancedAllocation the pod-level ones (the corpus's pod_level_resources probes)."""
+    p = pod("p", requests={"cpu": "1500m", "memory": "256Mi"}, extra_spec=POD_LEVEL)
+    n = node("n", cpu="4", memory="4Gi")
+    # least allocated over the containers: cpu (4000 - 1500) * 100 // 4000 = 62, memory 3840/4096 -> 93
+    assert node_resources_fit.PLUGIN.score_nodes(p, [n]) == [(62 + 93) // 2]
+    # balanced over the pod-level figures: 1700/4000 and 384/4096 -> std 0.1656 -> 83; 50 + 33 // 2 = 66
+    assert balanced_allocation.PLUGIN.score_nodes(p, [n]) == [66]
