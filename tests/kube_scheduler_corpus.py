@@ -79,7 +79,9 @@ def load_state(doc: dict[str, Any]) -> State:
     for storage_class in objects["storageclasses"]:
         handlers.storage_class_changed(storage_class)
     config = dict(doc["config"]["kubeSchedulerConfiguration"])
-    config.setdefault("profiles", [{"schedulerName": "default-scheduler"}])  # kube-scheduler's defaulting
+    # kube-scheduler gives a configuration without profiles one named default-scheduler; this scheduler asks
+    # for its profiles by name (as a second scheduler it must not take default-scheduler's pods unasked).
+    config.setdefault("profiles", [{"schedulerName": "default-scheduler"}])
     profiles = build_profiles(parse_config(config, "config.kubeSchedulerConfiguration"))
     budgets = [PodDisruptionBudget.from_api(b) for b in objects["poddisruptionbudgets"]]
     return State(cache, profiles, budgets)
