@@ -26,6 +26,7 @@ from scheduler.model.volumes import PodClaim, parse_volumes
 
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"  # spec.preemptionPolicy's default
 PREEMPT_NEVER = "Never"
+_NONE: frozenset[str] = frozenset()
 DISRUPTION_TARGET = "DisruptionTarget"  # the pod condition kube-scheduler writes on a victim
 PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"  # that condition's reason
 
@@ -109,7 +110,8 @@ class PodInfo:
                 if restartable:
                     port_sources.append((container, path))
         overhead = Resources.from_resource_list(spec.get("overhead"), "spec.overhead", policy)
-        pod_level, pod_level_names = pod_level_requests(spec, policy)
+        # spec.resources is rare: a pod without it pays one lookup (this runs for every pod event)
+        pod_level, pod_level_names = pod_level_requests(spec, policy) if spec.get("resources") else (None, _NONE)
         requests = pod_requests(regular, init, overhead, pod_level, pod_level_names)
         requests.pods = 1
         non_zero_overhead = Resources(overhead.milli_cpu, overhead.memory)
