@@ -12,3 +12,7 @@ A second scheduler for a Kubernetes cluster: pods opt in with ``spec.schedulerNa
 """
 
 __version__ = "0.1.0"
+# The kube-scheduler minor whose decisions this scheduler follows (the lab's Kubernetes minor): its plugins'
+# formulas, reasons and FailedScheduling messages are that release's, checked against real decisions of it
+# (tests/scheduler/test_kube_scheduler_corpus.py).
+KUBE_SCHEDULER_VERSION = "1.36"

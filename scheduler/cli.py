@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from types import FrameType
 
-from scheduler import __version__
+from scheduler import KUBE_SCHEDULER_VERSION, __version__
 from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_bind_address
 from scheduler.extender.runtime import ExtenderProcess
 from scheduler.framework import PluginError, Registry, build_profiles, load_registry
@@ -64,7 +64,8 @@ def _common_options(p: argparse.ArgumentParser) -> None:
         choices=["debug", "info", "warning", "error"],
         help="debug logs every node's verdict for every pod",
     )
-    p.add_argument("--version", action="version", version=f"kubelab-scheduler {__version__}")
+    p.add_argument("--version", action="version",
+                   version=f"kubelab-scheduler {__version__} (decides as kube-scheduler {KUBE_SCHEDULER_VERSION})")
 
 
 def _require_config(p: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:

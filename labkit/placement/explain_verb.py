@@ -2,8 +2,10 @@
 node, from the cluster's current state and the configuration the deployed scheduler runs (explain.py finds
 it). A pod already bound is explained as if it were not (its own requests not counted), with where it is
 bound. With --what-if the pod is the manifest in FILE, named POD, read and validated as the scheduler reads
-pods and explained without being created (a pod of that name already there is left out). The output:
-explain_view's table, or `Explanation.as_json()`."""
+pods and explained without being created (a pod of that name already there is left out), with what the API
+server's admission would add at creation (labkit.placement.admission: RuntimeClass overhead, priority,
+default tolerations; what it cannot apply is named in the notes). The output: explain_view's table, or
+`Explanation.as_json()`."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from rich.markup import escape
 
 from labdef.lab import Lab
 from labkit.kube import Kube, pod_path
+from labkit.placement.admission import AdmissionRefused, ClusterPolicy, admit
 from labkit.placement.explain import (
     ExplainError,
     Explanation,
@@ -65,15 +68,37 @@ def _explain_manifest(kube: Kube, manifest: dict[str, Any], source: str, config:
     existing = kube.get_or_none(pod_path(meta["namespace"], meta["name"]))
     uid = (existing or {}).get("metadata", {}).get("uid", "")
     try:
-        explanation = explain_readable_pod(manifest, read_cluster(kube, skip_uid=uid),
+        admitted = admit(manifest, read_policy(kube, manifest))
+    except AdmissionRefused as err:
+        raise ExplainError(f"{source}: the API server would refuse this pod: {err}") from None
+    try:
+        explanation = explain_readable_pod(admitted.pod, read_cluster(kube, skip_uid=uid),
                                            config.profile(scheduler_name), config.source)
     except PodSpecError as err:  # a field only a plugin reads (an annotation it parses)
         raise _refused(source, err) from None
+    if admitted.added:
+        explanation.notes.append(f"explained as the API server would create it: {'; '.join(admitted.added)}")
+    explanation.notes.extend(admitted.unknown)
     if existing is not None:
         bound = (existing.get("spec") or {}).get("nodeName")
         explanation.notes.append(f"the existing pod {explanation.pod}{f' (bound to {bound})' if bound else ''} "
                                  "is left out: the manifest stands in for it")
     return explanation
+
+
+def read_policy(kube: Kube, manifest: dict[str, Any]) -> ClusterPolicy:
+    """What admission reads for this manifest: its RuntimeClass, the PriorityClasses, its namespace's
+    LimitRanges."""
+    spec = manifest.get("spec") or {}
+    runtime_classes = {}
+    name = spec.get("runtimeClassName")
+    if name:
+        found = kube.get_or_none(f"/apis/node.k8s.io/v1/runtimeclasses/{name}")
+        if found is not None:
+            runtime_classes[name] = found
+    namespace = manifest["metadata"]["namespace"]
+    return ClusterPolicy(runtime_classes, kube.items("/apis/scheduling.k8s.io/v1/priorityclasses"),
+                         kube.items(f"/api/v1/namespaces/{namespace}/limitranges"))
 
 
 def load_what_if(path: Path, name: str, namespace: str | None) -> dict[str, Any]:

@@ -24,7 +24,9 @@ __all__ = [
     "Filter",
     "FilterBatch",
     "Normalize",
+    "PostFilterNote",
     "PreFilter",
+    "PreFilterNodes",
     "PreScore",
     "PreemptionArgs",
     "ReplaceNode",
@@ -96,6 +98,20 @@ class ReplaceNode(Protocol):
     def __call__(self, state: Any, pod: PodInfo, args: Any, old: NodeInfo, new: NodeInfo, /) -> Any: ...
 
 
+class PreFilterNodes(Protocol):
+    """The only nodes worth filtering for a pre_filter state, or None for every node (kube-scheduler's
+    PreFilterResult)."""
+
+    def __call__(self, state: Any, /) -> frozenset[str] | None: ...
+
+
+class PostFilterNote(Protocol):
+    """A PostFilter's part of the FailedScheduling message for a pod no node fits, given the PreFilter rejection
+    that ended the cycle (None when the filters ran), and whether the PostFilters after it still run."""
+
+    def __call__(self, pre_filter_rejection: Status | None, /) -> tuple[str, bool]: ...
+
+
 class PreemptionArgs(Protocol):
     """What the framework's preemption (``scheduler.framework.preemption``) reads of a PostFilter plugin's
     args: how many candidate nodes to dry-run among ``num_nodes``."""
@@ -122,6 +138,8 @@ def contract_problems(plugin: Plugin) -> list[str]:
         ("score_batch", "score_node", "a batch score needs the per-node form it must equal"),
         ("normalize", "score_node", "normalize rescales scores: it needs score_node"),
         ("replace_node", "pre_filter", "replace_node updates the pre_filter state: it needs pre_filter"),
+        ("pre_filter_nodes", "pre_filter", "pre_filter_nodes reads the pre_filter state: it needs pre_filter"),
+        ("post_filter_note", "pre_filter", "post_filter_note speaks for a filter: it needs pre_filter"),
     )
     for field, needs, why in pairs:
         if getattr(plugin, field) is not None and getattr(plugin, needs) is None:
@@ -146,6 +164,8 @@ def contract_problems(plugin: Plugin) -> list[str]:
         ("score_batch", ScoreBatch),
         ("normalize", Normalize),
         ("replace_node", ReplaceNode),
+        ("pre_filter_nodes", PreFilterNodes),
+        ("post_filter_note", PostFilterNote),
     ):
         problem = _call_problem(getattr(plugin, field), contract)
         if problem:

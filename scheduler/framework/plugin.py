@@ -62,7 +62,9 @@ if TYPE_CHECKING:
         Filter,
         FilterBatch,
         Normalize,
+        PostFilterNote,
         PreFilter,
+        PreFilterNodes,
         PreScore,
         ReplaceNode,
         Score,
@@ -159,6 +161,12 @@ class Plugin:
     # or removed) standing in for ``old``, without counting the cluster again. Without it the framework runs
     # pre_filter again over a view holding ``new`` (scheduler.framework.Profile._checks_replacing).
     replace_node: ReplaceNode | None = None
+    # kube-scheduler's PreFilterResult: pre_filter state -> the only nodes worth filtering (None: every node).
+    # The framework filters those alone; the others fail "node(s) didn't satisfy plugin(s) [<name>]".
+    pre_filter_nodes: PreFilterNodes | None = None
+    # Its PostFilter's part of a FailedScheduling message, run before preemption (scheduler.framework.post_filter):
+    # (the PreFilter rejection, if any) -> (text, whether the PostFilters after it still run).
+    post_filter_note: PostFilterNote | None = None
 
     @property
     def filters(self) -> bool:

@@ -9,8 +9,8 @@ Public API (stable; changes are listed here first):
                      cluster: ClusterView | None = None, nominated: Nominated = NO_NOMINATED) -> ScheduleResult
         raises model.PodSpecError when the pod cannot be interpreted (e.g. a malformed annotation a
         plugin reads); report it and go on with other pods.
-    ScheduleResult: node_name (None = unschedulable), message (kube-scheduler's FailedScheduling text),
-        failures {node: Status}, feasible_nodes, scores {plugin: [weighted score per feasible node]},
+    ScheduleResult: node_name (None = unschedulable), message (kube-scheduler's FailedScheduling text up to
+        what the PostFilter plugins add), pre_filter_rejection (Status or None), failures {node: Status}, feasible_nodes, scores {plugin: [weighted score per feasible node]},
         totals, num_all_nodes, evaluated_nodes; node_scores(name), top(n), explain(n).
     fit_error_message(num_all_nodes, failures) -> str;  num_feasible_nodes_to_find(percentage, n) -> int
     Profile.filter_nodes(pod, nodes, cluster) -> (feasible, failures): every node's verdict, no sampling (extender)
@@ -36,10 +36,9 @@ How a decision is made (kube-scheduler's scheduling cycle; preemption, its PostF
    distribution as kube-scheduler's reservoir sampling, with one draw per decision).
 
 The FailedScheduling message has kube-scheduler's exact form (FitError.Error in
-pkg/scheduler/framework/types.go): "0/3 nodes are available: 1 node(s) had untolerated taint
-{node-role.kubernetes.io/control-plane: }, 2 Insufficient cpu." -- "<count> <reason>" strings sorted as
-strings, joined by ", ", ending with ".". The scheduling cycle appends " preemption: ..." when
-DefaultPreemption (``post_filter``) found nothing to do, as kube-scheduler does.
+pkg/scheduler/framework/types.go): "0/3 nodes are available: 1 node(s) had untolerated taint(s),
+2 Insufficient cpu." -- "<count> <reason>" strings sorted as strings, joined by ", ", ending with ".". The
+scheduling cycle appends what the PostFilter plugins said (scheduler.framework.post_filter.run_post_filters).
 
 Nominated pods (status.nominatedNodeName, waiting for the room preemption made): a node with pods
 nominated to it that count for the pod being placed (``nominated``) must take it with them added, and
@@ -61,7 +60,7 @@ from typing import TYPE_CHECKING, Any
 
 from scheduler.framework.cluster_event import ClusterEvent
 from scheduler.framework.cluster_view import ClusterView
-from scheduler.framework.plugin import Args, Plugin, Status
+from scheduler.framework.plugin import Args, Code, Plugin, Status
 from scheduler.framework.registry import Registry, in_tree_registry
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.node import NodeTraits
@@ -129,7 +128,8 @@ class ScheduleResult:
     failures: dict[str, Status] = field(default_factory=dict)
     scores: dict[str, list[int]] = field(default_factory=dict)  # plugin -> weighted, aligned to feasible
     totals: list[int] = field(default_factory=list)
-    message: str = ""  # FailedScheduling message when node_name is None
+    message: str = ""  # the filters' part of the FailedScheduling message when node_name is None
+    pre_filter_rejection: Status | None = None  # a PreFilter refused the pod whatever the node
     _index: dict[str, int] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -247,15 +247,24 @@ class Profile:
             cluster = ClusterView(nodes)
         checks = self._pre_filter(pod, cluster)
         if isinstance(checks, Status):  # rejected whatever the node: every node fails with that status
-            result = ScheduleResult(pod.key, None, num_all, 0, failures={n.name: checks for n in nodes})
+            result = ScheduleResult(pod.key, None, num_all, 0, failures={n.name: checks for n in nodes},
+                                    pre_filter_rejection=checks)
             result.message = fit_error_message(num_all, result.failures, checks)
             return result
+        narrowed = _narrowed(checks, nodes)
+        if isinstance(narrowed, Status):
+            result = ScheduleResult(pod.key, None, num_all, 0, failures={n.name: narrowed for n in nodes},
+                                    pre_filter_rejection=narrowed)
+            result.message = fit_error_message(num_all, result.failures, narrowed)
+            return result
+        candidates, absent = narrowed
         if pod.nominated_node_name:  # kube-scheduler's evaluateNominatedNode: the room preemption made
-            room = next((n for n in nodes if n.name == pod.nominated_node_name), None)
+            room = next((n for n in candidates if n.name == pod.nominated_node_name), None)
             if room is not None and (self._passing_with_nominated(pod, cluster, checks, [room], {}, nominated)
                                      if nominated else _passing(checks, [room], {})):
                 return ScheduleResult(pod.key, room.name, num_all, 1, [room.name])
-        feasible, failures, evaluated = self._find_feasible(pod, cluster, checks, nodes, nominated)
+        feasible, failures, evaluated = self._find_feasible(pod, cluster, checks, candidates, nominated)
+        failures.update(absent)
         result = ScheduleResult(pod.key, None, num_all, evaluated, [n.name for n in feasible], failures)
         if not feasible:
             result.message = fit_error_message(num_all, failures)
@@ -310,8 +319,11 @@ class Profile:
         checks = self._pre_filter(pod, cluster if cluster is not None else ClusterView(nodes))
         if isinstance(checks, Status):
             return [], {n.name: checks for n in nodes}
-        failures: dict[str, Status] = {}
-        return _passing(checks, list(nodes), failures), failures
+        narrowed = _narrowed(checks, nodes)
+        if isinstance(narrowed, Status):
+            return [], {n.name: narrowed for n in nodes}
+        candidates, failures = narrowed
+        return _passing(checks, candidates, failures), failures
 
     def node_verdict(self, pod: PodInfo, node: NodeInfo, cluster: ClusterView,
                      nominated: Sequence[PodInfo] = ()) -> Status | None:
@@ -470,6 +482,32 @@ class WhatIfJudge:
             if isinstance(checks, Status):
                 return checks
             return self.profile._verdict(self.pod, view, checks, node, nominated)
+
+
+def _narrowed(checks: list[Check], nodes: Sequence[NodeInfo],
+              ) -> tuple[Sequence[NodeInfo], dict[str, Status]] | Status:
+    """The nodes worth filtering and the Status of each node left out, after the plugins whose PreFilter
+    names the only nodes that can fit (``Plugin.pre_filter_nodes``, kube-scheduler's PreFilterResult): the
+    nodes every such plugin names; the others fail "node(s) didn't satisfy plugin(s) [<names>]" unresolvably.
+    A Status when the plugins' nodes have none in common."""
+    names: frozenset[str] | None = None
+    plugins: list[str] = []
+    for plugin, _, state in checks:
+        if plugin.pre_filter_nodes is None:
+            continue
+        these = plugin.pre_filter_nodes(state)
+        if these is None:
+            continue
+        names = these if names is None else names & these
+        plugins.append(plugin.name)
+    if names is None:
+        return nodes, {}
+    listed = f"[{' '.join(sorted(plugins))}]"  # Go's %v of a []string
+    if not names:
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                      (f"node(s) didn't satisfy plugin(s) {listed} simultaneously",), plugins[0])
+    absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"node(s) didn't satisfy plugin(s) {listed}",), plugins[0])
+    return [n for n in nodes if n.name in names], {n.name: absent for n in nodes if n.name not in names}
 
 
 def _passing(checks: list[Check], chunk: list[NodeInfo], failures: dict[str, Status]) -> list[NodeInfo]:

@@ -10,11 +10,14 @@ from scheduler.model.affinity import NodeSelector, PreferredTerm, parse_node_aff
 from scheduler.model.parsing import STRICT, ParsePolicy, PodSpecError, Unsupported, as_list, as_str_map
 from scheduler.model.pod_affinity import PodAffinity, parse_pod_affinity
 from scheduler.model.resources import (
+    CPU,
     DEFAULT_MEMORY_REQUEST,
     DEFAULT_MILLI_CPU_REQUEST,
+    MEMORY,
     Resources,
     container_requests,
     non_zero_requests,
+    pod_level_requests,
     pod_requests,
 )
 from scheduler.model.taints import Toleration, parse_tolerations
@@ -23,15 +26,17 @@ from scheduler.model.volumes import PodClaim, parse_volumes
 
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"  # spec.preemptionPolicy's default
 PREEMPT_NEVER = "Never"
+_NONE: frozenset[str] = frozenset()
 DISRUPTION_TARGET = "DisruptionTarget"  # the pod condition kube-scheduler writes on a victim
 PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"  # that condition's reason
 
 
 @dataclass(slots=True, eq=False)
 class PodInfo:
-    """What the scheduler needs of a pod. ``requests`` is the effective request with ``pods=1``;
-    ``non_zero_milli_cpu``/``non_zero_memory`` are the same with the scheduler's defaults for containers
-    that request nothing (used by scoring only)."""
+    """What the scheduler needs of a pod. ``requests`` is the effective request with ``pods=1``, pod-level
+    resources (``spec.resources``) counted as kube-scheduler 1.36 counts them: they stand for the
+    containers' cpu and memory; ``non_zero_milli_cpu``/``non_zero_memory`` are the same with the scheduler's
+    defaults for containers that request nothing (used by scoring only)."""
 
     uid: str
     namespace: str
@@ -45,6 +50,10 @@ class PodInfo:
     requests: Resources = field(default_factory=lambda: Resources(pods=1))
     non_zero_milli_cpu: int = DEFAULT_MILLI_CPU_REQUEST
     non_zero_memory: int = DEFAULT_MEMORY_REQUEST
+    # With pod-level resources (spec.resources), the containers' non-zero cpu and memory: what kube-scheduler
+    # 1.36's NodeResourcesFit scores the pod with (its scorer skips pod-level resources, unlike its filter
+    # and BalancedAllocation). None: the same as non_zero_milli_cpu and non_zero_memory.
+    container_non_zero: tuple[int, int] | None = None
     node_selector: dict[str, str] = field(default_factory=dict)
     required_node_affinity: NodeSelector | None = None
     preferred_node_affinity: tuple[PreferredTerm, ...] = ()
@@ -101,9 +110,16 @@ class PodInfo:
                 if restartable:
                     port_sources.append((container, path))
         overhead = Resources.from_resource_list(spec.get("overhead"), "spec.overhead", policy)
-        requests = pod_requests(regular, init, overhead)
+        # spec.resources is rare: a pod without it pays one lookup (this runs for every pod event)
+        pod_level, pod_level_names = pod_level_requests(spec, policy) if spec.get("resources") else (None, _NONE)
+        requests = pod_requests(regular, init, overhead, pod_level, pod_level_names)
         requests.pods = 1
-        non_zero = pod_requests(regular_nz, init_nz, Resources(overhead.milli_cpu, overhead.memory))
+        non_zero_overhead = Resources(overhead.milli_cpu, overhead.memory)
+        non_zero = pod_requests(regular_nz, init_nz, non_zero_overhead, pod_level, pod_level_names & {CPU, MEMORY})
+        container_non_zero = None
+        if pod_level_names:
+            containers = pod_requests(regular_nz, init_nz, non_zero_overhead)
+            container_non_zero = (containers.milli_cpu, containers.memory)
         try:
             required, preferred = parse_node_affinity(spec)
         except PodSpecError as err:
@@ -138,6 +154,7 @@ class PodInfo:
             requests=requests,
             non_zero_milli_cpu=non_zero.milli_cpu,
             non_zero_memory=non_zero.memory,
+            container_non_zero=container_non_zero,
             node_selector=_str_map(spec.get("nodeSelector"), "spec.nodeSelector", policy),
             required_node_affinity=required,
             preferred_node_affinity=preferred,
@@ -181,10 +198,6 @@ def _unsupported_fields(spec: Mapping[str, Any]) -> tuple[Unsupported, ...]:
     if spec.get("resourceClaims"):
         found.append(Unsupported("spec.resourceClaims", "DynamicResources",
                                  "this scheduler does not allocate DRA ResourceClaims"))
-    resources = spec.get("resources")
-    if isinstance(resources, dict) and (resources.get("requests") or resources.get("limits")):
-        found.append(Unsupported("spec.resources", "NodeResourcesFit",
-                                 "this scheduler does not count pod-level resources"))
     return tuple(found)
 
 

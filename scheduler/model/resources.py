@@ -147,12 +147,35 @@ def non_zero_requests(requests: Resources, container: Mapping[str, Any]) -> Reso
     )
 
 
+HUGE_PAGES_PREFIX = "hugepages-"
+
+
+def pod_level_requests(spec: Mapping[str, Any], policy: ParsePolicy) -> tuple[Resources, frozenset[str]]:
+    """``spec.resources`` (pod-level resources, beta and on by default since Kubernetes 1.34): the requests of
+    the resources it may set (cpu, memory, hugepages-*; a resource with only a limit requests its limit, as
+    the API server defaults it) and their names; empty when it sets none."""
+    resources = spec.get("resources")
+    if not isinstance(resources, dict):
+        return Resources(), frozenset()
+    named = set()
+    for section in ("requests", "limits"):
+        part = resources.get(section)
+        if isinstance(part, dict):
+            named.update(str(name) for name in part)
+    names = frozenset(n for n in named if n in (CPU, MEMORY) or n.startswith(HUGE_PAGES_PREFIX))
+    if not names:
+        return Resources(), names
+    return container_requests(spec, "spec", policy), names
+
+
 def pod_requests(
-    regular: list[Resources], init: list[tuple[Resources, bool]], overhead: Resources
+    regular: list[Resources], init: list[tuple[Resources, bool]], overhead: Resources,
+    pod_level: Resources | None = None, pod_level_names: frozenset[str] = frozenset(),
 ) -> Resources:
     """Effective pod request, as k8s resourcehelper.PodRequests computes it: containers add up; init
     containers run one at a time, so the pod needs the max of that and each init container (plus the
-    restartable "sidecar" init containers started before it, which keep running); then pod overhead."""
+    restartable "sidecar" init containers started before it, which keep running); a resource the pod sets
+    at pod level (``pod_level_names``) is ``pod_level``'s instead; then pod overhead."""
     total = Resources()
     for req in regular:
         total.add(req)
@@ -168,5 +191,14 @@ def pod_requests(
             during.add(sidecars)
             init_peak.set_max(during)
     total.set_max(init_peak)
+    if pod_level is not None:
+        for name in pod_level_names:
+            attr = _ATTR.get(name)
+            if attr is not None:
+                setattr(total, attr, getattr(pod_level, attr))
+            elif name in pod_level.scalar:
+                total.scalar[name] = pod_level.scalar[name]
+            else:
+                total.scalar.pop(name, None)
     total.add(overhead)
     return total

@@ -114,8 +114,8 @@ def parse_node_taints(spec: Mapping[str, Any]) -> list[Taint]:
 def condition_taints(conditions: list[Any], existing: list[Taint]) -> list[Taint]:
     """Taints the node lifecycle controller would add for these conditions but that the node object does
     not carry yet. The controller taints a node a few seconds after its condition changes; deriving them
-    here means a not-ready node is avoided at once, and with the same reason text users know from
-    kube-scheduler ("untolerated taint {node.kubernetes.io/not-ready: }")."""
+    here means a not-ready node is avoided at once, and with the same reason kube-scheduler gives for the
+    tainted node ("node(s) had untolerated taint(s)")."""
     have = {t.key for t in existing}
     added = []
     for cond in conditions:

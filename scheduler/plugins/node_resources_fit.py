@@ -1,6 +1,6 @@
 """NodeResourcesFit: a node fits if its allocatable minus what its counted pods request covers the pod's
-effective request (cpu, memory, ephemeral-storage, extended resources and a pod slot); init containers
-and pod overhead are already folded into ``PodInfo.requests``.
+effective request (cpu, memory, ephemeral-storage, extended resources and a pod slot); init containers,
+pod-level resources and pod overhead are already folded into ``PodInfo.requests``.
 
 Score (kube-scheduler's scoringStrategy): LeastAllocated (default) favours nodes with more room,
 MostAllocated packs nodes; both per resource (cpu and memory, weight 1 each, by default), averaged by
@@ -22,7 +22,6 @@ from scheduler.framework import (
     Plugin,
     Status,
     per_node_memo,
-    unsupported_status,
 )
 from scheduler.model import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo, Resources
 
@@ -51,9 +50,11 @@ def insufficient(resource: str) -> str:
     return f"Insufficient {resource}"
 
 
+# Shared Status objects for the common single reasons, by (reason, code).
 _SINGLE = {
-    reason: Status(Code.UNSCHEDULABLE, (reason,), NAME)
+    (reason, code): Status(code, (reason,), NAME)
     for reason in (TOO_MANY_PODS, *(insufficient(r) for r in (CPU, MEMORY, EPHEMERAL_STORAGE)))
+    for code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 }
 
 
@@ -67,9 +68,6 @@ class _Request:
 
 
 def pre_filter(pod: PodInfo, args: NodeResourcesFitArgs) -> _Request | Status:
-    refusal = unsupported_status(pod, NAME)  # pod-level resources (spec.resources) are not counted
-    if refusal is not None:
-        return refusal
     r = pod.requests
     ignored = set(args.ignoredResources)
     scalar = tuple((name, value) for name, value in r.scalar.items() if value and name not in ignored)
@@ -80,27 +78,35 @@ def pre_filter(pod: PodInfo, args: NodeResourcesFitArgs) -> _Request | Status:
 def filter_node(req: _Request, node: NodeInfo) -> Status | None:
     """None when the node fits, else every shortage in kube-scheduler's order ("Too many pods", cpu, memory,
     ephemeral-storage, extended resources): its message lists them all ("Insufficient cpu, Insufficient
-    memory")."""
+    memory"). Unresolvable when the pod asks for more of a resource than the node has even empty
+    (kube-scheduler since 1.34, kubernetes/kubernetes#131345): evicting pods cannot help there, so preemption
+    leaves the node alone. Too many pods stays resolvable."""
     alloc = node.allocatable
     used = node.requested
     reasons = []
+    beyond = False  # the pod asks for more than the node's allocatable
     if node.pod_count + 1 > alloc.pods:
         reasons.append(TOO_MANY_PODS)
     if not req.empty:
         if req.milli_cpu and req.milli_cpu > alloc.milli_cpu - used.milli_cpu:
             reasons.append(insufficient(CPU))
+            beyond = req.milli_cpu > alloc.milli_cpu
         if req.memory and req.memory > alloc.memory - used.memory:
             reasons.append(insufficient(MEMORY))
+            beyond = beyond or req.memory > alloc.memory
         if req.ephemeral_storage and req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage:
             reasons.append(insufficient(EPHEMERAL_STORAGE))
+            beyond = beyond or req.ephemeral_storage > alloc.ephemeral_storage
         for name, value in req.scalar:
             if value > alloc.scalar.get(name, 0) - used.scalar.get(name, 0):
                 reasons.append(insufficient(name))
+                beyond = beyond or value > alloc.scalar.get(name, 0)
     if not reasons:
         return None
-    if len(reasons) == 1 and reasons[0] in _SINGLE:
-        return _SINGLE[reasons[0]]  # shared Status objects for the common single reasons
-    return Status(Code.UNSCHEDULABLE, tuple(reasons), NAME)
+    code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if beyond else Code.UNSCHEDULABLE
+    if len(reasons) == 1 and (reasons[0], code) in _SINGLE:
+        return _SINGLE[reasons[0], code]
+    return Status(code, tuple(reasons), NAME)
 
 
 def filter_batch(req: _Request, nodes: list[NodeInfo]) -> list[Status | None] | None:
@@ -151,8 +157,10 @@ def pre_score(pod: PodInfo, args: NodeResourcesFitArgs) -> _Scoring:
     resources = tuple((r.name, r.weight) for r in strategy.resources)
     default = len(resources) == 2 and {n for n, _ in resources} == {CPU, MEMORY} \
         and resources[0][1] == resources[1][1]
-    return _Scoring(strategy.type == "MostAllocated", default, resources, pod.non_zero_milli_cpu,
-                    pod.non_zero_memory, pod.requests)
+    # kube-scheduler 1.36 scores the pod's containers, not its pod-level resources (its Fit scorer is built
+    # without the PodLevelResources feature; the filter counts them), so the pod-level figures stay out here.
+    cpu, memory = pod.container_non_zero or (pod.non_zero_milli_cpu, pod.non_zero_memory)
+    return _Scoring(strategy.type == "MostAllocated", default, resources, cpu, memory, pod.requests)
 
 
 def _least(requested: int, capacity: int) -> int:

@@ -1,9 +1,9 @@
 """TaintToleration: NoSchedule and NoExecute taints the pod does not tolerate rule a node out; untolerated
 PreferNoSchedule taints lower its score (fewest such taints scores 100).
 
-The reason names the first untolerated taint as kube-scheduler 1.25-1.34 does:
-"node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }" (1.35 shortened it to
-"node(s) had untolerated taint(s)"; the lab runs 1.34, and the longer form tells users which taint).
+The reason is kube-scheduler 1.36's, "node(s) had untolerated taint(s)": it no longer names the taint
+(kubernetes/kubernetes#134740, backported to 1.34: a taint's value can be sensitive, and the message goes
+into events anyone reading the pod sees).
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from scheduler.model import (
 NAME = "TaintToleration"
 
 
-def reason(key: str, value: str) -> str:
-    return f"node(s) had untolerated taint {{{key}: {value}}}"
+REASON = "node(s) had untolerated taint(s)"
+_REJECT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON,), NAME)
 
 
 def pre_filter(pod: PodInfo, args: Args, cluster: ClusterView) -> tuple[Toleration, ...] | None:
@@ -46,7 +46,7 @@ def pre_filter(pod: PodInfo, args: Args, cluster: ClusterView) -> tuple[Tolerati
 def filter_node(tolerations: tuple[Toleration, ...], node: NodeInfo) -> Status | None:
     for taint in node.taints:
         if (taint.effect == NO_SCHEDULE or taint.effect == NO_EXECUTE) and not is_tolerated(tolerations, taint):
-            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (reason(taint.key, taint.value),), NAME)
+            return _REJECT
     return None
 
 

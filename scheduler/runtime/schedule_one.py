@@ -26,7 +26,7 @@ from collections.abc import Mapping
 
 from scheduler.framework import ClusterView, Nominated, Profile, ScheduleResult
 from scheduler.framework.cluster_event import ClusterEvent
-from scheduler.framework.preemption import preempt
+from scheduler.framework.post_filter import run_post_filters
 from scheduler.model import PodInfo, PodSpecError
 from scheduler.runtime.binder import Binder, BindOutcome, BindResult
 from scheduler.runtime.budgets import DisruptionBudgets
@@ -81,10 +81,9 @@ class SchedulingCycle:
             cluster = ClusterView(snap.nodes, snap.namespace_labels, snap.pod_index, self.cache.volumes, snap.traits)
             nominated = self.nominator.for_pod(pod)
             result = profile.schedule(pod, snap.nodes, self.rng, cluster, nominated)
-            if result.node_name is None and profile.post_filter is not None:
-                message = self._preempt(pod, profile, result, snap, cluster, nominated)
-            else:
-                message = result.message
+            message = result.message
+            if result.node_name is None:
+                message = self._post_filter(pod, profile, result, snap, cluster, nominated)
         except PodSpecError as err:  # e.g. a malformed annotation a plugin reads
             self._invalid_spec(qp, err, start)
             return
@@ -115,25 +114,27 @@ class SchedulingCycle:
         self._binding[pod.uid] = (qp, profile_name, len(result.feasible_nodes), result.evaluated_nodes)
         self.binder.submit(assumed, node)
 
-    def _preempt(self, pod: PodInfo, profile: Profile, result: ScheduleResult, snap: Snapshot,
-                 cluster: ClusterView, nominated: Nominated) -> str:
-        """DefaultPreemption for a pod no node fits; returns the FailedScheduling message. On success the
-        victims are deleted and the pod nominated: it waits in the queue for them to go (a deleted pod is
-        an event NodeResourcesFit and the other resource filters wait for)."""
-        assert profile.post_filter is not None
-        _, args = profile.post_filter
+    def _post_filter(self, pod: PodInfo, profile: Profile, result: ScheduleResult, snap: Snapshot,
+                     cluster: ClusterView, nominated: Nominated) -> str:
+        """The PostFilter plugins for a pod no node fits (``run_post_filters``); returns the FailedScheduling
+        message. When preemption found room the victims are deleted and the pod nominated: it waits in the
+        queue for them to go (a deleted pod is an event NodeResourcesFit and the other resource filters wait
+        for)."""
         nominated_to = self.nominator.node_of(pod.uid)  # set by an earlier cycle, maybe not yet seen in status
         if nominated_to and nominated_to != pod.nominated_node_name:
             pod = dataclasses.replace(pod, nominated_node_name=nominated_to)
+        post = run_post_filters(profile, pod, result, snap.nodes, cluster, self.budgets.all(), nominated, self.rng)
+        outcome = post.preemption
+        if outcome is None:
+            return post.message
         self.metrics.preemption_attempts.inc()
-        outcome = preempt(profile, args, pod, result, snap.nodes, cluster, self.budgets.all(), nominated, self.rng)
         if outcome.node is None:
             if outcome.clear_nomination:
                 self.preemption.clear_nomination(pod)
-            return f"{result.message} {outcome.message}"
+            return post.message
         self.metrics.preemption_victims.observe(len(outcome.victims))
         self.preemption.carry_out(pod, outcome, profile.scheduler_name)
-        return result.message
+        return post.message
 
     def _invalid_spec(self, qp: QueuedPod, err: PodSpecError, start: float) -> None:
         pod = qp.pod

@@ -48,6 +48,8 @@ Served API
   core/v1 persistentvolumeclaims and persistentvolumes, storage.k8s.io/v1 storageclasses (their v1
   defaults: status.phase Pending at create, reclaimPolicy Delete, volumeBindingMode Immediate; no PV
   controller: tests bind a claim by writing spec.volumeName, the bind-completed annotation and phase).
+  node.k8s.io/v1 runtimeclasses and core/v1 limitranges: stored and served only (read by explain --what-if;
+  pods created here get no RuntimeClass overhead and no LimitRange defaults).
   core/v1 serviceaccounts and rbac.authorization.k8s.io/v1 clusterroles, clusterrolebindings, roles and
   rolebindings (stored and served only: no authorizer reads them, every request is allowed; roleRef is not
   held immutable).
@@ -93,7 +95,7 @@ An update that changes nothing is not written (no new resourceVersion, no watch 
   add_namespace(name), create_object/update_object/delete_object/get_object/list_objects(storage, ...)
   with storage one of namespaces, nodes, pods, events, configmaps, leases, deployments,
   poddisruptionbudgets, priorityclasses, persistentvolumeclaims, persistentvolumes, storageclasses,
-  serviceaccounts, clusterroles, clusterrolebindings, roles, rolebindings.
+  runtimeclasses, limitranges, serviceaccounts, clusterroles, clusterrolebindings, roles, rolebindings.
   validate=False stores a pod the real API would refuse (e.g. a malformed quantity).
   Builders: objects.make_node(...), objects.make_pod(...).
 - Reads: pods(ns), nodes(), events(ns) (core/v1 form), bound_pods() -> {"ns/name": node},

@@ -105,6 +105,10 @@ RESOURCES: tuple[ResourceType, ...] = (
     # Read by the Priority admission plugin at pod creation (strategies.admit_priority).
     ResourceType("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, "priorityclasses",
                  _getters(), short_names=("pc",)),
+    # Stored and served only, for explain --what-if's admission (labkit.placement.admission): pods created here
+    # get no RuntimeClass overhead and no LimitRange defaults.
+    ResourceType("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", False, "runtimeclasses", _getters()),
+    ResourceType("", "v1", "limitranges", "LimitRange", True, "limitranges", _getters(), short_names=("limits",)),
     # No disruption controller here: tests write status.disruptionsAllowed/disruptedPods themselves.
     ResourceType("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, "poddisruptionbudgets",
                  _getters(), frozenset({"status"}), ("pdb",)),

@@ -124,11 +124,47 @@ def test_what_if_stands_in_for_an_existing_pod_of_that_name(configured: Cluster,
         "  containers: [{name: c, image: pause, resources: {requests: {cpu: 1}}}]\n")
     report = explain_json(configured, "web-0", "--what-if", str(manifest))
     assert report["chosen"] == WORKERS[0]
-    assert report["notes"] == [(f"the existing pod default/web-0 (bound to {WORKERS[0]}) is left out: the manifest "
-                               "stands in for it")]
+    assert report["notes"] == [
+        ("explained as the API server would create it: toleration node.kubernetes.io/not-ready:NoExecute for "
+         "300s; toleration node.kubernetes.io/unreachable:NoExecute for 300s"),
+        f"the existing pod default/web-0 (bound to {WORKERS[0]}) is left out: the manifest stands in for it"]
     proc = explain(configured, "web-1", "--what-if", str(manifest))
     assert proc.returncode == 2
     assert "metadata.name is 'web-0', not the 'web-1' given on the command line" in " ".join(proc.stderr.split())
+
+
+def test_what_if_gets_what_admission_adds_at_creation(configured: Cluster, tmp_path: Path) -> None:
+    """A manifest naming a RuntimeClass with pod overhead is explained with that overhead, as the API server
+    creates the pod (the recorded kube-scheduler corpus's repro-whatif-overhead: without it the pod fits a
+    node it does not); an unknown RuntimeClass or PriorityClass is refused with the API server's message, and
+    a LimitRange, whose defaults are not applied, is named."""
+    configured.server.create_object("runtimeclasses", {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+                                                       "metadata": {"name": "kata"}, "handler": "kata",
+                                                       "overhead": {"podFixed": {"cpu": "1"}}})
+    configured.server.create_object("priorityclasses", {"metadata": {"name": "high"}, "value": 1000})
+    manifest = tmp_path / "sandboxed.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: sandboxed}\n"
+        f"spec:\n  schedulerName: {SCHEDULER}\n  runtimeClassName: kata\n  priorityClassName: high\n"
+        f"  nodeSelector: {{kubernetes.io/hostname: {WORKERS[0]}}}\n"
+        "  containers: [{name: c, image: pause, resources: {requests: {cpu: 1500m}}}]\n")
+    report = explain_json(configured, "sandboxed", "--what-if", str(manifest))
+    nodes = {n["node"]: n for n in report["nodes"]}
+    assert nodes[WORKERS[0]]["reasons"] == ["NodeResourcesFit: Insufficient cpu"]  # 1.5 + 1 CPUs on 2
+    assert report["chosen"] is None
+    assert report["notes"][0] == (
+        "explained as the API server would create it: priority 1000 from PriorityClass high; toleration "
+        "node.kubernetes.io/not-ready:NoExecute for 300s; toleration node.kubernetes.io/unreachable:NoExecute "
+        "for 300s; overhead cpu 1 from RuntimeClass kata")
+    configured.server.create_object("limitranges", {"metadata": {"name": "defaults", "namespace": "default"},
+                                                    "spec": {"limits": []}})
+    report = explain_json(configured, "sandboxed", "--what-if", str(manifest))
+    assert report["notes"][-1].startswith("LimitRange defaults in the pod's namespace may give")
+    manifest.write_text(manifest.read_text().replace("runtimeClassName: kata", "runtimeClassName: gvisor"))
+    proc = explain(configured, "sandboxed", "--what-if", str(manifest))
+    assert proc.returncode == 2
+    assert (f'{manifest}: the API server would refuse this pod: pod rejected: RuntimeClass "gvisor" not found'
+            in " ".join(proc.stderr.split()))
 
 
 def test_what_if_names_the_field_the_scheduler_cannot_read(configured: Cluster, tmp_path: Path) -> None:

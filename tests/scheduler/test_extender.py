@@ -85,11 +85,12 @@ def test_filter_by_name_sends_unresolvable_nodes_with_the_plugin_reason():
 
 
 def test_filter_counts_the_pods_the_cache_holds_and_resolvable_failures_go_to_failed_nodes():
-    # slow-1 has 4 cpu, 3 of them taken by a pod bound through the API: a 2-cpu pod fits only fast.
+    # slow-1 has 4 cpu, 3 of them taken by a pod bound through the API: a 2-cpu pod fits only fast. slow-2
+    # has 1 cpu, less than the pod asks for even empty: unresolvable, as kube-scheduler 1.34+ says.
     busy = pod_obj("busy", requests={"cpu": "3"}, node_name="slow-1")
     extender = make_extender(bound=[busy])
-    want = {"FailedNodes": {"slow-1": "Insufficient cpu", "slow-2": "Insufficient cpu"},
-            "FailedAndUnresolvableNodes": {}, "Error": ""}
+    want = {"FailedNodes": {"slow-1": "Insufficient cpu"},
+            "FailedAndUnresolvableNodes": {"slow-2": "Insufficient cpu"}, "Error": ""}
     for cache_capable in (True, False):
         code, result = call(extender, "filter", args_body(pod_obj(requests={"cpu": "2"}),
                                                           ["fast", "slow-1", "slow-2"], cache_capable=cache_capable))
@@ -143,8 +144,8 @@ def test_prioritize_is_the_standalone_total_rescaled_to_0_10(cache_capable):
 
 def test_prioritize_with_default_plugins_keeps_the_standalone_order_within_0_10():
     # Defaults + NetworkAware: TaintToleration x3 (300 everywhere), NodeAffinity x2 (0), NodeResourcesFit
-    # (least allocated: slow-2 has 1 cpu, the others 4), NodeResourcesBalancedAllocation (100, 100, 81 on
-    # slow-2), PodTopologySpread, InterPodAffinity and ImageLocality (0: no constraint, no affinity, no image
+    # (least allocated: slow-2 has 1 cpu, the others 4), NodeResourcesBalancedAllocation (75, 75, 65 on
+    # slow-2: 1.36 scores the change in balance), PodTopologySpread, InterPodAffinity and ImageLocality (0: no constraint, no affinity, no image
     # held) and NetworkAware (100 on fast only).
     extender = make_extender()
     profile = extender.profiles["my-custom-scheduler"]
@@ -154,7 +155,7 @@ def test_prioritize_with_default_plugins_keeps_the_standalone_order_within_0_10(
     assert code == 200
     got = {s["Host"]: s["Score"] for s in scores}
     assert got == {name: 10 * total // max(totals) for name, total in zip(NODES, totals, strict=True)}
-    assert totals == [587, 487, 449]
+    assert totals == [562, 462, 433]
     # The best total gets 10, the others 10 x total / best rounded down (8.3 and 7.6): eleven levels are the
     # extender's resolution.
     assert got == {"fast": 10, "slow-1": 8, "slow-2": 7}
@@ -250,4 +251,4 @@ def test_filter_with_node_objects_rejects_a_node_cordoned_or_tainted_in_the_obje
     code, result = call(make_extender(), "filter", body)
     assert code == 200
     assert result["FailedAndUnresolvableNodes"] == {"slow-1": "node(s) were unschedulable",
-                                                    "slow-2": "node(s) had untolerated taint {dedicated: x}"}
+                                                    "slow-2": "node(s) had untolerated taint(s)"}

@@ -39,10 +39,11 @@ def test_failed_scheduling_message_has_kube_scheduler_form():
     nodes = [node("cp", taints=[CONTROL_PLANE]), node("w1", cpu="1"), node("w2", cpu="1")]
     result = Profile.default().schedule(pod(requests={"cpu": "2"}), nodes, random.Random(0))
     assert result.node_name is None and not result.scheduled
-    assert result.message == ("0/3 nodes are available: 1 node(s) had untolerated taint "
-                              "{node-role.kubernetes.io/control-plane: }, 2 Insufficient cpu.")
-    w1 = result.failures["w1"]
-    assert (w1.code, w1.reasons, w1.plugin) == (Code.UNSCHEDULABLE, ("Insufficient cpu",), "NodeResourcesFit")
+    assert result.message == ("0/3 nodes are available: 1 node(s) had untolerated taint(s), "
+                              "2 Insufficient cpu.")
+    w1 = result.failures["w1"]  # 1 cpu for a pod asking 2: too small even empty
+    assert (w1.code, w1.reasons, w1.plugin) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("Insufficient cpu",),
+                                                 "NodeResourcesFit")
     assert result.explain() == result.message
 
 
@@ -89,7 +90,7 @@ def test_network_aware_config_places_annotated_pods_on_high_speed_nodes_only():
     lonely = [nodes[0], nodes[2]]
     assert prof.schedule(wants, lonely, rng).message == (
         "0/2 nodes are available: 1 node(s) didn't have label network-topology=high-speed requested by pod "
-        "annotation my-network-preference, 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }.")
+        "annotation my-network-preference, 1 node(s) had untolerated taint(s).")
 
 
 def test_weighted_scores_decide():
@@ -227,3 +228,50 @@ def test_a_what_if_node_counts_in_the_views_traits() -> None:
         assert view.traits == NodeTraits(cordoned=1)
     verdict = Profile.default().node_verdict(pod(), cordoned, cluster)
     assert verdict is not None and verdict.reasons == ("node(s) were unschedulable",)
+
+
+# -- NodeAffinity's matchFields: kube-scheduler's PreFilterResult -------------------------------------------
+
+
+def _named(*terms: list[dict]) -> dict:
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": names}
+                                               for names in term]} for term in terms]}}}
+
+
+def test_match_fields_narrow_the_nodes_filtered_as_kube_scheduler():
+    """Required terms naming their nodes (metadata.name In): the other nodes are never filtered and fail
+    "node(s) didn't satisfy plugin(s) [NodeAffinity]" (the corpus's repro-matchfields-message state), even a
+    cordoned one, which would otherwise say it is unschedulable."""
+    affinity = _named([["a"]])
+    affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0][
+        "matchExpressions"] = [{"key": "disk", "operator": "In", "values": ["ssd"]}]
+    nodes = [node("a"), node("b"), node("c", unschedulable=True)]
+    result = Profile.default().schedule(pod(affinity=affinity), nodes, random.Random(0))
+    assert result.message == ("0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
+                              "2 node(s) didn't satisfy plugin(s) [NodeAffinity].")
+    assert result.failures["c"].code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert result.evaluated_nodes == 1
+    # terms are ORed: the union of their nodes is filtered
+    ok = Profile.default().schedule(pod(affinity=_named([["a"]], [["b"]])), nodes, random.Random(0))
+    assert ok.feasible_nodes == ["a", "b"] and ok.failures["c"].reasons == (
+        "node(s) didn't satisfy plugin(s) [NodeAffinity]",)
+
+
+def test_match_fields_that_conflict_reject_the_pod_at_pre_filter():
+    """Two metadata.name In lists in one term with no name in common: the pod is rejected up front
+    (the corpus's repro-matchfields-conflict state)."""
+    result = Profile.default().schedule(pod(affinity=_named([["a"], ["b"]])), [node("a"), node("b")],
+                                        random.Random(0))
+    assert result.message == "0/2 nodes are available: pod affinity terms conflict."
+    assert result.pre_filter_rejection is not None and result.evaluated_nodes == 0
+
+
+def test_a_term_naming_no_node_leaves_every_node_to_filter():
+    affinity = _named([["a"]])
+    terms = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    terms.append({"matchExpressions": [{"key": "zone", "operator": "Exists"}]})
+    nodes = [node("a"), node("b", labels={"zone": "z1"}), node("c")]
+    result = Profile.default().schedule(pod(affinity=affinity), nodes, random.Random(0))
+    assert result.feasible_nodes == ["a", "b"]
+    assert result.failures["c"].reasons == ("node(s) didn't match Pod's node affinity/selector",)

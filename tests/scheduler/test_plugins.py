@@ -7,6 +7,7 @@ import pytest
 from scheduler.framework import Code
 from scheduler.model import PodSpecError, Taint, Toleration
 from scheduler.plugins import (
+    balanced_allocation,
     node_affinity,
     node_name,
     node_ports,
@@ -46,25 +47,25 @@ def test_toleration_matches_taint(toleration, taint, tolerated):
     ("taints", "tolerations", "reason"),
     [
         ([], [], None),
-        ([CONTROL_PLANE], [], "node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"),
+        ([CONTROL_PLANE], [], "node(s) had untolerated taint(s)"),
         ([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}], [],
-         "node(s) had untolerated taint {dedicated: gpu}"),
-        ([{"key": "k", "value": "v", "effect": "NoExecute"}], [], "node(s) had untolerated taint {k: v}"),
+         "node(s) had untolerated taint(s)"),
+        ([{"key": "k", "value": "v", "effect": "NoExecute"}], [], "node(s) had untolerated taint(s)"),
         ([{"key": "k", "value": "v", "effect": "PreferNoSchedule"}], [], None),  # only lowers the score
         ([CONTROL_PLANE], [{"operator": "Exists"}], None),
         ([CONTROL_PLANE], [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists",
                             "effect": "NoSchedule"}], None),
         ([CONTROL_PLANE], [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists",
                             "effect": "NoExecute"}],
-         "node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"),
+         "node(s) had untolerated taint(s)"),
         ([{"key": "k", "value": "v", "effect": "NoSchedule"}], [{"key": "k", "value": "v"}], None),
         ([{"key": "k", "value": "v", "effect": "NoSchedule"}], [{"key": "k", "operator": "Equal", "value": "x"}],
-         "node(s) had untolerated taint {k: v}"),
-        # several taints: the reason names the first one not tolerated
+         "node(s) had untolerated taint(s)"),
+        # several taints, one tolerated: the other rejects the node
         ([{"key": "a", "value": "1", "effect": "NoSchedule"}, {"key": "b", "value": "2", "effect": "NoSchedule"}],
-         [{"key": "a", "operator": "Exists"}], "node(s) had untolerated taint {b: 2}"),
+         [{"key": "a", "operator": "Exists"}], "node(s) had untolerated taint(s)"),
         # a not-ready node (condition only, no taint yet) is avoided like kube-scheduler's tainted one
-        ("not-ready", [], "node(s) had untolerated taint {node.kubernetes.io/not-ready: }"),
+        ("not-ready", [], "node(s) had untolerated taint(s)"),
         ("not-ready", [{"key": "node.kubernetes.io/not-ready", "operator": "Exists"}], None),
     ],
 )
@@ -239,39 +240,45 @@ def busy(cpu: str = "0", memory: str = "0", **extra: str):
     return pod("busy", requests={"cpu": cpu, "memory": memory, **extra})
 
 
+R, U = Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
+
 @pytest.mark.parametrize(
-    ("node_kwargs", "existing", "incoming", "reasons"),
+    ("node_kwargs", "existing", "incoming", "reasons", "code"),
     [
-        ({"cpu": "2"}, busy("1"), {"requests": {"cpu": "1"}}, ()),
-        ({"cpu": "2"}, busy("1500m"), {"requests": {"cpu": "600m"}}, ("Insufficient cpu",)),
-        ({"memory": "1Gi"}, busy(memory="768Mi"), {"requests": {"memory": "512Mi"}}, ("Insufficient memory",)),
+        ({"cpu": "2"}, busy("1"), {"requests": {"cpu": "1"}}, (), None),
+        ({"cpu": "2"}, busy("1500m"), {"requests": {"cpu": "600m"}}, ("Insufficient cpu",), R),
+        ({"memory": "1Gi"}, busy(memory="768Mi"), {"requests": {"memory": "512Mi"}}, ("Insufficient memory",), R),
+        # more than the node has even empty: evicting pods cannot help (unresolvable, kube-scheduler 1.34+)
         ({"cpu": "1", "memory": "1Gi"}, None, {"requests": {"cpu": "2", "memory": "2Gi"}},
-         ("Insufficient cpu", "Insufficient memory")),
-        ({}, None, {"requests": {"ephemeral-storage": "30Gi"}}, ("Insufficient ephemeral-storage",)),
-        ({}, None, {"requests": {"nvidia.com/gpu": "1"}}, ("Insufficient nvidia.com/gpu",)),
+         ("Insufficient cpu", "Insufficient memory"), U),
+        ({"cpu": "1", "memory": "4Gi"}, busy("500m", "3Gi"), {"requests": {"cpu": "2", "memory": "2Gi"}},
+         ("Insufficient cpu", "Insufficient memory"), U),  # one resource beyond the node is enough
+        ({}, None, {"requests": {"ephemeral-storage": "30Gi"}}, ("Insufficient ephemeral-storage",), U),
+        ({}, None, {"requests": {"nvidia.com/gpu": "1"}}, ("Insufficient nvidia.com/gpu",), U),
         ({"extra": {"nvidia.com/gpu": "2"}}, busy(**{"nvidia.com/gpu": "1"}), {"requests": {"nvidia.com/gpu": "1"}},
-         ()),
+         (), None),
         ({"extra": {"nvidia.com/gpu": "2"}}, busy(**{"nvidia.com/gpu": "2"}), {"requests": {"nvidia.com/gpu": "1"}},
-         ("Insufficient nvidia.com/gpu",)),
-        ({"pods": "1"}, busy(), {"requests": {}}, ("Too many pods",)),
-        ({"pods": "1", "cpu": "1"}, busy(), {"requests": {"cpu": "2"}}, ("Too many pods", "Insufficient cpu")),
+         ("Insufficient nvidia.com/gpu",), R),
+        ({"pods": "1"}, busy(), {"requests": {}}, ("Too many pods",), R),  # a pod slot is freed by eviction
+        ({"pods": "1", "cpu": "1"}, busy(), {"requests": {"cpu": "2"}}, ("Too many pods", "Insufficient cpu"), U),
         # a pod that requests nothing fits a node whose cpu is all taken
-        ({"cpu": "1"}, busy("1"), {"requests": {}}, ()),
+        ({"cpu": "1"}, busy("1"), {"requests": {}}, (), None),
         # init containers: the biggest one counts
         ({"cpu": "2"}, None, {"requests": {"cpu": "100m"},
                               "init_containers": [{"name": "i", "resources": {"requests": {"cpu": "3"}}}]},
-         ("Insufficient cpu",)),
+         ("Insufficient cpu",), U),
         # overhead tips it over
-        ({"cpu": "1"}, None, {"requests": {"cpu": "900m"}, "overhead": {"cpu": "200m"}}, ("Insufficient cpu",)),
+        ({"cpu": "1"}, None, {"requests": {"cpu": "900m"}, "overhead": {"cpu": "200m"}}, ("Insufficient cpu",), U),
     ],
 )
-def test_node_resources_fit_filter(node_kwargs, existing, incoming, reasons):
+def test_node_resources_fit_filter(node_kwargs, existing, incoming, reasons, code):
     n = node("n", pods_on_it=[existing] if existing else [], **node_kwargs)
     status = node_resources_fit.PLUGIN.filter(pod("p", **incoming), n)
     assert status.reasons == reasons
     assert status.ok is (not reasons)
     if reasons:
-        assert status.code == Code.UNSCHEDULABLE and status.plugin == "NodeResourcesFit"
+        assert status.code == code and status.plugin == "NodeResourcesFit"
 
 
 def test_node_resources_fit_ignored_resources():
@@ -299,3 +306,44 @@ def test_node_resources_fit_least_and_most_allocated_scores():
     weighted = NodeResourcesFitArgs.model_validate({"scoringStrategy": {"resources": [
         {"name": "cpu", "weight": 3}, {"name": "memory", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 5}]}})
     assert node_resources_fit.PLUGIN.score(p2, n, weighted) == (25 * 3 + 50) // 4
+
+
+# -- pod-level resources (spec.resources), as kube-scheduler 1.36 counts them --------------------------------
+
+POD_LEVEL = {"resources": {"requests": {"cpu": "1700m", "memory": "384Mi"}}}
+
+
+def test_pod_level_requests_stand_for_the_containers_cpu_and_memory():
+    """The pod's request of cpu and memory is its pod-level one (the containers' 1500m and 256Mi do not add
+    to it), overhead still added; a resource it does not set at pod level comes from the containers."""
+    p = pod("p", requests={"cpu": "1500m", "memory": "256Mi", "ephemeral-storage": "1Gi"},
+            overhead={"cpu": "100m"}, extra_spec=POD_LEVEL)
+    assert (p.requests.milli_cpu, p.requests.memory) == (1800, 384 * 2**20)
+    assert p.requests.ephemeral_storage == 2**30
+    assert (p.non_zero_milli_cpu, p.non_zero_memory) == (1800, 384 * 2**20)
+    assert p.container_non_zero == (1600, 256 * 2**20)
+    cpu_only = pod("p", requests={"cpu": "100m", "memory": "64Mi"},
+                   extra_spec={"resources": {"requests": {"cpu": "2"}}})
+    assert (cpu_only.requests.milli_cpu, cpu_only.requests.memory) == (2000, 64 * 2**20)
+    limits_only = pod("p", extra_spec={"resources": {"limits": {"memory": "1Gi"}}})
+    assert limits_only.requests.memory == 2**30  # a limit alone requests its limit, as the API server defaults it
+
+
+def test_node_resources_fit_counts_pod_level_requests():
+    """A node with room for the containers' 1500m but not the pod's 1700m does not fit (the pod was refused
+    outright before: kube-scheduler 1.36 places such pods)."""
+    p = pod("p", requests={"cpu": "1500m", "memory": "256Mi"}, extra_spec=POD_LEVEL)
+    assert node_resources_fit.PLUGIN.filter(p, node("n", cpu="2", pods_on_it=[busy("200m")])).ok
+    status = node_resources_fit.PLUGIN.filter(p, node("n", cpu="2", pods_on_it=[busy("400m")]))
+    assert status.reasons == ("Insufficient cpu",) and status.code == Code.UNSCHEDULABLE
+
+
+def test_pod_level_requests_score_as_kube_scheduler_1_36():
+    """NodeResourcesFit scores the containers' requests (kube-scheduler 1.36's Fit scorer skips pod-level
+    resources), BalancedAllocation the pod-level ones (the corpus's pod_level_resources probes)."""
+    p = pod("p", requests={"cpu": "1500m", "memory": "256Mi"}, extra_spec=POD_LEVEL)
+    n = node("n", cpu="4", memory="4Gi")
+    # least allocated over the containers: cpu (4000 - 1500) * 100 // 4000 = 62, memory 3840/4096 -> 93
+    assert node_resources_fit.PLUGIN.score_nodes(p, [n]) == [(62 + 93) // 2]
+    # balanced over the pod-level figures: 1700/4000 and 384/4096 -> std 0.1656 -> 83; 50 + 33 // 2 = 66
+    assert balanced_allocation.PLUGIN.score_nodes(p, [n]) == [66]

@@ -195,7 +195,7 @@ def test_no_victims_message_counts_unresolvable_nodes_as_not_helpful() -> None:
     result, outcome = run(prio_pod("p", 100, "2"), nodes)
     assert outcome.node is None and outcome.clear_nomination
     assert f"{result.message} {outcome.message}" == (
-        "0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, "
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
         "2 Insufficient cpu. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
         "2 No preemption victims found for incoming pod.")
 

@@ -24,19 +24,34 @@ def requesting(cpu: str, memory: str, name: str = "p"):
 @pytest.mark.parametrize(
     ("incoming", "node_cpu", "node_memory", "existing", "expected"),
     [
-        # cpu 3/4 = 0.75, memory 5/10 = 0.5: std = 0.125 -> (1 - 0.125) * 100 = 87
-        (requesting("3", "5Gi"), "4", "10Gi", [], 87),
-        # both fractions 0.5: perfectly balanced
-        (requesting("3", "5Gi"), "6", "10Gi", [], 100),
-        # pods already there count: cpu (1 + 1) / 4 = 0.5, memory (6 + 2) / 8 = 1.0 -> std 0.25 -> 75
+        # kube-scheduler 1.36: 50 + (50 + balance with the pod - balance without) // 2, where a balance is
+        # (1 - std of the fractions requested/allocatable) * 100 rounded down.
+        # empty node (balance 100); with the pod cpu 3/4, memory 5/10: std 0.125 -> 87; 50 + 37 // 2 = 68
+        (requesting("3", "5Gi"), "4", "10Gi", [], 68),
+        # both fractions 0.5: still perfectly balanced -> 50 + 50 // 2 = 75 (the pod changes nothing)
+        (requesting("3", "5Gi"), "6", "10Gi", [], 75),
+        # pods already there count: cpu 1/4, memory 6/8 -> 75; with the pod cpu 2/4, memory 8/8 -> 75: 75
         (requesting("1", "2Gi"), "4", "8Gi", [requesting("1", "6Gi", "old")], 75),
-        # a fraction above 1 is capped: cpu 8/4 -> 1.0, memory 0/8 = 0 -> std 0.5 -> 50
+        # the pod evens the node out: cpu 2/4, memory 0/8 -> 75; with it memory 4/8 -> 100: 50 + 75 // 2 = 87
+        (requesting("0", "4Gi"), "4", "8Gi", [requesting("2", "0", "old")], 87),
+        # a fraction above 1 is capped: cpu 8/4 -> 1.0, memory 0/8 = 0 -> std 0.5 -> 50; 50 + 0 // 2 = 50
         (pod("p", requests={"cpu": "8"}), "4", "8Gi", [], 50),
     ],
 )
 def test_balanced_allocation_scores(incoming, node_cpu, node_memory, existing, expected):
     n = node("n", cpu=node_cpu, memory=node_memory, pods_on_it=existing)
     assert balanced_allocation.PLUGIN.score_nodes(incoming, [n]) == [expected]
+
+
+def test_balanced_allocation_scores_the_change_in_balance():
+    """1.36 scores what the pod does to a node's balance, not the balance after placing it: a pod that
+    leaves two nodes as balanced as they were scores 75 on both, however balanced each ends up (the corpus's
+    repro-balanced-allocation state)."""
+    p = requesting("1", "1Gi")
+    balanced = node("a", cpu="2", memory="2Gi")  # 1/2 and 1/2 with the pod: balance 100 -> 100
+    # 1/4 and 0 (87) -> 2/4 and 1/2 (100): 50 + (50 + 100 - 87) // 2 = 81; before 1.36: 100 on both
+    uneven = node("b", cpu="4", memory="2Gi", pods_on_it=[requesting("1", "0", "old")])
+    assert balanced_allocation.PLUGIN.score_nodes(p, [balanced, uneven]) == [75, 81]
 
 
 def test_balanced_allocation_skips_best_effort_pods():
@@ -49,13 +64,14 @@ def test_balanced_allocation_skips_best_effort_pods():
 
 def test_balanced_allocation_three_resources_use_the_standard_deviation():
     """Over three resources the score is 1 minus the population standard deviation of the fractions:
-    cpu 2/4 = 0.5, memory 2/8 = 0.25, example.com/gpu 1/1 = 1.0 -> mean 0.5833, std 0.3118 -> 68."""
+    cpu 2/4 = 0.5, memory 2/8 = 0.25, example.com/gpu 1/1 = 1.0 -> mean 0.5833, std 0.3118 -> 68; the empty
+    node's balance is 100, so 50 + (50 + 68 - 100) // 2 = 59."""
     args = BalancedAllocationArgs(resources=[{"name": "cpu"}, {"name": "memory"}, {"name": "example.com/gpu"}])
     p = pod("p", requests={"cpu": "2", "memory": "2Gi", "example.com/gpu": "1"})
     n = node("n", cpu="4", memory="8Gi", extra={"example.com/gpu": "1"})
-    assert balanced_allocation.PLUGIN.score_nodes(p, [n], args) == [68]
-    # a node without the resource leaves it out: cpu 0.5 and memory 0.25 -> std 0.125 -> 87
-    assert balanced_allocation.PLUGIN.score_nodes(p, [node("m", cpu="4", memory="8Gi")], args) == [87]
+    assert balanced_allocation.PLUGIN.score_nodes(p, [n], args) == [59]
+    # a node without the resource leaves it out: cpu 0.5 and memory 0.25 -> std 0.125 -> 87 -> 68
+    assert balanced_allocation.PLUGIN.score_nodes(p, [node("m", cpu="4", memory="8Gi")], args) == [68]
 
 
 # ---------------------------------------------------------------------------------- image locality

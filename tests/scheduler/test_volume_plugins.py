@@ -203,9 +203,6 @@ FIX = ("schedule this pod with the default scheduler (leave spec.schedulerName u
     ("DynamicResources", {"resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu-claim"}]},
      ("spec.resourceClaims: this scheduler does not allocate DRA ResourceClaims (kube-scheduler's "
      f"DynamicResources plugin does); {FIX}")),
-    ("NodeResourcesFit", {"resources": {"requests": {"cpu": "1"}}},
-     ("spec.resources: this scheduler does not count pod-level resources (kube-scheduler's NodeResourcesFit "
-     f"plugin does); {FIX}")),
     ("NodeVolumeLimits", {"volumes": [{"name": "v", "csi": {"driver": "ebs.csi.aws.com"}}]},
      ("spec.volumes[0].csi: this scheduler does not count CSI volumes against the node's attach limit (CSINode "
      f"allocatable) (kube-scheduler's NodeVolumeLimits plugin does); {FIX}")),

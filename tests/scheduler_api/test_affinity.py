@@ -42,7 +42,7 @@ def test_replicas_with_required_anti_affinity_get_one_node_each(kube_api, kube_a
         (extra,) = [n for n in names if f"default/{n}" not in bound]
         kube_api.wait_for(lambda: pod_condition(kube_api, extra))
         message = pod_events(kube_api, extra, "FailedScheduling")[0]["message"]
-        assert message == ("0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: "
+        assert message == ("0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. no new claims to deallocate, preemption: "
                            "0/3 nodes are available: 3 No preemption victims found for incoming pod.")
         assert pod_condition(kube_api, extra)["reason"] == "Unschedulable"
 
@@ -64,7 +64,7 @@ def test_namespace_selector_reads_namespace_labels(kube_api, kube_api_kubeconfig
         kube_api.wait_for(lambda: pod_events(kube_api, "web-default", "FailedScheduling"))
         kube_api.wait_for(lambda: "default/free" in kube_api.bound_pods())
     assert pod_events(kube_api, "web-default", "FailedScheduling")[0]["message"] == (
-        "0/1 nodes are available: 1 node(s) didn't match pod anti-affinity rules. preemption: 0/1 nodes are "
+        "0/1 nodes are available: 1 node(s) didn't match pod anti-affinity rules. no new claims to deallocate, preemption: 0/1 nodes are "
         "available: 1 No preemption victims found for incoming pod.")
 
 
@@ -78,7 +78,7 @@ def test_pod_waiting_for_its_affinity_is_placed_when_a_matching_pod_is_bound(kub
         kube_api.add_pod(web)
         kube_api.wait_for(lambda: pod_events(kube_api, "web", "FailedScheduling"))
         assert pod_events(kube_api, "web", "FailedScheduling")[0]["message"] == (
-            "0/2 nodes are available: 2 node(s) didn't match pod affinity rules. preemption: 0/2 nodes are "
+            "0/2 nodes are available: 2 node(s) didn't match pod affinity rules. no new claims to deallocate, preemption: 0/2 nodes are "
             "available: 2 Preemption is not helpful for scheduling.")
         # Bound by someone else (a pod added to the cache): the waiting pod is retried at once.
         kube_api.add_pod(make_pod("db", cpu="100m", node_name="n2", labels={"app": "db"}))

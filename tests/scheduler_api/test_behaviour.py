@@ -40,9 +40,8 @@ def test_failed_scheduling_event_and_condition(kube_api, kube_api_kubeconfig) ->
         kube_api.wait_for(lambda: pod_events(kube_api, "hungry", "FailedScheduling"))
         kube_api.wait_for(lambda: pod_condition(kube_api, "hungry"))
     expected = (
-        "0/3 nodes are available: 1 node(s) had untolerated taint "
-        "{node-role.kubernetes.io/control-plane: }, 2 Insufficient cpu. preemption: 0/3 nodes are available: "
-        "1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod."
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. no new claims to "
+        "deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     )
     event = pod_events(kube_api, "hungry", "FailedScheduling")[0]
     assert event["message"] == expected

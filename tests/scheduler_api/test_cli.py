@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from scheduler import KUBE_SCHEDULER_VERSION, __version__
 from tests.kubeapi.fixtures import free_port
 from tests.scheduler_api.harness import (
     NETWORK_AWARE_CONFIG,
@@ -72,6 +73,14 @@ def test_kubeconfig_flag_overrides_config(kube_api, kube_api_kubeconfig, tmp_pat
         out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0, out
     assert "node node-0 feasible" in out  # debug: each node's verdict
+
+
+def test_version_names_the_kube_scheduler_release_it_follows() -> None:
+    proc = _run(["--version"])
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert out.strip() == f"kubelab-scheduler {__version__} (decides as kube-scheduler {KUBE_SCHEDULER_VERSION})"
+    assert KUBE_SCHEDULER_VERSION == "1.36"  # the lab's minor, whose real decisions the replay test checks
 
 
 def test_bad_config_stops_with_the_field_named(tmp_path) -> None:

@@ -65,7 +65,7 @@ def test_preemption_evicts_nominates_and_keeps_the_room(tmp_path: Path) -> None:
             # A lower-priority pod that may not preempt arrives while the victims terminate.
             kube_api.add_pod(pod_with("mid-1", "1", "mid-never"))
             assert kube_api.wait_for(lambda: pod_events(kube_api, "mid-1", "FailedScheduling"))[0]["message"] == (
-                "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to "
+                "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: not eligible due to "
                 "preemptionPolicy=Never.")
             # One victim gone: 1 cpu is free, enough for mid-1, but high-1 is nominated there.
             kube_api.finish_pod_deletion("low-1")
@@ -112,6 +112,6 @@ def test_no_victims_message(kube_api, kube_api_kubeconfig) -> None:
     with running_scheduler(kube_api_kubeconfig, config_with()):
         kube_api.add_pod(pod_with("second", "1", "high"))
         event = kube_api.wait_for(lambda: pod_events(kube_api, "second", "FailedScheduling"))[0]
-    assert event["message"] == ("0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are "
+    assert event["message"] == ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are "
                                 "available: 1 No preemption victims found for incoming pod.")
     assert kube_api.get_object("pods", "first", "default") is not None

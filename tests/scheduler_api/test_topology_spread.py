@@ -40,7 +40,7 @@ def test_do_not_schedule_spread_over_zones(kube_api, kube_api_kubeconfig) -> Non
         kube_api.wait_for(lambda: pod_events(kube_api, "web-5", "FailedScheduling"))
         event = pod_events(kube_api, "web-5", "FailedScheduling")[0]
         assert event["message"] == ("0/2 nodes are available: 1 Insufficient cpu, "
-                                    "1 node(s) didn't match pod topology spread constraints. preemption: "
+                                    "1 node(s) didn't match pod topology spread constraints. no new claims to deallocate, preemption: "
                                     "0/2 nodes are available: 2 No preemption victims found for incoming pod.")
         in_b = next(key for key, node in kube_api.bound_pods().items() if node == "b1")
         kube_api.remove_pod(in_b.split("/")[1])
