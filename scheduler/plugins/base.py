@@ -28,7 +28,10 @@ are: whatever the node loop needs from other nodes is computed once, in the pre 
 
 Requeue triggers: ``requeue_on`` names the cluster events (``scheduler.cluster_event``) that can undo the
 plugin's rejection, such as a new node or a changed taint for TaintToleration; the scheduling queue retries a
-pod no node fits only on an event one of its rejecting plugins declares.
+pod no node fits only on an event one of its rejecting plugins declares. A plugin that reads a field the
+model does not parse (through ``pod.raw`` / ``node.raw``) names it in ``requeue_on_fields``, e.g.
+``"node.metadata.annotations['example.com/rack']"`` or ``"pod.spec.runtimeClassName"``: an update that
+changes it retries the pods the plugin rejected (a new node always does), with no new ClusterEvent.
 
 Batch forms (optional, for speed): ``filter_batch(state, nodes)`` returns the verdicts aligned with
 ``nodes``, or ``None`` when every node passes; ``score_batch(state, nodes)`` returns the raw scores. They
@@ -52,7 +55,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
@@ -61,6 +64,7 @@ from pydantic import BaseModel, ConfigDict
 from scheduler.cluster_event import ClusterEvent
 from scheduler.model import NodeInfo, NodeTraits, PodInfo
 from scheduler.model.pod_index import PodIndex
+from scheduler.model.raw import FieldPath
 from scheduler.model.volumes import VolumeStore
 
 __all__ = [
@@ -234,14 +238,34 @@ class Plugin:
     default_weight: int = 1
     filter_batch: FilterBatchFn | None = None
     score_batch: ScoreBatchFn | None = None
-    requeue_on: ClusterEvent = ClusterEvent.ANY
+    # None: ANY, or NODE_ADDED alone when requeue_on_fields says what else may help.
+    requeue_on: ClusterEvent | None = None  # type: ignore[assignment]  # always a ClusterEvent once built
+    requeue_on_fields: tuple[str, ...] = ()  # "node.<path>" / "pod.<path>" (scheduler.model.raw.FieldPath)
     reads_cluster: bool = False
+    # Reads ``raw`` of the pods counted on nodes (node.pods): the cache then keeps their objects.
+    reads_counted_pods_raw: bool = False
     post_filter: bool = False  # runs when no node passes the filters (DefaultPreemption, scheduler.preemption)
     # kube-scheduler's PreFilterExtensions (AddPod/RemovePod), for a plugin whose pre_filter counts the
     # cluster: (state, pod, args, old node, new node) -> the state with ``new`` (the same node with pods added
     # or removed) standing in for ``old``, without counting the cluster again. Without it the framework runs
     # pre_filter again over a view holding ``new`` (scheduler.framework.Profile._checks_replacing).
     replace_node: Callable[..., Any] | None = None
+    # requeue_on_fields parsed: the node fields and the pod fields whose change may help.
+    node_fields: frozenset[FieldPath] = field(default=frozenset(), init=False, repr=False)
+    pod_fields: frozenset[FieldPath] = field(default=frozenset(), init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.requeue_on_fields, str):
+            raise TypeError(f"plugin {self.name}: requeue_on_fields must be a tuple of paths, not one string")
+        paths = {"node": set(), "pod": set()}
+        for text in self.requeue_on_fields:
+            kind, path = split_field(text, f"plugin {self.name}: requeue_on_fields")
+            paths[kind].add(path)
+        object.__setattr__(self, "node_fields", frozenset(paths["node"]))
+        object.__setattr__(self, "pod_fields", frozenset(paths["pod"]))
+        if self.requeue_on is None:
+            object.__setattr__(self, "requeue_on",
+                               ClusterEvent.NODE_ADDED if self.requeue_on_fields else ClusterEvent.ANY)
 
     @property
     def filters(self) -> bool:
@@ -325,6 +349,20 @@ class Plugin:
             return self.score_batch(state, nodes)
         score_node = self.score_node
         return [score_node(state, node) for node in nodes]
+
+
+def split_field(text: str, where: str) -> tuple[str, FieldPath]:
+    """("node" | "pod", path) of a requeue field such as ``"node.metadata.annotations['a/b']"``; ValueError
+    naming ``where`` and the path otherwise."""
+    try:
+        path = FieldPath(text)
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from None
+    kind, *rest = path.steps
+    if kind not in ("node", "pod") or not rest or rest[0] not in ("metadata", "spec", "status"):
+        raise ValueError(f"{where}: {text!r} must start with node. or pod. and then metadata, spec or status, "
+                         "e.g. \"node.metadata.annotations['example.com/rack']\"")
+    return kind, FieldPath(text[len(kind) + 1:])
 
 
 _MISSING = object()

@@ -1,0 +1,130 @@
+"""A plugin from outside the tree reads a field the model does not parse (a node annotation, through
+``node.raw``) and declares it in ``requeue_on_fields``: the running scheduler retries the pods it rejected
+when an update changes that field, and not when it changes another one. Runs the real Scheduler object
+(informer handlers, queue, scheduling cycle) in-process; the API client is a stand-in nothing here calls
+for a decision (events are posted by a background worker and dropped)."""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scheduler.client import RequestCounts
+from scheduler.framework import Profile
+from scheduler.queue import ACTIVE, BACKOFF, UNSCHEDULABLE
+from scheduler.scheduler import RuntimeSettings, Scheduler
+from tests.scheduler.builders import node_obj, pod_obj
+
+RACK = "example.com/rack"
+WANT = "example.com/want-rack"
+
+USER_PLUGIN = f'''
+from scheduler.plugins.base import Code, Plugin, Status
+
+def pre_filter(pod, args):
+    want = pod.raw["metadata"].get("annotations", {{}}).get("{WANT}")
+    return None if want is None else (want, Status(Code.UNSCHEDULABLE, ("node(s) in another rack",), "Rack"))
+
+def filter_node(state, node):
+    want, reject = state
+    return None if node.raw["metadata"].get("annotations", {{}}).get("{RACK}") == want else reject
+
+PLUGINS = [Plugin("Rack", pre_filter=pre_filter, filter_node=filter_node, requeue_on_fields=REQUEUE_ON_FIELDS)]
+'''
+
+
+class _StandInClient:
+    """Nothing on the decision path calls the API; the event workers' calls land here and do nothing."""
+
+    host = "http://stand-in.invalid"
+    counts = RequestCounts()
+
+    def with_own_limiter(self) -> _StandInClient:
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: {}
+
+
+def _user_plugin(tmp_path: Path, fields: tuple[str, ...]) -> Any:
+    """The plugin module a user keeps in their own folder, imported from its file."""
+    source = tmp_path / "rack_plugin.py"
+    source.write_text(f"REQUEUE_ON_FIELDS = {fields!r}\n" + textwrap.dedent(USER_PLUGIN))
+    spec = importlib.util.spec_from_file_location("rack_plugin", source)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.PLUGINS[0]
+
+
+def _rack_node(**annotations: str) -> dict[str, Any]:
+    obj = node_obj("n1", labels={"kubernetes.io/hostname": "n1"})
+    obj["metadata"]["annotations"] = annotations
+    return obj
+
+
+@pytest.fixture
+def scheduler_with(tmp_path):
+    made: list[Scheduler] = []
+
+    def make(fields: tuple[str, ...]) -> Scheduler:
+        plugin = _user_plugin(tmp_path, fields)
+        profile = Profile("my-custom-scheduler", [(plugin, plugin.default_args())], [])
+        sched = Scheduler(_StandInClient(), {"my-custom-scheduler": profile},  # type: ignore[arg-type]
+                          RuntimeSettings(serve=(), seed=1))
+        made.append(sched)
+        return sched
+
+    yield make
+    for sched in made:
+        sched.recorder.close()
+
+
+def _rejected(sched: Scheduler, **annotations: str) -> str:
+    """Node n1 in rack r2, a pod wanting rack r1: decided, rejected by Rack, waiting as unschedulable."""
+    sched.handlers.node_changed(_rack_node(**{RACK: "r2"}, **annotations))
+    sched.handlers.pod_changed(pod_obj("p", annotations={WANT: "r1"}))
+    qp = sched.queue.pop(timeout=0)
+    assert qp is not None
+    sched.cycle.schedule_one(qp)
+    assert sched.queue.where("default/p") == UNSCHEDULABLE
+    return "default/p"
+
+
+def test_a_declared_node_field_changing_requeues_the_pod_it_rejected(scheduler_with):
+    sched = scheduler_with((f"node.metadata.annotations['{RACK}']",))
+    key = _rejected(sched)
+    sched.handlers.node_changed(_rack_node(**{RACK: "r1"}))
+    assert sched.queue.where(key) in (ACTIVE, BACKOFF)
+
+
+def test_undeclared_node_fields_changing_leave_it_waiting(scheduler_with):
+    sched = scheduler_with((f"node.metadata.annotations['{RACK}']",))
+    key = _rejected(sched)
+    sched.handlers.node_changed(_rack_node(**{RACK: "r2", "example.com/owner": "team-b"}))  # another annotation
+    sched.handlers.node_changed(_rack_node(**{RACK: "r2", "example.com/owner": "team-b"}))  # a heartbeat
+    relabelled = _rack_node(**{RACK: "r2", "example.com/owner": "team-b"})
+    relabelled["metadata"]["labels"]["disk"] = "ssd"  # a label: an event the plugin does not declare
+    sched.handlers.node_changed(relabelled)
+    assert sched.queue.where(key) == UNSCHEDULABLE
+
+
+def test_a_declared_pod_field_changing_requeues_it(scheduler_with):
+    sched = scheduler_with((f"pod.metadata.annotations['{WANT}']",))
+    key = _rejected(sched)
+    sched.handlers.pod_changed(pod_obj("p", annotations={WANT: "r1"}, labels={"tier": "web"}))
+    assert sched.queue.where(key) == UNSCHEDULABLE  # a label: not declared
+    sched.handlers.pod_changed(pod_obj("p", annotations={WANT: "r2"}))
+    assert sched.queue.where(key) in (ACTIVE, BACKOFF)
+
+
+def test_a_new_node_still_requeues_a_plugin_declaring_only_fields(scheduler_with):
+    sched = scheduler_with((f"node.metadata.annotations['{RACK}']",))
+    key = _rejected(sched)
+    other = node_obj("n2")
+    sched.handlers.node_changed(other)
+    assert sched.queue.where(key) in (ACTIVE, BACKOFF)
