@@ -18,11 +18,11 @@ from collections.abc import Callable
 from types import FrameType
 
 from scheduler import __version__
-from scheduler.client import Client, CredentialsError, load_configuration
 from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_bind_address
 from scheduler.extender.runtime import ExtenderProcess
 from scheduler.framework import build_profiles
-from scheduler.scheduler import LeaderSettings, RuntimeSettings, Scheduler
+from scheduler.runtime.client import Client, CredentialsError, load_configuration
+from scheduler.runtime.scheduler import LeaderSettings, RuntimeSettings, Scheduler
 
 log = logging.getLogger("scheduler")
 

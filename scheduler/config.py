@@ -6,7 +6,7 @@ with enabled [{name, weight}] / disabled [{name} or "*"], pluginConfig [{name, a
 ``leaderElection`` (leaderElect, leaseDuration, renewDeadline, retryPeriod, resourceLock: leases,
 resourceNamespace, resourceName), ``clientConnection`` (kubeconfig, qps, burst) and
 ``percentageOfNodesToScore`` (top level or per profile, the profile's winning; unset or 0 means
-kube-scheduler's adaptive default, described in scheduler/framework.py). Anything else, or a plugin this scheduler does not have, stops start-up
+kube-scheduler's adaptive default, described in scheduler/framework/profile.py). Anything else, or a plugin this scheduler does not have, stops start-up
 with a message naming it (kube-scheduler fields we do not implement, such as ``parallelism``, included:
 silently ignoring them would mislead).
 

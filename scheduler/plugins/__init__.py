@@ -16,6 +16,7 @@ Plugin(...)`` descriptor, and list it in ``REGISTRY`` below; the config then acc
 
 from __future__ import annotations
 
+from scheduler.framework.plugin import SUCCESS, Args, ClusterView, Code, NoArgs, Plugin, Status
 from scheduler.plugins import (
     balanced_allocation,
     default_preemption,
@@ -36,7 +37,6 @@ from scheduler.plugins import (
     volume_restrictions,
     volume_zone,
 )
-from scheduler.plugins.base import SUCCESS, Args, ClusterView, Code, NoArgs, Plugin, Status
 
 __all__ = ["DEFAULT_FILTERS", "DEFAULT_POST_FILTERS", "DEFAULT_SCORES", "KUBE_SCHEDULER_DOES", "REGISTRY", "SUCCESS", "Args", "ClusterView", "Code", "NoArgs",
            "Plugin", "Status"]

@@ -14,9 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scheduler.cluster_event import ClusterEvent
-from scheduler.model import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo, Resources
-from scheduler.plugins.base import (
+from scheduler.framework.cluster_event import ClusterEvent
+from scheduler.framework.plugin import (
     MAX_NODE_SCORE,
     Args,
     Code,
@@ -25,6 +24,7 @@ from scheduler.plugins.base import (
     per_node_memo,
     unsupported_status,
 )
+from scheduler.model import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo, Resources
 
 NAME = "NodeResourcesFit"
 TOO_MANY_PODS = "Too many pods"

@@ -10,9 +10,9 @@ import random
 import pytest
 
 from scheduler.framework import Profile
+from scheduler.framework.plugin import per_node_memo
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.plugins import REGISTRY, ClusterView
-from scheduler.plugins.base import per_node_memo
 from tests.scheduler.builders import node, node_obj, pod
 
 ZONE = "topology.kubernetes.io/zone"

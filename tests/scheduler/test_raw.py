@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.cache import Cache
-from scheduler.cluster_event import ClusterEvent
-from scheduler.eventhandlers import CacheHandlers
+from scheduler.framework import Plugin
+from scheduler.framework.cluster_event import ClusterEvent
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.raw import MISSING, FieldPath
-from scheduler.plugins.base import Plugin
+from scheduler.runtime.cache import Cache
+from scheduler.runtime.eventhandlers import CacheHandlers
 from tests.scheduler.builders import node_obj, pod, pod_obj
 
 

@@ -12,16 +12,16 @@ from typing import Any
 
 import pytest
 
-from scheduler.cache import Cache
-from scheduler.cluster_event import ClusterEvent
 from scheduler.config import parse_config
-from scheduler.eventhandlers import CacheHandlers
 from scheduler.extender.service import Extender
 from scheduler.framework import Profile, build_profiles
-from scheduler.metrics import ExtenderMetrics
+from scheduler.framework.cluster_event import ClusterEvent
 from scheduler.model import LENIENT, PodInfo
 from scheduler.model.volumes import VolumeStore
 from scheduler.plugins import REGISTRY, ClusterView, Code, Status
+from scheduler.runtime.cache import Cache
+from scheduler.runtime.eventhandlers import CacheHandlers
+from scheduler.runtime.metrics import ExtenderMetrics
 from tests.scheduler.builders import (
     claim_obj,
     claim_volume,

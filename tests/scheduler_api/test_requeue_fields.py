@@ -13,17 +13,17 @@ from typing import Any
 
 import pytest
 
-from scheduler.client import RequestCounts
 from scheduler.framework import Profile
-from scheduler.queue import ACTIVE, BACKOFF, UNSCHEDULABLE
-from scheduler.scheduler import RuntimeSettings, Scheduler
+from scheduler.runtime.client import RequestCounts
+from scheduler.runtime.queue import ACTIVE, BACKOFF, UNSCHEDULABLE
+from scheduler.runtime.scheduler import RuntimeSettings, Scheduler
 from tests.scheduler.builders import node_obj, pod_obj
 
 RACK = "example.com/rack"
 WANT = "example.com/want-rack"
 
 USER_PLUGIN = f'''
-from scheduler.plugins.base import Code, Plugin, Status
+from scheduler.framework import Code, Plugin, Status
 
 def pre_filter(pod, args):
     want = pod.raw["metadata"].get("annotations", {{}}).get("{WANT}")

@@ -21,7 +21,7 @@ Public API (stable; changes are listed here first):
     Profile.requeue_fields(result.rejected_by) -> RequeueFields: the same for fields read through raw;
         Profile.node_fields: every node field its filters declare
 
-How a decision is made (kube-scheduler's scheduling cycle; preemption, its PostFilter, is scheduler.preemption):
+How a decision is made (kube-scheduler's scheduling cycle; preemption, its PostFilter, is scheduler.framework.preemption):
 1. PreFilter: each filter plugin prepares its per-pod state once; plugins with nothing to check for this
    pod drop out of the node loop, and one that rejects the pod whatever the node (a missing claim) ends the
    decision: every node fails with its status.
@@ -58,13 +58,15 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from scheduler.cluster_event import NO_FIELDS, ClusterEvent, RequeueFields
-from scheduler.config import KubeSchedulerConfiguration, ProfileConfig, ResolvedProfile
+from scheduler.framework.cluster_event import NO_FIELDS, ClusterEvent, RequeueFields
+from scheduler.framework.plugin import Args, ClusterView, Plugin, Status
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.node import NodeTraits
-from scheduler.plugins import Args, ClusterView, Plugin, Status
+
+if TYPE_CHECKING:
+    from scheduler.config import KubeSchedulerConfiguration, ResolvedProfile
 
 __all__ = [
     "NO_NODES_MESSAGE",
@@ -212,6 +214,7 @@ class Profile:
     @classmethod
     def default(cls, scheduler_name: str = "default-scheduler") -> Profile:
         """The default plugin set, as a profile that enables nothing extra gets."""
+        from scheduler.config import ProfileConfig
         return cls.from_resolved(ProfileConfig(schedulerName=scheduler_name).resolve())
 
     def without(self, plugin_names: Iterable[str]) -> Profile:

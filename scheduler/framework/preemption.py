@@ -32,12 +32,12 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler.framework import Nominated, Profile, ScheduleResult, WhatIfJudge, fit_error_message
+from scheduler.framework.plugin import ClusterView, Code, Status
+from scheduler.framework.profile import Nominated, Profile, ScheduleResult, WhatIfJudge, fit_error_message
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.labels import LabelSelector, parse_label_selector
 from scheduler.model.parsing import PodSpecError
 from scheduler.model.pod import PREEMPT_NEVER
-from scheduler.plugins import ClusterView, Code, Status
 from scheduler.plugins.default_preemption import DefaultPreemptionArgs
 
 __all__ = ["Candidate", "Outcome", "PodDisruptionBudget", "more_important", "pick_candidate", "preempt",

@@ -26,7 +26,7 @@ PodTopologySpread counts pods per zone over ``cluster.nodes``, ImageLocality the
 InterPodAffinity matching pods per topology domain from ``cluster.index``. The per-node halves stay as they
 are: whatever the node loop needs from other nodes is computed once, in the pre step.
 
-Requeue triggers: ``requeue_on`` names the cluster events (``scheduler.cluster_event``) that can undo the
+Requeue triggers: ``requeue_on`` names the cluster events (``scheduler.framework.cluster_event``) that can undo the
 plugin's rejection, such as a new node or a changed taint for TaintToleration; the scheduling queue retries a
 pod no node fits only on an event one of its rejecting plugins declares. A plugin that reads a field the
 model does not parse (through ``pod.raw`` / ``node.raw``) names it in ``requeue_on_fields``, e.g.
@@ -61,7 +61,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from scheduler.cluster_event import ClusterEvent
+from scheduler.framework.cluster_event import ClusterEvent
 from scheduler.model import NodeInfo, NodeTraits, PodInfo
 from scheduler.model.pod_index import PodIndex
 from scheduler.model.raw import FieldPath
@@ -244,7 +244,7 @@ class Plugin:
     reads_cluster: bool = False
     # Reads ``raw`` of the pods counted on nodes (node.pods): the cache then keeps their objects.
     reads_counted_pods_raw: bool = False
-    post_filter: bool = False  # runs when no node passes the filters (DefaultPreemption, scheduler.preemption)
+    post_filter: bool = False  # runs when no node passes the filters (DefaultPreemption, scheduler.framework.preemption)
     # kube-scheduler's PreFilterExtensions (AddPod/RemovePod), for a plugin whose pre_filter counts the
     # cluster: (state, pod, args, old node, new node) -> the state with ``new`` (the same node with pods added
     # or removed) standing in for ``old``, without counting the cluster again. Without it the framework runs
