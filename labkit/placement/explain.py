@@ -36,9 +36,8 @@ from labdef.lab import Lab
 from labkit.kube import Kube, pod_path
 from labkit.scheduler_deploy.manifests import render_config
 from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_config
-from scheduler.framework import Profile, ScheduleResult
+from scheduler.framework import ClusterView, Profile, ScheduleResult
 from scheduler.model import PodInfo, PodSpecError
-from scheduler.plugins import ClusterView
 from scheduler.plugins.least_loaded import LeastLoadedArgs
 from scheduler.plugins.network_aware import NetworkAwareArgs
 from scheduler.runtime.cache import Cache

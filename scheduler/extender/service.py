@@ -37,10 +37,9 @@ from collections.abc import Callable, Mapping
 
 from scheduler.extender import protocol
 from scheduler.extender.protocol import MAX_EXTENDER_PRIORITY, ExtenderArgs, ProtocolError
-from scheduler.framework import Profile
-from scheduler.framework.plugin import MAX_NODE_SCORE, default_normalize
+from scheduler.framework import MAX_NODE_SCORE, ClusterView, Code, Profile, default_normalize
 from scheduler.model import STRICT, NodeInfo, NodeTraits, PodInfo, PodSpecError
-from scheduler.plugins import KUBE_SCHEDULER_DOES, ClusterView, Code
+from scheduler.plugins import KUBE_SCHEDULER_DOES
 from scheduler.runtime.cache import Cache
 from scheduler.runtime.informer import object_key
 from scheduler.runtime.metrics import ExtenderMetrics

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scheduler.framework.plugin import MAX_NODE_SCORE, Args, Plugin, per_node_memo
+from scheduler.framework import MAX_NODE_SCORE, Args, Plugin, per_node_memo
 from scheduler.model import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo, Resources
 
 NAME = "NodeResourcesBalancedAllocation"

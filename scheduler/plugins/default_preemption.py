@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import model_validator
 
-from scheduler.framework.plugin import Args, Plugin
+from scheduler.framework import Args, Plugin
 
 NAME = "DefaultPreemption"
 

@@ -7,8 +7,7 @@ field and what to do. Unresolvable: no cluster event helps (the field cannot be 
 
 from __future__ import annotations
 
-from scheduler.framework.cluster_event import ClusterEvent
-from scheduler.framework.plugin import Args, Plugin, Status, unsupported_status
+from scheduler.framework import Args, ClusterEvent, Plugin, Status, unsupported_status
 from scheduler.model import PodInfo
 
 NAME = "DynamicResources"

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scheduler.framework.plugin import MAX_NODE_SCORE, Args, ClusterView, Plugin
+from scheduler.framework import MAX_NODE_SCORE, Args, ClusterView, Plugin
 from scheduler.model import NodeInfo, PodInfo
 
 NAME = "ImageLocality"

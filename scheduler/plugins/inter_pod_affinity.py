@@ -33,8 +33,7 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from scheduler.framework.cluster_event import ClusterEvent
-from scheduler.framework.plugin import MAX_NODE_SCORE, Args, ClusterView, Code, Plugin, Status
+from scheduler.framework import MAX_NODE_SCORE, Args, ClusterEvent, ClusterView, Code, Plugin, Status
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.pod_affinity import AffinityTerm, WeightedAffinityTerm
 from scheduler.model.pod_index import TopologyCounts

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from scheduler.framework.plugin import Args, Plugin, min_max_normalize
+from scheduler.framework import Args, Plugin, min_max_normalize
 from scheduler.model import NodeInfo, PodInfo
 
 NAME = "LeastLoaded"

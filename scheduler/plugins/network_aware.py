@@ -15,8 +15,7 @@ import re
 
 from pydantic import Field
 
-from scheduler.framework.cluster_event import ClusterEvent
-from scheduler.framework.plugin import MAX_NODE_SCORE, Args, Code, Plugin, Status
+from scheduler.framework import MAX_NODE_SCORE, Args, ClusterEvent, Code, Plugin, Status
 from scheduler.model import NodeInfo, PodInfo, PodSpecError
 
 NAME = "NetworkAware"

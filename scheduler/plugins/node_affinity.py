@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scheduler.framework.cluster_event import ClusterEvent
-from scheduler.framework.plugin import Args, Code, Plugin, Status, default_normalize
+from scheduler.framework import Args, ClusterEvent, Code, Plugin, Status, default_normalize
 from scheduler.model import NodeInfo, NodeSelector, PodInfo, PreferredTerm
 
 NAME = "NodeAffinity"

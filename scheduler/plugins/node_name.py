@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from scheduler.framework.cluster_event import ClusterEvent
-from scheduler.framework.plugin import Args, Code, Plugin, Status
+from scheduler.framework import Args, ClusterEvent, Code, Plugin, Status
 from scheduler.model import NodeInfo, PodInfo
 
 NAME = "NodeName"

@@ -6,8 +6,7 @@ wildcard 0.0.0.0 or both addresses are equal.
 
 from __future__ import annotations
 
-from scheduler.framework.cluster_event import ClusterEvent
-from scheduler.framework.plugin import Args, Code, Plugin, Status
+from scheduler.framework import Args, ClusterEvent, Code, Plugin, Status
 from scheduler.model import NodeInfo, PodInfo
 
 NAME = "NodePorts"

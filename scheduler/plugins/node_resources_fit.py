@@ -14,10 +14,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scheduler.framework.cluster_event import ClusterEvent
-from scheduler.framework.plugin import (
+from scheduler.framework import (
     MAX_NODE_SCORE,
     Args,
+    ClusterEvent,
     Code,
     Plugin,
     Status,

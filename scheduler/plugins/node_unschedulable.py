@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from scheduler.framework.cluster_event import ClusterEvent
-from scheduler.framework.plugin import Args, ClusterView, Code, Plugin, Status, same_state
+from scheduler.framework import Args, ClusterEvent, ClusterView, Code, Plugin, Status, same_state
 from scheduler.model import TAINT_UNSCHEDULABLE, NodeInfo, PodInfo, Taint, is_tolerated
 
 NAME = "NodeUnschedulable"

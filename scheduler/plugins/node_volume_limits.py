@@ -8,8 +8,7 @@ node whose attach limit it may exceed. Unresolvable: only a change to the pod wo
 
 from __future__ import annotations
 
-from scheduler.framework.cluster_event import ClusterEvent
-from scheduler.framework.plugin import Args, ClusterView, Code, Plugin, Status, unsupported_status
+from scheduler.framework import Args, ClusterEvent, ClusterView, Code, Plugin, Status, unsupported_status
 from scheduler.model import PodInfo
 from scheduler.model.parsing import Unsupported
 

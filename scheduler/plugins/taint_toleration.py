@@ -11,8 +11,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scheduler.framework.cluster_event import ClusterEvent
-from scheduler.framework.plugin import Args, ClusterView, Code, Plugin, Status, default_normalize, same_state
+from scheduler.framework import (
+    Args,
+    ClusterEvent,
+    ClusterView,
+    Code,
+    Plugin,
+    Status,
+    default_normalize,
+    same_state,
+)
 from scheduler.model import (
     NO_EXECUTE,
     NO_SCHEDULE,

@@ -23,8 +23,7 @@ StorageCapacityScoring score. A pod using no claims costs one attribute test.
 
 from __future__ import annotations
 
-from scheduler.framework.cluster_event import ClusterEvent
-from scheduler.framework.plugin import Args, ClusterView, Code, Plugin, Status
+from scheduler.framework import Args, ClusterEvent, ClusterView, Code, Plugin, Status
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.volumes import Claim, PodClaim, Volume
 

@@ -15,8 +15,7 @@ awsElasticBlockStore, rbd and iscsi volumes, whose "same disk twice on a node" c
 
 from __future__ import annotations
 
-from scheduler.framework.cluster_event import ClusterEvent
-from scheduler.framework.plugin import Args, ClusterView, Code, Plugin, Status, unsupported_status
+from scheduler.framework import Args, ClusterEvent, ClusterView, Code, Plugin, Status, unsupported_status
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.volumes import READ_WRITE_ONCE_POD
 

@@ -10,8 +10,7 @@ none of the labels is not constrained. Unbound claims and missing PVs are Volume
 
 from __future__ import annotations
 
-from scheduler.framework.cluster_event import ClusterEvent
-from scheduler.framework.plugin import Args, ClusterView, Code, Plugin, Status
+from scheduler.framework import Args, ClusterEvent, ClusterView, Code, Plugin, Status
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.volumes import ZONE_LABELS
 

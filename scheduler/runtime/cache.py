@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.framework.plugin import carry_memo
+from scheduler.framework.memo import carry_memo
 from scheduler.model import NodeInfo, NodeTraits, PodInfo
 from scheduler.model.pod_index import PodIndex
 from scheduler.model.raw import POD_NOT_KEPT

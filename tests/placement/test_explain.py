@@ -11,9 +11,8 @@ from labkit.placement.explain import SchedulerConfig, StorageObjects, cluster_vi
 from labkit.placement.explain_view import abbreviations
 from labkit.scheduler_deploy.manifests import render_config
 from scheduler.config import parse_config
-from scheduler.framework import build_profiles
+from scheduler.framework import ClusterView, build_profiles
 from scheduler.model import PodInfo
-from scheduler.plugins import ClusterView
 from scheduler.runtime.cache import Cache
 from scheduler.runtime.eventhandlers import CacheHandlers
 from tests.kubeapi.objects import make_node, make_pod

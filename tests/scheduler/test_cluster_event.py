@@ -16,9 +16,11 @@ from scheduler.framework.cluster_event import (
     pod_change,
 )
 from scheduler.model import PodInfo, PodSpecError
-from scheduler.plugins import REGISTRY
+from scheduler.plugins import in_tree_registry
 from scheduler.testing.contract import requeue_problems
 from tests.scheduler.builders import node, node_obj, pod, pod_obj
+
+REGISTRY = in_tree_registry()
 
 E = ClusterEvent
 

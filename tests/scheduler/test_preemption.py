@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from scheduler.config import ProfileConfig, parse_config
-from scheduler.framework import Profile
+from scheduler.framework import ClusterView, Code, Profile
 from scheduler.framework.preemption import (
     Candidate,
     PodDisruptionBudget,
@@ -21,7 +21,6 @@ from scheduler.framework.preemption import (
 )
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.volumes import VolumeStore
-from scheduler.plugins import ClusterView, Code
 from scheduler.plugins.default_preemption import DefaultPreemptionArgs
 from tests.scheduler.builders import (
     claim_obj,

@@ -6,10 +6,8 @@ import random
 
 import pytest
 
-from scheduler.framework import Profile
-from scheduler.framework.plugin import per_node_memo
+from scheduler.framework import ClusterView, Profile, per_node_memo
 from scheduler.model import NodeInfo, NodeTraits, PodInfo
-from scheduler.plugins import ClusterView
 from scheduler.runtime.cache import Cache
 from tests.scheduler.builders import node_obj
 
