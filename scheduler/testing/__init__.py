@@ -14,7 +14,13 @@ pods and a ClusterView.
 
 Contract checks (``contract``): batch forms equal the per-node forms over generated pods and nodes,
 requeue declarations name real fields, args validate; the bundled plugins pass them
-(``check_plugin(plugin)`` returns the problems, each naming the plugin and the rule).
+(``check_plugin(plugin)`` returns the problems, each naming the plugin and the rule). From a shell::
+
+    python -m scheduler.testing check SOURCE [SOURCE ...]
+
+SOURCE is a plugin module, ``.py`` file or package folder (as ``python -m scheduler --plugins`` takes it,
+through ``scheduler.framework.load_registry``); exit 0 when every plugin it declares passes, 1 naming each
+plugin and broken rule, 2 when a source cannot be loaded.
 """
 
 from scheduler.testing.builders import (

@@ -23,7 +23,7 @@ from typing import Any
 
 import pydantic
 
-from scheduler.framework import Args, ClusterEvent, ClusterView, Plugin, Status
+from scheduler.framework import Args, ClusterEvent, ClusterView, Code, Plugin, Status
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.raw import FieldPath
 from scheduler.testing.generate import Vocabulary, random_node, random_pod
@@ -64,6 +64,7 @@ def batch_form_problems(plugin: Plugin, *, seeds: Iterable[int] = range(10), nod
     variants = [*args_variants(plugin), *extra_args]
     vocabulary = Vocabulary.of(plugin)
     found: dict[tuple[str, int], Problem] = {}
+    exercised: set[str] = set()  # the forms some generated pod reached
     for seed in seeds:
         rng = random.Random(seed)
         every = [random_node(rng, f"n{i}", vocabulary) for i in range(nodes)]
@@ -73,19 +74,28 @@ def batch_form_problems(plugin: Plugin, *, seeds: Iterable[int] = range(10), nod
             for k in range(pods_per_list):
                 pod = random_pod(rng, f"p{k}", vocabulary)
                 for i, args in enumerate(variants):
-                    for form, detail in _batch_differences(plugin, pod, group, args):
+                    for form, detail in _batch_differences(plugin, pod, group, args, exercised):
                         found.setdefault((form, i), Problem(
                             plugin.name, "batch-forms", f"{detail} (args {_show(args)}, seed {seed})"))
+    for form, batch in (("filter", plugin.filter_batch), ("score", plugin.score_batch)):
+        if batch is not None and form not in exercised:
+            found[(form, -1)] = Problem(
+                plugin.name, "batch-forms",
+                f"no generated pod reached {form}_batch (its pre step returned None or a Status for every one), "
+                "so it was not compared: declare the pod and node fields the plugin reads in requeue_on_fields "
+                "(their map keys go into the generated labels and annotations), or name them in its args")
     return list(found.values())
 
 
-def _batch_differences(plugin: Plugin, pod: PodInfo, nodes: list[NodeInfo], args: Args) -> list[tuple[str, str]]:
+def _batch_differences(plugin: Plugin, pod: PodInfo, nodes: list[NodeInfo], args: Args,
+                       exercised: set[str]) -> list[tuple[str, str]]:
     cluster = ClusterView(nodes)
     out: list[tuple[str, str]] = []
     try:
         if plugin.filter_batch is not None and plugin.filter_node is not None:
             state = plugin.prepare_filter(pod, args, cluster)
             if state is not None and not isinstance(state, Status):
+                exercised.add("filter")
                 expected = [_verdict(plugin.filter_node(state, n)) for n in nodes]
                 got = plugin.filter_batch(state, nodes)
                 got_verdicts = [None] * len(nodes) if got is None else [_verdict(v) for v in got]
@@ -94,13 +104,14 @@ def _batch_differences(plugin: Plugin, pod: PodInfo, nodes: list[NodeInfo], args
                 else:
                     for node, want, have in zip(nodes, expected, got_verdicts, strict=True):
                         if want != have:
-                            detail = (f"filter_batch gives {have} for node {node.name} where filter_node gives "
-                                      f"{want} (pod {pod.name})")
+                            detail = (f"filter_batch gives {_said(have)} for node {node.name} where filter_node "
+                                      f"gives {_said(want)} (pod {pod.name})")
                             out.append(("filter", detail))
                             break
         if plugin.score_batch is not None and plugin.score_node is not None:
             state = plugin.prepare_score(pod, args, cluster)
             if state is not None:
+                exercised.add("score")
                 expected_scores = [plugin.score_node(state, n) for n in nodes]
                 got_scores = list(plugin.score_batch(state, nodes))
                 if len(got_scores) != len(nodes):
@@ -113,6 +124,13 @@ def _batch_differences(plugin: Plugin, pod: PodInfo, nodes: list[NodeInfo], args
     except Exception as err:  # noqa: BLE001 - a plugin raising on a generated pod is a finding to report
         out.append(("raised", f"raised {type(err).__name__}: {err} (pod {pod.name})"))
     return out
+
+
+def _said(verdict: tuple[int, tuple[str, ...]] | None) -> str:
+    if verdict is None:
+        return "pass"
+    code, reasons = verdict
+    return f"{Code(code).name} {'; '.join(reasons)!r}"
 
 
 def _verdict(status: Status | None) -> tuple[int, tuple[str, ...]] | None:
