@@ -1,19 +1,21 @@
 """A plugin from outside the tree reads a field the model does not parse (a node annotation, through
 ``node.raw``) and declares it in ``requeue_on_fields``: the running scheduler retries the pods it rejected
-when an update changes that field, and not when it changes another one. Runs the real Scheduler object
-(informer handlers, queue, scheduling cycle) in-process; the API client is a stand-in nothing here calls
-for a decision (events are posted by a background worker and dropped)."""
+when an update changes that field, and not when it changes another one. The plugin is a file in a
+temporary folder, loaded and enabled the way ``python -m scheduler --plugins FILE --config`` does
+(load_registry, parse_config, build_profiles), into the real Scheduler object (informer handlers, queue,
+scheduling cycle) in-process; the API client is a stand-in nothing here calls for a decision (events are
+posted by a background worker and dropped)."""
 
 from __future__ import annotations
 
-import importlib.util
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from scheduler.framework import Profile
+from scheduler.config import parse_config
+from scheduler.framework import build_profiles, load_registry
 from scheduler.runtime.client import RequestCounts
 from scheduler.runtime.queue import ACTIVE, BACKOFF, UNSCHEDULABLE
 from scheduler.runtime.scheduler import RuntimeSettings, Scheduler
@@ -37,6 +39,11 @@ PLUGINS = [Plugin("Rack", pre_filter=pre_filter, filter_node=filter_node, requeu
 '''
 
 
+CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+          "profiles": [{"schedulerName": "my-custom-scheduler",
+                        "plugins": {"filter": {"enabled": [{"name": "Rack"}]}}}]}
+
+
 class _StandInClient:
     """Nothing on the decision path calls the API; the event workers' calls land here and do nothing."""
 
@@ -50,15 +57,12 @@ class _StandInClient:
         return lambda *args, **kwargs: {}
 
 
-def _user_plugin(tmp_path: Path, fields: tuple[str, ...]) -> Any:
-    """The plugin module a user keeps in their own folder, imported from its file."""
-    source = tmp_path / "rack_plugin.py"
+def _user_plugin(tmp_path: Path, fields: tuple[str, ...]) -> Path:
+    """The plugin file a user keeps in their own folder (named for the test: the loader imports a file under
+    its stem, once per process)."""
+    source = tmp_path / f"rack_{tmp_path.name}.py"
     source.write_text(f"REQUEUE_ON_FIELDS = {fields!r}\n" + textwrap.dedent(USER_PLUGIN))
-    spec = importlib.util.spec_from_file_location("rack_plugin", source)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.PLUGINS[0]
+    return source
 
 
 def _rack_node(**annotations: str) -> dict[str, Any]:
@@ -72,9 +76,9 @@ def scheduler_with(tmp_path):
     made: list[Scheduler] = []
 
     def make(fields: tuple[str, ...]) -> Scheduler:
-        plugin = _user_plugin(tmp_path, fields)
-        profile = Profile("my-custom-scheduler", [(plugin, plugin.default_args())], [])
-        sched = Scheduler(_StandInClient(), {"my-custom-scheduler": profile},  # type: ignore[arg-type]
+        registry = load_registry([str(_user_plugin(tmp_path, fields))], entry_points=False)
+        config = parse_config(CONFIG, registry=registry)
+        sched = Scheduler(_StandInClient(), build_profiles(config, registry),  # type: ignore[arg-type]
                           RuntimeSettings(serve=(), seed=1))
         made.append(sched)
         return sched
