@@ -9,7 +9,7 @@ from typing import Any
 from scheduler.model.affinity import NodeSelector, PreferredTerm, parse_node_affinity
 from scheduler.model.parsing import STRICT, ParsePolicy, PodSpecError, Unsupported, as_list, as_str_map
 from scheduler.model.pod_affinity import PodAffinity, parse_pod_affinity
-from scheduler.model.raw import EMPTY, ReadOnlyView
+from scheduler.model.raw import EMPTY, POD_NOT_KEPT, ReadOnlyView
 from scheduler.model.resources import (
     DEFAULT_MEMORY_REQUEST,
     DEFAULT_MILLI_CPU_REQUEST,
@@ -82,9 +82,10 @@ class PodInfo:
         return EMPTY if self._raw is None else ReadOnlyView(self._raw)
 
     @classmethod
-    def from_api(cls, obj: Mapping[str, Any], policy: ParsePolicy = STRICT) -> PodInfo:
+    def from_api(cls, obj: Mapping[str, Any], policy: ParsePolicy = STRICT, keep_object: bool = True) -> PodInfo:
         """Build from a core/v1 Pod dict. ``STRICT`` raises PodSpecError naming the bad field; ``LENIENT``
-        (pods already bound) skips what does not parse and counts the rest."""
+        (pods already bound) skips what does not parse and counts the rest. Without ``keep_object``, ``raw``
+        says the object was not kept (``raw.POD_NOT_KEPT``)."""
         meta = obj.get("metadata") or {}
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
@@ -166,7 +167,7 @@ class PodInfo:
             claims=claims,
             unsupported=unsupported + _unsupported_fields(spec),
             terminating_by_preemption=bool(meta.get("deletionTimestamp")) and _preempted(status),
-            _raw=obj,
+            _raw=obj if keep_object else POD_NOT_KEPT,
         )
 
 

@@ -21,7 +21,7 @@ from scheduler.framework.cluster_event import (
     node_change,
 )
 from scheduler.model import LENIENT, PodInfo, PodSpecError
-from scheduler.model.raw import POD_NOT_KEPT, FieldPath
+from scheduler.model.raw import FieldPath
 from scheduler.model.volumes import Claim, StorageClass, Volume
 from scheduler.runtime.budgets import PDB_PATH, DisruptionBudgets
 from scheduler.runtime.cache import Cache
@@ -76,9 +76,7 @@ class CacheHandlers:
         if (obj.get("status") or {}).get("phase") in TERMINAL_PHASES:
             self.pod_deleted(obj)
         elif (obj.get("spec") or {}).get("nodeName"):
-            pod = PodInfo.from_api(obj, LENIENT)
-            if not self.cache.keep_pod_objects:
-                pod._raw = POD_NOT_KEPT
+            pod = PodInfo.from_api(obj, LENIENT, keep_object=self.cache.keep_pod_objects)
             self.pod_bound(obj, assigned_pod_change(self.cache.add_pod(pod), pod))
         else:
             self.pod_unassigned(obj)
