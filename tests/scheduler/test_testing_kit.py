@@ -137,3 +137,23 @@ def test_check_plugin_runs_every_rule():
     assert check_plugin(REGISTRY["NetworkAware"], seeds=range(2)) == []
     assert {p.rule for p in check_plugin(Plugin("A", args=_AnyArgs, pre_filter=lambda pod, args: None,
                                                 requeue_on=ClusterEvent.NODE_LABELS_CHANGED))} == {"args", "requeue"}
+
+
+def test_a_plugin_refusing_a_pod_field_by_name_is_no_finding_but_a_crash_is():
+    def pre_filter(pod, args):
+        if pod.labels.get("app") == "b":
+            raise PodSpecError("metadata.labels[app]", "b is not allowed here")
+        return pod.labels.get("app")
+
+    def filter_node(state, node):
+        return None
+
+    def crashing_batch(state, nodes):
+        return [None for _ in nodes] if state is None else [nodes[99]]
+
+    plugin = Plugin("Picky", pre_filter=pre_filter, filter_node=filter_node,
+                    filter_batch=lambda state, nodes: [filter_node(state, n) for n in nodes])
+    assert batch_form_problems(plugin, seeds=range(2), nodes=5) == []
+    crashing = dataclasses.replace(plugin, filter_batch=crashing_batch)
+    found = batch_form_problems(crashing, seeds=range(2), nodes=5)
+    assert found and found[0].detail.startswith("raised IndexError: list index out of range (pod ")
