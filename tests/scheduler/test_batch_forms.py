@@ -12,12 +12,13 @@ import pytest
 
 from scheduler.framework import ClusterView, Profile, per_node_memo
 from scheduler.model import NodeInfo, PodInfo
-from scheduler.plugins import in_tree_registry
 from scheduler.testing.contract import batch_form_problems
 from scheduler.testing.generate import ZONE, random_node
+from tests import bundled_plugins
 from tests.scheduler.builders import node, node_obj, pod
 
-REGISTRY = in_tree_registry()
+# The bundled examples too: LeastLoaded has a batch score.
+REGISTRY = bundled_plugins.registry()
 BATCHED = sorted(name for name, p in REGISTRY.items() if p.filter_batch or p.score_batch)
 
 

@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from tests import bundled_plugins
+
 RACK = '''
 from typing import Literal
 
@@ -86,6 +88,9 @@ def test_a_source_that_cannot_load_exits_2_saying_why(tmp_path):
 
 
 def test_the_bundled_plugins_pass_the_same_command(tmp_path):
-    result = _check(tmp_path, "scheduler.plugins")
+    """The in-tree plugins by module name, the bundled examples by folder, as a user names theirs."""
+    result = _check(tmp_path, "scheduler.plugins", *bundled_plugins.SOURCES)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "ok   NodeResourcesFit (scheduler.plugins)" in result.stdout
+    assert f"ok   NetworkAware ({bundled_plugins.SOURCES[0]})" in result.stdout
+    assert f"ok   LeastLoaded ({bundled_plugins.SOURCES[1]})" in result.stdout

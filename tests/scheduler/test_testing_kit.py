@@ -11,11 +11,11 @@ from pydantic import BaseModel
 
 from scheduler.framework import Args, ClusterEvent, Plugin
 from scheduler.model import PodSpecError
-from scheduler.plugins import in_tree_registry
 from scheduler.testing import check_plugin, cluster_from_yaml, cluster_view, node_info, pod_info
 from scheduler.testing.contract import args_problems, batch_form_problems, requeue_problems
+from tests import bundled_plugins
 
-REGISTRY = in_tree_registry()
+REGISTRY = bundled_plugins.registry()  # the in-tree plugins and the two bundled examples
 
 CLUSTER = """
 apiVersion: v1
