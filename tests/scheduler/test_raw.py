@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.framework import Plugin
+from scheduler.framework import Plugin, PluginError, Registry
 from scheduler.framework.cluster_event import ClusterEvent
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.raw import MISSING, FieldPath
@@ -106,3 +106,10 @@ def test_requeue_on_fields_are_checked_when_the_plugin_is_built():
         Plugin("Rack", requeue_on_fields=("node.metadata.labels[x]",))
     with pytest.raises(TypeError, match="not one string"):
         Plugin("Rack", requeue_on_fields="node.spec.taints")  # type: ignore[arg-type]
+
+
+def test_a_score_plugin_declaring_requeue_fields_is_refused_at_registration():
+    plugin = Plugin("Rank", pre_score=lambda pod, args: None, score_node=lambda state, node: 0,
+                    requeue_on_fields=("node.metadata.annotations['r']",))
+    with pytest.raises(PluginError, match="plugin 'Rank' is refused:\n  requeue_on_fields without a filter"):
+        Registry([plugin], "my_plugins.py")
