@@ -4,7 +4,8 @@ when an update changes that field, and not when it changes another one. The plug
 temporary folder, loaded and enabled the way ``python -m scheduler --plugins FILE --config`` does
 (load_registry, parse_config, build_profiles), into the real Scheduler object (informer handlers, queue,
 scheduling cycle) in-process; the API client is a stand-in nothing here calls for a decision (events are
-posted by a background worker and dropped)."""
+posted by a background worker and dropped). Also: the scheduler's cache keeps the objects of pods counted
+on nodes exactly when an enabled plugin declares it reads them."""
 
 from __future__ import annotations
 
@@ -132,3 +133,41 @@ def test_a_new_node_still_requeues_a_plugin_declaring_only_fields(scheduler_with
     other = node_obj("n2")
     sched.handlers.node_changed(other)
     assert sched.queue.where(key) in (ACTIVE, BACKOFF)
+
+
+COUNTING_PLUGIN = '''
+from scheduler.framework import Plugin
+
+def pre_score(pod, args):
+    return None
+
+def score_node(state, node):
+    return sum(p.raw["metadata"].get("annotations", {}).get("example.com/heavy") == "yes"
+               for p in node.pods.values())
+
+PLUGINS = [Plugin("Heavy", pre_score=pre_score, score_node=score_node, reads_counted_pods_raw=READS)]
+'''
+
+
+def test_the_cache_keeps_counted_pods_objects_only_for_a_plugin_that_reads_them(tmp_path):
+    for reads in (True, False):
+        source = tmp_path / f"heavy_{reads}.py"
+        source.write_text(f"READS = {reads}\n" + textwrap.dedent(COUNTING_PLUGIN))
+        registry = load_registry([str(source)], entry_points=False)
+        config = {**CONFIG, "profiles": [{"schedulerName": "my-custom-scheduler",
+                                          "plugins": {"score": {"enabled": [{"name": "Heavy"}]}}}]}
+        sched = Scheduler(_StandInClient(), build_profiles(parse_config(config, registry=registry), registry),
+                          RuntimeSettings(serve=(), seed=1))  # type: ignore[arg-type]
+        try:
+            sched.handlers.node_changed(_rack_node())
+            sched.handlers.pod_changed(pod_obj("bound", node_name="n1", annotations={"example.com/heavy": "yes"}))
+            node = sched.cache.snapshot().get("n1")
+            assert node is not None
+            plugin = registry["Heavy"]
+            if reads:
+                assert plugin.score_node(None, node) == 1
+            else:
+                with pytest.raises(LookupError, match="reads_counted_pods_raw=True"):
+                    plugin.score_node(None, node)
+        finally:
+            sched.recorder.close()
