@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 class ExtenderProcess:
     def __init__(self, client: Client, profiles: Mapping[str, Profile], listen: tuple[str, int]) -> None:
-        self.cache = Cache()
+        self.cache = Cache(keep_pod_objects=any(p.reads_counted_pods_raw for p in profiles.values()))
         self.metrics = ExtenderMetrics()
         self.handlers = CacheHandlers(self.cache)
         self.node_informer, self.pod_informer, self.namespace_informer = self.handlers.informers(

@@ -7,14 +7,20 @@ EventsToRegister). When no node fits a pod, its profile answers with the union o
 rejected it, and the queue keeps that answer with the pod: an event outside it leaves the pod waiting
 (for instance, a kubelet heartbeat changes nothing here at all, and a new node label does not help a pod
 that only lacked cpu). Pure: no I/O.
+
+The events name what the model parses. A field it does not parse, which a plugin reads through ``raw``,
+is declared by path instead (``Plugin.requeue_on_fields``): ``RequeueFields`` carries those paths with the
+pod, and ``changed_fields`` says which of them an update changed. A new field needs no new event here.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import NamedTuple
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
 
 from scheduler.model import NodeInfo, PodInfo, Resources, Taint
+from scheduler.model.raw import FieldPath
 
 
 class ClusterEvent(enum.Flag):
@@ -53,17 +59,41 @@ class ClusterEvent(enum.Flag):
            | PVC_CHANGED | PV_CHANGED | STORAGE_CLASS_CHANGED)
 
 
+class RequeueFields(NamedTuple):
+    """Fields read through ``raw`` whose change may make a rejected pod schedulable: of any node, and of
+    the waiting pod itself."""
+
+    node: frozenset[FieldPath] = frozenset()
+    pod: frozenset[FieldPath] = frozenset()
+
+    def __or__(self, other: RequeueFields) -> RequeueFields:  # type: ignore[override]
+        return RequeueFields(self.node | other.node, self.pod | other.pod)
+
+
+NO_FIELDS = RequeueFields()
+
+
+def changed_fields(paths: Iterable[FieldPath], before: Mapping[str, Any] | None,
+                   after: Mapping[str, Any] | None) -> frozenset[FieldPath]:
+    """The ``paths`` whose value differs between two versions of an object (dicts as read)."""
+    if before is after:
+        return frozenset()
+    return frozenset(path for path in paths if path.changed(before, after))
+
+
 class NodeProperties(NamedTuple):
-    """What of a node the filter plugins read; taken before an update, since the cache updates in place."""
+    """What of a node the filter plugins read; taken before an update, since the cache updates in place.
+    ``raw`` is the object as read, for the fields plugins declare by path."""
 
     labels: dict[str, str]
     taints: tuple[Taint, ...]
     allocatable: Resources
     unschedulable: bool
+    raw: Mapping[str, Any] | None = None
 
     @classmethod
     def of(cls, node: NodeInfo) -> NodeProperties:
-        return cls(node.labels, node.taints, node.allocatable, node.unschedulable)
+        return cls(node.labels, node.taints, node.allocatable, node.unschedulable, node._raw)
 
 
 def node_change(before: NodeProperties | None, after: NodeProperties) -> ClusterEvent:

@@ -149,7 +149,9 @@ def contract_problems(plugin: Plugin) -> list[str]:
                         "plugin that reads only the pod and one node needs none")
     if plugin.reads_cluster and plugin.pre_filter is None and plugin.pre_score is None:
         problems.append("reads_cluster without pre_filter or pre_score: only those steps get the cluster")
-    if plugin.requeue_on != ClusterEvent.ANY and not plugin.filters:
+    if plugin.requeue_on_fields and not plugin.filters:
+        problems.append("requeue_on_fields without a filter: only a filter's rejection leaves a pod waiting")
+    elif plugin.requeue_on != ClusterEvent.ANY and not plugin.filters:
         problems.append("requeue_on without a filter: only a filter's rejection leaves a pod waiting")
     if plugin.post_filter and not callable(getattr(plugin.args, "num_candidates", None)):
         problems.append("post_filter: the framework's preemption reads num_candidates(num_nodes) from the "

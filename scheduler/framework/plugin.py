@@ -1,4 +1,6 @@
-"""What every plugin is made of: a verdict type, a plugin descriptor, score normalisation helpers.
+"""What every plugin is made of: a verdict type (``Status``, ``Code``), its args (``Args``) and its descriptor
+(``Plugin``). A plugin module declares its descriptors in a module-level ``PLUGINS`` list
+(``scheduler.framework.registry``).
 
 A plugin answers one question from a read-only snapshot, like a kube-scheduler framework plugin:
 - Filter: may this pod go on this node? ``pre_filter(pod, args)`` runs once per scheduling cycle and
@@ -26,26 +28,34 @@ PodTopologySpread counts pods per zone over ``cluster.nodes``, ImageLocality the
 InterPodAffinity matching pods per topology domain from ``cluster.index``. The per-node halves stay as they
 are: whatever the node loop needs from other nodes is computed once, in the pre step.
 
-Requeue triggers: ``requeue_on`` names the cluster events (``scheduler.framework.cluster_event``) that can undo the
-plugin's rejection, such as a new node or a changed taint for TaintToleration; the scheduling queue retries a
-pod no node fits only on an event one of its rejecting plugins declares.
+Requeue triggers: ``requeue_on`` names the cluster events (``scheduler.framework.cluster_event``) that can
+undo the plugin's rejection, such as a new node or a changed taint for TaintToleration; the scheduling queue
+retries a pod no node fits only on an event one of its rejecting plugins declares. A plugin that reads a
+field the model does not parse (through ``pod.raw`` / ``node.raw``) names it in ``requeue_on_fields``, e.g.
+``"node.metadata.annotations['example.com/rack']"`` or ``"pod.spec.runtimeClassName"``: an update that
+changes it retries the pods the plugin rejected (a new node always does), with no new ClusterEvent.
 
 Batch forms (optional, for speed): ``filter_batch(state, nodes)`` returns the verdicts aligned with
 ``nodes``, or ``None`` when every node passes; ``score_batch(state, nodes)`` returns the raw scores. They
-must give exactly what ``filter_node`` / ``score_node`` give node by node (tests/scheduler checks this);
-they exist because a Python call per node and plugin is most of a decision's cost at 1,000+ nodes, and a
+must give exactly what ``filter_node`` / ``score_node`` give node by node (``python -m scheduler.testing
+check SOURCE`` checks it over generated pods and nodes, as tests/scheduler/test_batch_forms.py does for the
+bundled ones); they exist because a Python call per node and plugin is most of a decision's cost at 1,000+ nodes, and a
 comprehension that only reads attributes, or a quick "nothing to reject here" scan, is several times cheaper.
 The framework uses them when present and falls back to the per-node functions otherwise.
 
-Memo: ``per_node_memo`` lets a batch form keep per-node values between decisions (scheduler.framework.memo).
-Contracts: each function field has one call signature (``scheduler.framework.contracts``), and a plugin
-with a bad combination is refused when registered (``Registry``).
+Memo: ``per_node_memo`` lets a batch form keep per-node values between decisions (``scheduler.framework.memo``).
+Normalisation helpers (``default_normalize``, ``min_max_normalize``) are in ``scheduler.framework.normalize``.
+
+Contracts: each function field has one call signature (``scheduler.framework.contracts``: a Protocol per
+extension point), and a plugin with a bad combination (a batch form without its per-node form, a per-node
+half without the pre step making its state, ``replace_node`` without ``reads_cluster``...) is refused when
+it is registered (``Registry``), naming the plugin and where it came from.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +64,7 @@ from pydantic import BaseModel, ConfigDict
 from scheduler.framework.cluster_event import ClusterEvent
 from scheduler.framework.cluster_view import ClusterView
 from scheduler.model import NodeInfo, PodInfo
+from scheduler.model.raw import FieldPath
 
 if TYPE_CHECKING:
     from scheduler.framework.contracts import (
@@ -153,8 +164,12 @@ class Plugin:
     default_weight: int = 1
     filter_batch: FilterBatch | None = None
     score_batch: ScoreBatch | None = None
-    requeue_on: ClusterEvent = ClusterEvent.ANY
+    # None: ANY, or NODE_ADDED alone when requeue_on_fields says what else may help.
+    requeue_on: ClusterEvent | None = None  # type: ignore[assignment]  # always a ClusterEvent once built
+    requeue_on_fields: tuple[str, ...] = ()  # "node.<path>" / "pod.<path>" (scheduler.model.raw.FieldPath)
     reads_cluster: bool = False
+    # Reads ``raw`` of the pods counted on nodes (node.pods): the cache then keeps their objects.
+    reads_counted_pods_raw: bool = False
     post_filter: bool = False  # runs when no node passes the filters (DefaultPreemption, scheduler.framework.preemption)
     # kube-scheduler's PreFilterExtensions (AddPod/RemovePod), for a plugin whose pre_filter counts the
     # cluster: (state, pod, args, old node, new node) -> the state with ``new`` (the same node with pods added
@@ -167,6 +182,22 @@ class Plugin:
     # Its PostFilter's part of a FailedScheduling message, run before preemption (scheduler.framework.post_filter):
     # (the PreFilter rejection, if any) -> (text, whether the PostFilters after it still run).
     post_filter_note: PostFilterNote | None = None
+    # requeue_on_fields parsed: the node fields and the pod fields whose change may help.
+    node_fields: frozenset[FieldPath] = field(default=frozenset(), init=False, repr=False)
+    pod_fields: frozenset[FieldPath] = field(default=frozenset(), init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.requeue_on_fields, str):
+            raise TypeError(f"plugin {self.name}: requeue_on_fields must be a tuple of paths, not one string")
+        paths: dict[str, set[FieldPath]] = {"node": set(), "pod": set()}
+        for text in self.requeue_on_fields:
+            kind, path = split_field(text, f"plugin {self.name}: requeue_on_fields")
+            paths[kind].add(path)
+        object.__setattr__(self, "node_fields", frozenset(paths["node"]))
+        object.__setattr__(self, "pod_fields", frozenset(paths["pod"]))
+        if self.requeue_on is None:
+            object.__setattr__(self, "requeue_on",
+                               ClusterEvent.NODE_ADDED if self.requeue_on_fields else ClusterEvent.ANY)
 
     @property
     def filters(self) -> bool:
@@ -250,3 +281,17 @@ class Plugin:
             return self.score_batch(state, nodes)
         score_node = self.score_node
         return [score_node(state, node) for node in nodes]
+
+
+def split_field(text: str, where: str) -> tuple[str, FieldPath]:
+    """("node" | "pod", path) of a requeue field such as ``"node.metadata.annotations['a/b']"``; ValueError
+    naming ``where`` and the path otherwise."""
+    try:
+        path = FieldPath(text)
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from None
+    kind, *rest = path.steps
+    if kind not in ("node", "pod") or not rest or rest[0] not in ("metadata", "spec", "status"):
+        raise ValueError(f"{where}: {text!r} must start with node. or pod. and then metadata, spec or status, "
+                         "e.g. \"node.metadata.annotations['example.com/rack']\"")
+    return kind, FieldPath(text[len(kind) + 1:])

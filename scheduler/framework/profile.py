@@ -19,6 +19,8 @@ Public API (stable; changes are listed here first):
     Profile.post_filter: (DefaultPreemption plugin, its args) or None
     Profile.requeue_triggers(result.rejected_by) -> ClusterEvent: what may make a pod no node fits
         schedulable (the union of what its rejecting plugins declare)
+    Profile.requeue_fields(result.rejected_by) -> RequeueFields: the same for fields read through raw;
+        Profile.node_fields: every node field its filters declare
 
 How a decision is made (kube-scheduler's scheduling cycle; preemption, its PostFilter, is scheduler.framework.preemption):
 1. PreFilter: each filter plugin prepares its per-pod state once; plugins with nothing to check for this
@@ -58,7 +60,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from scheduler.framework.cluster_event import ClusterEvent
+from scheduler.framework.cluster_event import NO_FIELDS, ClusterEvent, RequeueFields
 from scheduler.framework.cluster_view import ClusterView
 from scheduler.framework.plugin import Args, Code, Plugin, Status
 from scheduler.framework.registry import Registry, in_tree_registry
@@ -198,6 +200,13 @@ class Profile:
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.post_filter = post_filter  # (DefaultPreemption, its args) when enabled
         self._requeue_on = {plugin.name: plugin.requeue_on for plugin, _ in self.filters}
+        self._requeue_fields = {plugin.name: RequeueFields(plugin.node_fields, plugin.pod_fields)
+                                for plugin, _ in self.filters if plugin.requeue_on_fields}
+        # Every node field a filter declares: what a node update is compared on besides the events.
+        self.node_fields = frozenset(f for plugin, _ in self.filters for f in plugin.node_fields)
+        # A plugin reads raw of the pods counted on nodes: the cache must keep their objects.
+        self.reads_counted_pods_raw = any(plugin.reads_counted_pods_raw
+                                          for plugin in self._plugins())
         self._next_start = 0
 
     @classmethod
@@ -234,6 +243,20 @@ class Profile:
         for name in rejected_by:
             triggers |= self._requeue_on.get(name, ClusterEvent.ANY)
         return triggers or ClusterEvent.ANY
+
+    def requeue_fields(self, rejected_by: Iterable[str]) -> RequeueFields:
+        """The fields read through raw (of nodes, of the pod) whose change may make a pod these filter
+        plugins rejected schedulable: the union of what each declares in requeue_on_fields."""
+        fields = NO_FIELDS
+        for name in rejected_by:
+            fields |= self._requeue_fields.get(name, NO_FIELDS)
+        return fields
+
+    def _plugins(self) -> Iterator[Plugin]:
+        yield from (plugin for plugin, _ in self.filters)
+        yield from (plugin for plugin, _, _ in self.scores)
+        if self.post_filter is not None:
+            yield self.post_filter[0]
 
     def schedule(self, pod: PodInfo, nodes: Sequence[NodeInfo], rng: random.Random,
                  cluster: ClusterView | None = None, nominated: Nominated = NO_NOMINATED) -> ScheduleResult:

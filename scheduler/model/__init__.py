@@ -1,14 +1,16 @@
 """Plain hot-path data parsed from the API's JSON dicts: pods, nodes, resources, taints, node affinity.
 
 The scheduler keeps thousands of these in memory, so they are slotted dataclasses built once per watch
-event from the camelCase dicts the API sends (never the client's generated models), and the raw object is
-not kept. Everything here is pure: no I/O, no clocks, no globals.
+event from the camelCase dicts the API sends (never the client's generated models). The object as read is
+kept by reference for plugins reading fields not parsed here (``raw``: a read-only view, ``raw.py``),
+except for pods counted on nodes, whose objects the cache keeps only when a plugin reads them. Everything
+here is pure: no I/O, no clocks, no globals.
 
 One module per seam: ``parsing`` (the parse policy and PodSpecError), ``resources`` (amounts and a pod's
 effective request), ``taints`` (taints, tolerations), ``affinity`` (node selectors), ``labels`` (label
 selectors), ``pod_affinity`` (inter-pod affinity terms), ``topology_spread`` (spread constraints), ``pod``
-(PodInfo), ``node`` (NodeInfo and its accounting) and ``pod_index`` (counted pods indexed for inter-pod
-affinity). Import from ``scheduler.model``, or from the seam's module for what only its plugin uses.
+(PodInfo), ``node`` (NodeInfo and its accounting), ``raw`` (the object as read, field paths) and
+``pod_index`` (counted pods indexed for inter-pod affinity). Import from ``scheduler.model``, or from the seam's module for what only its plugin uses.
 """
 
 from scheduler.model.affinity import NodeSelector, PreferredTerm, Requirement, SelectorTerm

@@ -9,6 +9,7 @@ from typing import Any
 
 from scheduler.model.parsing import LENIENT
 from scheduler.model.pod import PodInfo
+from scheduler.model.raw import EMPTY, ReadOnlyView
 from scheduler.model.resources import Resources
 from scheduler.model.taints import Taint, condition_taints, parse_node_taints
 
@@ -38,6 +39,13 @@ class NodeInfo:
     # What plugins worked out from this node's state for a kind of pod (plugins.base.per_node_memo): kept
     # on a snapshot's clone, which later decisions share until the node changes; emptied by any change.
     memo: dict[Any, Any] = field(default_factory=dict, repr=False)
+    _raw: Mapping[str, Any] | None = field(default=None, repr=False)  # the Node object as read, for ``raw``
+
+    @property
+    def raw(self) -> Mapping[str, Any]:
+        """The Node object as read, read-only (``scheduler.model.raw``): any field the model does not
+        parse, e.g. ``node.raw["metadata"].get("annotations", {}).get("example.com/rack")``."""
+        return EMPTY if self._raw is None else ReadOnlyView(self._raw)
 
     @classmethod
     def from_api(cls, obj: Mapping[str, Any]) -> NodeInfo:
@@ -57,6 +65,7 @@ class NodeInfo:
         meta = obj.get("metadata") or {}
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
+        self._raw = obj
         self.labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
         self.resource_version = str(meta.get("resourceVersion") or "")
         self.unschedulable = bool(spec.get("unschedulable"))
@@ -127,6 +136,7 @@ class NodeInfo:
             images=self.images,  # replaced, never mutated, by _load
             generation=self.generation,
             resource_version=self.resource_version,
+            _raw=self._raw,  # replaced, never mutated, by _load
         )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from scheduler.model.affinity import NodeSelector, PreferredTerm, parse_node_affinity
 from scheduler.model.parsing import STRICT, ParsePolicy, PodSpecError, Unsupported, as_list, as_str_map
 from scheduler.model.pod_affinity import PodAffinity, parse_pod_affinity
+from scheduler.model.raw import EMPTY, POD_NOT_KEPT, ReadOnlyView
 from scheduler.model.resources import (
     CPU,
     DEFAULT_MEMORY_REQUEST,
@@ -74,15 +75,26 @@ class PodInfo:
     # PreemptionByScheduler): a preemptor nominated to its node waits for it instead of preempting more.
     terminating_by_preemption: bool = False
     spec_error: PodSpecError | None = None  # set by unreadable(): why the spec cannot be read
+    # The Pod object as read (kept, not copied: nothing changes a watch event's dict), for ``raw``.
+    _raw: Mapping[str, Any] | None = field(default=None, repr=False)
 
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
+    @property
+    def raw(self) -> Mapping[str, Any]:
+        """The Pod object as read, read-only (``scheduler.model.raw``): any field the model does not parse,
+        e.g. ``pod.raw["metadata"].get("annotations", {}).get("example.com/tier")``. Empty for a PodInfo
+        built without one; for a pod counted on a node, reading it raises LookupError unless an enabled
+        plugin declares ``reads_counted_pods_raw`` (``raw.POD_NOT_KEPT``)."""
+        return EMPTY if self._raw is None else ReadOnlyView(self._raw)
+
     @classmethod
-    def from_api(cls, obj: Mapping[str, Any], policy: ParsePolicy = STRICT) -> PodInfo:
+    def from_api(cls, obj: Mapping[str, Any], policy: ParsePolicy = STRICT, keep_object: bool = True) -> PodInfo:
         """Build from a core/v1 Pod dict. ``STRICT`` raises PodSpecError naming the bad field; ``LENIENT``
-        (pods already bound) skips what does not parse and counts the rest."""
+        (pods already bound) skips what does not parse and counts the rest. Without ``keep_object``, ``raw``
+        says the object was not kept (``raw.POD_NOT_KEPT``)."""
         meta = obj.get("metadata") or {}
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
@@ -172,6 +184,7 @@ class PodInfo:
             claims=claims,
             unsupported=unsupported + _unsupported_fields(spec),
             terminating_by_preemption=bool(meta.get("deletionTimestamp")) and _preempted(status),
+            _raw=obj if keep_object else POD_NOT_KEPT,
         )
 
 
@@ -189,6 +202,7 @@ class PodInfo:
             resource_version=str(meta.get("resourceVersion") or ""),
             scheduler_name=str(spec.get("schedulerName") or "default-scheduler"),
             spec_error=error,
+            _raw=obj,
         )
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from scheduler.framework.memo import carry_memo
 from scheduler.model import NodeInfo, NodeTraits, PodInfo
 from scheduler.model.pod_index import PodIndex
+from scheduler.model.raw import POD_NOT_KEPT
 from scheduler.model.volumes import VolumeStore
 
 log = logging.getLogger(__name__)
@@ -66,8 +67,12 @@ class Snapshot:
 
 
 class Cache:
-    def __init__(self, *, assumed_ttl: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, *, assumed_ttl: float = 30.0, clock: Callable[[], float] = time.monotonic,
+                 keep_pod_objects: bool = False) -> None:
         self.assumed_ttl = assumed_ttl
+        # Whether pods counted on nodes keep their API object (PodInfo.raw): only when a plugin reads it,
+        # since it about doubles what the cache holds.
+        self.keep_pod_objects = keep_pod_objects
         self._clock = clock
         self._lock = threading.RLock()
         self._nodes: dict[str, NodeInfo] = {}
@@ -165,6 +170,8 @@ class Cache:
             if node not in self._nodes:
                 raise KeyError(f"node {node} is no longer in the cache")
             assumed = _with_node_name(pod, node)
+            if not self.keep_pod_objects:
+                assumed._raw = POD_NOT_KEPT  # as the watch's version of it will be
             self._place(assumed, node)
             self._pods[pod.uid] = _PodState(assumed, node, assumed=True)
             self._assumed.add(pod.uid)

@@ -13,8 +13,15 @@ from typing import Any
 
 from prometheus_client import Counter
 
-from scheduler.framework.cluster_event import ClusterEvent, NodeProperties, assigned_pod_change, node_change
+from scheduler.framework.cluster_event import (
+    ClusterEvent,
+    NodeProperties,
+    assigned_pod_change,
+    changed_fields,
+    node_change,
+)
 from scheduler.model import LENIENT, PodInfo, PodSpecError
+from scheduler.model.raw import FieldPath
 from scheduler.model.volumes import Claim, StorageClass, Volume
 from scheduler.runtime.budgets import PDB_PATH, DisruptionBudgets
 from scheduler.runtime.cache import Cache
@@ -69,7 +76,7 @@ class CacheHandlers:
         if (obj.get("status") or {}).get("phase") in TERMINAL_PHASES:
             self.pod_deleted(obj)
         elif (obj.get("spec") or {}).get("nodeName"):
-            pod = PodInfo.from_api(obj, LENIENT)
+            pod = PodInfo.from_api(obj, LENIENT, keep_object=self.cache.keep_pod_objects)
             self.pod_bound(obj, assigned_pod_change(self.cache.add_pod(pod), pod))
         else:
             self.pod_unassigned(obj)
@@ -136,8 +143,11 @@ class EventHandlers(CacheHandlers):
     may make a waiting pod schedulable move it back to the active queue."""
 
     def __init__(self, cache: Cache, queue: SchedulingQueue, pending: PendingPods, recorder: EventRecorder,
-                 scheduler_names: Collection[str], nominator: Nominator) -> None:
+                 scheduler_names: Collection[str], nominator: Nominator,
+                 node_fields: Collection[FieldPath] = ()) -> None:
         super().__init__(cache)
+        # The node fields the profiles' plugins declare by path (Plugin.requeue_on_fields).
+        self.node_fields = frozenset(node_fields)
         self.nominator = nominator
         self.queue = queue
         self.pending = pending
@@ -196,9 +206,12 @@ class EventHandlers(CacheHandlers):
         name = (obj.get("metadata") or {}).get("name", "")
         known = self.cache.node(name)
         before = None if known is None else NodeProperties.of(known)
-        event = node_change(before, NodeProperties.of(self.cache.add_node(obj)))
-        if event:  # kubelet status heartbeats change nothing the plugins read: the queue stays as it is
-            self.queue.move_for(event)
+        after = NodeProperties.of(self.cache.add_node(obj))
+        event = node_change(before, after)
+        fields = (changed_fields(self.node_fields, before.raw, after.raw)
+                  if before is not None and self.node_fields else frozenset())
+        if event or fields:  # kubelet status heartbeats change nothing the plugins read: the queue stays
+            self.queue.move_for(event, fields)
 
     # -- storage ---------------------------------------------------------------------------------
     def claim_changed(self, obj: dict[str, Any]) -> bool:

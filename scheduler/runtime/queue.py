@@ -4,7 +4,8 @@
 - backoff: pods that failed recently wait 1 s, doubling per attempt up to 10 s, then go to active.
 - unschedulable: pods no node could take. Each waits for the cluster events that may help it
   (``scheduler.framework.cluster_event``), as the scheduling cycle hands them over with the failure: what the
-  plugins that rejected it declare, or, when its spec could not be read, a change of the pod itself.
+  plugins that rejected it declare (events, and fields by path), or, when its spec could not be read, a
+  change of the pod itself.
   Such an event (an update of the pod included), or `unschedulable_timeout` (kube-scheduler's
   podMaxInUnschedulablePodsDuration; 5 min there, 60 s here so a lab sees the retry), moves it on: to
   backoff if its backoff has not expired yet, else to active.
@@ -23,8 +24,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from scheduler.framework.cluster_event import ClusterEvent, pod_change
+from scheduler.framework.cluster_event import (
+    NO_FIELDS,
+    ClusterEvent,
+    RequeueFields,
+    changed_fields,
+    pod_change,
+)
 from scheduler.model import PodInfo
+from scheduler.model.raw import FieldPath
 
 ACTIVE, BACKOFF, UNSCHEDULABLE, IN_FLIGHT = "active", "backoff", "unschedulable", "in_flight"
 
@@ -42,6 +50,7 @@ class QueuedPod:
     seq: int = field(default=0)
     successor: PodInfo | None = None  # a re-created pod (same key, new uid) that arrived while in flight
     requeue_on: ClusterEvent = ClusterEvent.ANY  # while unschedulable: the events that may help it
+    requeue_fields: RequeueFields = NO_FIELDS  # ... and the fields read through raw that may
 
 
 class SchedulingQueue:
@@ -148,7 +157,8 @@ class SchedulingQueue:
             old, qp.pod = qp.pod, pod
             qp.deleted = False
             # Status-only updates (our own PodScheduled condition) change nothing and do not retry the pod.
-            if qp.where == UNSCHEDULABLE and pod_change(old, pod) & qp.requeue_on:
+            if qp.where == UNSCHEDULABLE and (pod_change(old, pod) & qp.requeue_on or changed_fields(
+                    qp.requeue_fields.pod, old._raw, pod._raw)):
                 self._requeue(qp, now)
 
     def delete(self, key: str) -> None:
@@ -162,12 +172,14 @@ class SchedulingQueue:
                 del self._entries[key]  # stale heap items are skipped by seq/where checks
                 self._unschedulable.pop(key, None)
 
-    def move_for(self, event: ClusterEvent) -> None:
-        """A node added or changed, or a bound pod gone: retry the unschedulable pods it may help."""
+    def move_for(self, event: ClusterEvent, node_fields: frozenset[FieldPath] = frozenset()) -> None:
+        """A node added or changed (``node_fields``: the declared fields of it that changed), or a bound pod
+        gone: retry the unschedulable pods it may help."""
         with self._cond:
             now = self._clock()
             self._move_request_cycle = self._cycle
-            for qp in [qp for qp in self._unschedulable.values() if qp.requeue_on & event]:
+            for qp in [qp for qp in self._unschedulable.values()
+                       if qp.requeue_on & event or not node_fields.isdisjoint(qp.requeue_fields.node)]:
                 self._requeue(qp, now)
 
     # -- consumer --------------------------------------------------------------------------------
@@ -215,10 +227,12 @@ class SchedulingQueue:
             self._push_active(fresh)
 
     def failed(
-        self, qp: QueuedPod, *, unschedulable: bool, requeue_on: ClusterEvent = ClusterEvent.ANY
+        self, qp: QueuedPod, *, unschedulable: bool, requeue_on: ClusterEvent = ClusterEvent.ANY,
+        requeue_fields: RequeueFields = NO_FIELDS,
     ) -> None:
-        """The attempt failed. `unschedulable`: no node fits (wait for one of the `requeue_on` events);
-        otherwise an error (bind failure, API error) retried after backoff."""
+        """The attempt failed. `unschedulable`: no node fits (wait for one of the `requeue_on` events, or a
+        change of one of the `requeue_fields`); otherwise an error (bind failure, API error) retried after
+        backoff."""
         with self._cond:
             key = qp.pod.key
             cur = self._entries.get(key)
@@ -236,6 +250,7 @@ class SchedulingQueue:
             if unschedulable and self._move_request_cycle < cur.cycle:
                 cur.where = UNSCHEDULABLE
                 cur.requeue_on = requeue_on
+                cur.requeue_fields = requeue_fields
                 self._unschedulable.pop(key, None)
                 self._unschedulable[key] = cur
             else:

@@ -98,7 +98,8 @@ class SchedulingCycle:
             log.info("pod %s unschedulable: %s", pod.key, message)
             _log_verdicts(pod, result)
             self.recorder.failed(pod, message, profile_name)
-            self.queue.failed(qp, unschedulable=True, requeue_on=profile.requeue_triggers(result.rejected_by))
+            self.queue.failed(qp, unschedulable=True, requeue_on=profile.requeue_triggers(result.rejected_by),
+                              requeue_fields=profile.requeue_fields(result.rejected_by))
             return
         try:
             assumed = self.cache.assume(pod, node)

@@ -77,7 +77,8 @@ class Scheduler:
         self.client = client
         self.profiles = dict(profiles)
         self.settings = settings
-        self.cache = Cache(assumed_ttl=settings.assumed_ttl)
+        self.cache = Cache(assumed_ttl=settings.assumed_ttl,
+                           keep_pod_objects=any(p.reads_counted_pods_raw for p in self.profiles.values()))
         self.queue = SchedulingQueue()
         self.metrics = Metrics()
         self.metrics.export_client_counts(client.counts)
@@ -87,7 +88,8 @@ class Scheduler:
         self.nominator = Nominator()
         self.budgets = DisruptionBudgets()
         self.handlers = EventHandlers(self.cache, self.queue, self.pending, self.recorder, self.profiles,
-                                      self.nominator)
+                                      self.nominator,
+                                      frozenset().union(*(p.node_fields for p in self.profiles.values())))
         self.cycle = SchedulingCycle(client, self.profiles, self.cache, self.queue, self.pending,
                                      self.recorder, self.metrics, random.Random(settings.seed),
                                      bind_workers=settings.bind_workers, nominator=self.nominator,

@@ -1,7 +1,8 @@
 """The plugins' batch forms (filter_batch, score_batch: the speed path the framework uses) give exactly the
-verdicts and raw scores of their per-node functions, over randomly built nodes that cover the edge cases:
-taints of every effect, cordoned nodes, zero and missing capacities, over-committed nodes, full pod slots,
-extended resources; and pods with and without requests, tolerations and extended resources."""
+verdicts and raw scores of their per-node functions, checked by the contract check plugin authors run
+(scheduler.testing.contract.batch_form_problems) over its generated nodes and pods: taints of every effect,
+cordoned nodes, zero and missing capacities, over-committed nodes, full pod slots, extended resources; pods
+with and without requests, tolerations, extended resources and pod (anti-)affinity."""
 
 from __future__ import annotations
 
@@ -11,60 +12,35 @@ import pytest
 
 from scheduler.framework import ClusterView, Profile, per_node_memo
 from scheduler.model import NodeInfo, PodInfo
+from scheduler.testing.contract import batch_form_problems
+from scheduler.testing.generate import ZONE, random_node
 from tests import bundled_plugins
 from tests.scheduler.builders import node, node_obj, pod
 
 # The bundled examples too: LeastLoaded has a batch score.
 REGISTRY = bundled_plugins.registry()
-
-ZONE = "topology.kubernetes.io/zone"
-POD_AFFINITIES = [None, None, *(
-    {kind: {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": key}]}}
-    for kind in ("podAntiAffinity", "podAffinity") for app in ("a", "b")
-    for key in ("kubernetes.io/hostname", ZONE))]
 BATCHED = sorted(name for name, p in REGISTRY.items() if p.filter_batch or p.score_batch)
-EFFECTS = ("NoSchedule", "NoExecute", "PreferNoSchedule")
 
 
-def _random_node(rng: random.Random, i: int) -> NodeInfo:
-    taints = [{"key": rng.choice(["a", "b", "dedicated"]), "value": rng.choice(["", "x"]),
-               "effect": rng.choice(EFFECTS)} for _ in range(rng.choice([0, 0, 0, 1, 2]))]
-    info = node(f"n{i}", cpu=rng.choice(["0", "1", "4", "64"]), memory=rng.choice(["0", "1Gi", "8Gi", "256Gi"]),
-                pods=rng.choice(["0", "2", "110"]), taints=taints, unschedulable=rng.random() < 0.2,
-                extra=rng.choice([{}, {"example.com/gpu": "2"}]),
-                labels=rng.choice([{}, {ZONE: "z1"}, {ZONE: "z2"}]))
-    for j in range(rng.choice([0, 1, 3])):
-        info.add_pod(_random_pod(rng, f"on-{i}-{j}"))
-    return info
-
-
-def _random_pod(rng: random.Random, name: str) -> PodInfo:
-    requests = rng.choice([None, {}, {"cpu": "500m"}, {"memory": "2Gi"}, {"cpu": "2", "memory": "4Gi"},
-                           {"cpu": "100m", "ephemeral-storage": "1Gi"}, {"example.com/gpu": "1"}])
-    tolerations = rng.choice([None, [{"operator": "Exists"}], [{"key": "a", "operator": "Exists"}],
-                              [{"key": "b", "value": "x", "effect": "PreferNoSchedule"}],
-                              [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}]])
-    return pod(name, requests=requests, tolerations=tolerations, affinity=rng.choice(POD_AFFINITIES),
-               labels=rng.choice([{}, {"app": "a"}, {"app": "b"}]))
-
-
-@pytest.mark.parametrize("seed", range(25))
-@pytest.mark.parametrize("name", BATCHED)
-def test_batch_forms_match_per_node_functions(name: str, seed: int) -> None:
-    rng = random.Random(seed)
+def _extra_args(name: str) -> list:
+    """Args beyond the check's own variants (the default and each choice field's values)."""
     plugin = REGISTRY[name]
-    every = [_random_node(rng, i) for i in range(40)]
-    # The whole list, and each node alone: a batch may take a slow path for the whole list because of one
-    # odd node (e.g. a zero capacity), which must not hide a wrong fast path for the others.
-    for nodes in [every, *([n] for n in every)]:
-        for k in range(4):
-            _check_batches(plugin, _random_pod(rng, f"p{k}"), nodes)
+    if name == "NodeResourcesFit":
+        return [plugin.args(ignoredResources=["example.com/gpu"]),
+                plugin.args(scoringStrategy={"type": "MostAllocated"}),
+                plugin.args(scoringStrategy={"resources": [{"name": "cpu", "weight": 3}, {"name": "memory"}]})]
+    return []
+
+
+@pytest.mark.parametrize("seeds", [range(13), range(13, 25)])
+@pytest.mark.parametrize("name", BATCHED)
+def test_batch_forms_match_per_node_functions(name: str, seeds: range) -> None:
+    assert batch_form_problems(REGISTRY[name], seeds=seeds, nodes=40, extra_args=_extra_args(name)) == []
 
 
 def _check_batches(plugin, p: PodInfo, nodes: list[NodeInfo]) -> None:
     cluster = ClusterView(nodes)
-    for args in _args_variants(plugin):
+    for args in [plugin.default_args(), *_extra_args(plugin.name)]:
         if plugin.filter_batch is not None:
             state = plugin.prepare_filter(p, args, cluster)
             if state is not None:
@@ -79,17 +55,6 @@ def _check_batches(plugin, p: PodInfo, nodes: list[NodeInfo]) -> None:
             state = plugin.prepare_score(p, args, cluster)
             if state is not None:
                 assert plugin.score_batch(state, nodes) == [plugin.score_node(state, n) for n in nodes]
-
-
-def _args_variants(plugin) -> list:
-    if plugin.name == "LeastLoaded":
-        return [plugin.args(mode=m, strategy=s) for m in ("podCount", "requestedResources")
-                for s in ("LeastAllocated", "MostAllocated")]
-    if plugin.name == "NodeResourcesFit":
-        return [plugin.args(), plugin.args(ignoredResources=["example.com/gpu"]),
-                plugin.args(scoringStrategy={"type": "MostAllocated"}),
-                plugin.args(scoringStrategy={"resources": [{"name": "cpu", "weight": 3}, {"name": "memory"}]})]
-    return [plugin.default_args()]
 
 
 def test_wrapped_window_visits_every_node_once_per_round() -> None:
@@ -158,7 +123,7 @@ def test_per_node_memo_keeps_one_key_object_per_kind() -> None:
 @pytest.mark.parametrize("seed", range(5))
 def test_node_affinity_batch_matches_per_node_for_node_selectors(seed: int) -> None:
     rng = random.Random(seed)
-    every = [_random_node(rng, i) for i in range(40)]
+    every = [random_node(rng, f"n{i}") for i in range(40)]
     required = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
         {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["z1"]}]}]}}}
     for selector, affinity in [({ZONE: "z1"}, None), ({ZONE: "z3"}, None), ({ZONE: "z2", "x": "y"}, None),

@@ -79,7 +79,7 @@ def test_assumed_copy_equals_dataclasses_replace() -> None:
             },
         }
     )
-    cache = Cache()
+    cache = Cache(keep_pod_objects=True)  # else the copy drops the object, as the watch's version does
     cache.add_node(node("n1"))
     assumed = cache.assume(original, "n1")
     expected = dataclasses.replace(original, node_name="n1")
