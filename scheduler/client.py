@@ -62,6 +62,7 @@ class RequestCounts:
         self._lock = threading.Lock()
         self.requests: dict[tuple[str, str], int] = {}
         self.watch_bytes: dict[str, int] = {}
+        self.answer_bytes: dict[str, int] = {}
 
     def request(self, verb: str, path: str, query: Mapping[str, Any] | None) -> None:
         key = request_kind(verb, path, query)
@@ -71,6 +72,15 @@ class RequestCounts:
     def watched(self, resource: str, size: int) -> None:
         with self._lock:
             self.watch_bytes[resource] = self.watch_bytes.get(resource, 0) + size
+
+    def answered(self, resource: str, size: int) -> None:
+        """Bytes of a whole (not streamed) answer decoded: lists, binding and event answers."""
+        with self._lock:
+            self.answer_bytes[resource] = self.answer_bytes.get(resource, 0) + size
+
+    def answer_totals(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self.answer_bytes)
 
     def totals(self) -> tuple[dict[tuple[str, str], int], dict[str, int]]:
         """Copies of (requests by (verb, resource), watch bytes by resource)."""
@@ -284,7 +294,10 @@ class Client:
         data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
         tmo = urllib3.Timeout(connect=min(timeout, 10.0), read=timeout)
         raw = self._send(verb, path, query, data, content_type, tmo, stream=False, cancel=cancel).data
-        return json.loads(raw) if raw else {}
+        if not raw:
+            return {}
+        self.counts.answered(request_kind(verb, path, query)[1], len(raw))
+        return json.loads(raw)
 
     def _send(
         self,

@@ -58,6 +58,12 @@ def test_end_to_end_binds_every_pod_reads_back_the_spread_and_cleans_up() -> Non
         assert _bench_objects(kubeconfig) == ([], [])  # nodes and pods deleted after the run
     assert row["bound"] == row["bound_by_scheduler"] == 9 and not row["timed_out"]
     assert row["bound_elsewhere"] == 0 and row["cleanup_error"] is None
+    # Each pod reaches the scheduler twice at a real server's weight: listed pending (about 2.2 KB as
+    # kube-apiserver sends a benchmark pod) and watched once bound (about 2.4 KB);
+    # tests/kubeapi/test_real_traffic_shape.py holds the test server to those sizes.
+    pod_bytes = row["answer_bytes_per_pod"].get("pods", 0) + row["watch_bytes_per_pod"].get("pods", 0)
+    assert pod_bytes > 4000
+    assert row["decoded_bytes_per_pod"] > pod_bytes
     assert row["pods_per_node"] == {"min": 3, "max": 3, "stddev": 0.0} and row["spread_within_one"]
     assert row["pods_per_second"] > 0 and row["server"] == report.TEST_SERVER_LABEL
     # python -m scheduler's own figures: one binding and one Scheduled event per pod, as kube-scheduler
@@ -88,10 +94,12 @@ scheduler_client_requests_total{resource="pods",verb="LIST"} 1.0
 scheduler_watch_decoded_bytes_total{resource="pods"} 3000.0
 # TYPE scheduler_events_dropped gauge
 scheduler_events_dropped 2.0
+# TYPE scheduler_client_answer_decoded_bytes counter
+scheduler_client_answer_decoded_bytes_total{resource="pods"} 9000.0
 """
-    requests, watch_bytes, dropped = scheduler_process.parse_metrics(text)
+    requests, watch_bytes, dropped, answer_bytes = scheduler_process.parse_metrics(text)
     assert requests == {"POST pods/binding": 20.0, "LIST pods": 1.0} and watch_bytes == {"pods": 3000.0}
-    assert dropped == 2.0
+    assert dropped == 2.0 and answer_bytes == {"pods": 9000.0}
     assert scheduler_process.per_pod({"LIST pods": 1.0}, requests, 10) == {"POST pods/binding": 2.0}
 
 
