@@ -241,3 +241,12 @@ def test_a_kube_scheduler_that_does_not_run_is_named_and_the_objects_are_deleted
             endtoend.run(endtoend.EndToEndOptions(kubeconfig=kubeconfig, nodes=2, pods=2, timeout=10,
                                                   kube_scheduler=Path(binary)))
         assert _bench_objects(kubeconfig) == ([], [])
+
+
+def test_extender_handle_cpu_reports_each_verbs_cpu_per_pod() -> None:
+    from benchmarks import extender
+
+    row = extender.handle_cpu(nodes=6, requests=3, existing=12)
+    assert row["nodes"] == 6 and row["pods"] == 3
+    assert row["filter_cpu_ms"] >= 0 and row["prioritize_cpu_ms"] >= 0
+    assert row["cpu_ms_per_pod"] == pytest.approx(row["filter_cpu_ms"] + row["prioritize_cpu_ms"], abs=0.002)
