@@ -68,10 +68,12 @@ class RequestCounts:
         self.watch_bytes: dict[str, int] = {}
         self.answer_bytes: dict[str, int] = {}
 
-    def request(self, verb: str, path: str, query: Mapping[str, Any] | None) -> None:
+    def request(self, verb: str, path: str, query: Mapping[str, Any] | None) -> tuple[str, str]:
+        """Count one request; returns its (verb, resource)."""
         key = request_kind(verb, path, query)
         with self._lock:
             self.requests[key] = self.requests.get(key, 0) + 1
+        return key
 
     def watched(self, resource: str, size: int) -> None:
         with self._lock:
@@ -295,28 +297,32 @@ class Client:
         content_type: str = "application/json",
         timeout: float = 30.0,
         cancel: threading.Event | None = None,
+        read_answer: bool = True,
     ) -> dict[str, Any]:
         """One request with a JSON (or bytes) body; returns the parsed JSON answer or raises ApiError.
-        Raises RequestCancelled, without sending, if `cancel` is set before the request goes out."""
+        Raises RequestCancelled, without sending, if `cancel` is set before the request goes out.
+        `read_answer` False: a success's body is not decoded ({} is returned), for writes whose answer
+        nobody reads (an event: its answer is the whole Event again, ~1 KB with managedFields)."""
         data = None if body is None else (body if isinstance(body, bytes) else orjson.dumps(body))
         if self._lean is not None:
-            raw = self._send_lean(verb, path, query, data, content_type, timeout, cancel)
+            raw, resource = self._send_lean(verb, path, query, data, content_type, timeout, cancel)
         else:
             tmo = urllib3.Timeout(connect=min(timeout, 10.0), read=timeout)
             raw = self._send(verb, path, query, data, content_type, tmo, stream=False, cancel=cancel).data
-        if not raw:
+            resource = request_kind(verb, path, query)[1]
+        if not raw or not read_answer:
             return {}
-        self.counts.answered(request_kind(verb, path, query)[1], len(raw))
+        self.counts.answered(resource, len(raw))
         return orjson.loads(raw)
 
     def _send_lean(self, verb: str, path: str, query: Mapping[str, Any] | None, data: bytes | None,
-                   content_type: str, timeout: float, cancel: threading.Event | None) -> bytes:
+                   content_type: str, timeout: float, cancel: threading.Event | None) -> tuple[bytes, str]:
         """_send for a whole answer through the keep-alive pool of scheduler.http1 (its docstring says
         why); the same rate limit, counting, errors and dropped-pool rule."""
         self.limiter.take(cancel)
         if cancel is not None and cancel.is_set():
             raise RequestCancelled(f"{verb} {path}")
-        self.counts.request(verb, path, query)
+        resource = self.counts.request(verb, path, query)[1]
         headers = "".join(f"{k}: {v}\r\n" for k, v in
                           self._headers(content_type if data is not None else None).items()).encode()
         assert self._lean is not None
@@ -328,7 +334,7 @@ class Client:
             raise ApiError(0, "Unreachable", f"{self.host}: {exc}", verb=verb, path=path) from exc
         if status >= 300:
             raise _error_from(status, raw, verb, path)
-        return raw
+        return raw, resource
 
     def _send(
         self,
@@ -373,8 +379,8 @@ class Client:
     def get(self, path: str, query: Mapping[str, Any] | None = None, timeout: float = 30.0) -> dict[str, Any]:
         return self.request("GET", path, query=query, timeout=timeout)
 
-    def post(self, path: str, body: Any, timeout: float = 30.0) -> dict[str, Any]:
-        return self.request("POST", path, body=body, timeout=timeout)
+    def post(self, path: str, body: Any, timeout: float = 30.0, *, read_answer: bool = True) -> dict[str, Any]:
+        return self.request("POST", path, body=body, timeout=timeout, read_answer=read_answer)
 
     def put(self, path: str, body: Any, timeout: float = 30.0) -> dict[str, Any]:
         return self.request("PUT", path, body=body, timeout=timeout)
