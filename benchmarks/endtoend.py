@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import cluster, kube_scheduler
-from benchmarks.inprocess import SCHEDULER_NAME, scheduler_config, spread
+from benchmarks.inprocess import SCHEDULER_NAME, WORKLOAD_ROWS, scheduler_config, spread
 from benchmarks.scheduler_process import Sample, SchedulerProcess, per_pod
 from scheduler.scheduler import RuntimeSettings
 
@@ -54,6 +54,7 @@ class EndToEndOptions:
     kube_scheduler: Path | None = None  # a kube-scheduler binary schedules instead of ours (kube_scheduler.py)
     with_extender: bool = False  # that binary asks our extender
     scheduler_checkout: Path | None = None  # run `python -m scheduler` from this checkout (benchmarks/ab.py)
+    workload: str = "plain"  # what the pending pods carry (cluster.WORKLOADS); "spread" puts nodes in 3 zones
 
 
 def _api(kubeconfig: Path, threads: int) -> Any:
@@ -107,7 +108,8 @@ def run(options: EndToEndOptions, *, threads: int = 8, echo: Callable[[str], Non
     result: dict[str, Any] = {
         "server": options.server_label, "nodes": options.nodes, "pods": options.pods,
         "qps": options.qps or "unlimited", "burst": options.burst, "bind_workers": RuntimeSettings().bind_workers,
-        "plugins": "default" + "".join(f"+{p}" for p in options.plugins),
+        "plugins": "default" + "".join(f"+{p}" for p in options.plugins) + WORKLOAD_ROWS[options.workload],
+        "workload": options.workload,
         "percentage_of_nodes_to_score": options.percentage, "run_id": run_id,
     }
     try:
@@ -124,12 +126,14 @@ def run(options: EndToEndOptions, *, threads: int = 8, echo: Callable[[str], Non
             except ApiException as exc:
                 if exc.status not in (404, 409):
                     raise
-            _parallel(lambda name: _drain(api.create_node(cluster.node(name, run_id), _preload_content=False)),
-                      node_names, threads)
+            zoned = options.workload == "spread"
+            _parallel(lambda i: _drain(api.create_node(cluster.node(
+                node_names[i], run_id, zone=f"zone-{i % cluster.ZONES}" if zoned else None),
+                _preload_content=False)), range(options.nodes), threads)
             _parallel(lambda i: _drain(api.create_namespaced_pod(
                 namespace, cluster.pending_pod(f"pod-{i}", namespace, SCHEDULER_NAME, run_id,
-                                               node_selector=selector), _preload_content=False)),
-                      range(options.pods), threads)
+                                               node_selector=selector, workload=options.workload),
+                _preload_content=False)), range(options.pods), threads)
         except ApiException as exc:
             raise _explain_api_error(exc, "creating the benchmark's objects") from None
         result["create_seconds"] = round(time.perf_counter() - t0, 2)

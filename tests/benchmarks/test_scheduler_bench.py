@@ -129,13 +129,22 @@ def test_command_writes_tables_and_json(tmp_path: Path) -> None:
         (n, mode, verb) for n in (4, 8) for mode in ("nodeCacheCapable", "Node objects")
         for verb in ("filter", "prioritize")]
     assert all(r["mean_ms"] > 0 for r in data["extender"])
-    # 2 sizes + anti-affinity pods at 8 + LeastLoaded adaptive and 100% at 4 nodes + 100% at 8 nodes
+    # 2 sizes + anti-affinity pods at 8 + each workload beside plain pods at --nodes (2) + LeastLoaded
+    # adaptive and 100% at 4 nodes + 100% at 8 nodes
+    workloads = [", pods with required anti-affinity", ", pods with preferred pod affinity",
+                 ", pods spread over 3 zones (DoNotSchedule)"]
     assert [(r["nodes"], r["plugins"], r["percentage_of_nodes_to_score"]) for r in data["in_process"]] == [
         (4, "default", None), (8, "default", None), (8, "default, pods with required anti-affinity", None),
+        (2, "default", None), *[(2, f"default{w}", None) for w in workloads],
         (4, "default+LeastLoaded", None),
         (4, "default+LeastLoaded", 100), (8, "default+LeastLoaded", 100)]
     assert [(r["plugins"], r["percentage_of_nodes_to_score"], r["bound"]) for r in data["end_to_end"]] == [
-        ("default", None, 6), ("default+LeastLoaded", None, 6), ("default+LeastLoaded", 100, 6)]
+        ("default", None, 6), ("default+LeastLoaded", None, 6), ("default+LeastLoaded", 100, 6),
+        *[(f"default{w}", None, 6 if "anti-affinity" not in w else 2) for w in workloads]]
+    # required anti-affinity fits one pod per node: as many pods as nodes, in-process and end to end
+    assert [(r["decisions"], r["pods_per_node"]["max"]) for r in data["in_process"] if r["nodes"] == 2
+            and "anti-affinity" in r["plugins"]] == [(2, 1)]
+    assert [r["pods"] for r in data["end_to_end"] if "anti-affinity" in r["plugins"]] == [2]
     spread = [t for t in data["targets"] if t["target"].startswith("LeastLoaded pods per node")]
     assert [t["met"] for t in spread] == [True, True]  # 6 pods on 2 nodes: 3 each, sampled or not
     # sizes other than 1,000 / 5,000 are reported but not judged against those targets
