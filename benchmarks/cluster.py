@@ -23,8 +23,28 @@ EXISTING_SIZES = (("100m", "128Mi"), ("250m", "256Mi"), ("500m", "512Mi"))
 ZONE_LABEL = "topology.kubernetes.io/zone"
 ZONES = 3  # the spread workload's nodes are in zone-0..zone-2, round robin
 # The scheduler_perf-style workloads beside the plain one: what each pending pod carries (pending_pod).
-WORKLOADS = ("plain", "anti-affinity", "preferred-affinity", "spread")
+WORKLOADS = ("plain", "anti-affinity", "preferred-affinity", "spread", "preemption")
 GROUP = "spread-out"  # the label value a workload's pods select each other by
+# The preemption workload: every node full of bound low-priority pods (VICTIMS_PER_NODE of a quarter of its
+# cpu each), each pending pod of high priority asking for a quarter too: it fits only by evicting one.
+LOW_PRIORITY, HIGH_PRIORITY = "kubelab-bench-low", "kubelab-bench-high"
+VICTIMS_PER_NODE = 4
+QUARTER_CPU = str(int(NODE_CPU) // VICTIMS_PER_NODE)
+
+
+def priority_class(name: str, value: int, run_id: str) -> Obj:
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+            "metadata": {"name": name, "labels": {BENCH_LABEL: run_id}}, "value": value,
+            "description": "kubelab benchmark (deleted after the run)"}
+
+
+def low_priority_pod(name: str, namespace: str, node_name: str, run_id: str) -> Obj:
+    """A bound pod of LOW_PRIORITY taking a quarter of its node's cpu: a preemption victim."""
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace, "labels": {BENCH_LABEL: run_id}},
+            "spec": {"nodeName": node_name, "priorityClassName": LOW_PRIORITY,
+                     "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
+                                     "resources": {"requests": {"cpu": QUARTER_CPU, "memory": "128Mi"}}}]}}
 
 
 def node(name: str, run_id: str, *, cpu: str = NODE_CPU, memory: str = NODE_MEMORY, pods: int = NODE_PODS,
@@ -54,7 +74,8 @@ def pending_pod(name: str, namespace: str, scheduler_name: str, run_id: str, *,
     kubernetes.io/hostname, a Deployment spread one replica per node); "preferred-affinity" prefers a node
     holding one (preferred podAffinity, weight 1, on kubernetes.io/hostname); "spread" keeps their zones
     within one pod of each other (topologySpreadConstraints maxSkew 1 on topology.kubernetes.io/zone,
-    DoNotSchedule); "plain" carries none of these."""
+    DoNotSchedule); "preemption" is of HIGH_PRIORITY and asks for a quarter of a node's cpu (nodes full of
+    low_priority_pod victims); "plain" carries none of these."""
     if workload not in WORKLOADS:
         raise ValueError(f"workload must be one of {', '.join(WORKLOADS)}, got {workload!r}")
     spec: Obj = {
@@ -79,6 +100,10 @@ def pending_pod(name: str, namespace: str, scheduler_name: str, run_id: str, *,
     elif workload == "preferred-affinity":
         spec["affinity"] = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
             {"weight": 1, "podAffinityTerm": {"labelSelector": selector, "topologyKey": "kubernetes.io/hostname"}}]}}
+    elif workload == "preemption":
+        spec["priorityClassName"] = HIGH_PRIORITY
+        resources = {"cpu": QUARTER_CPU, "memory": "500Mi"}
+        spec["containers"][0]["resources"] = {"requests": resources, "limits": dict(resources)}
     elif workload == "spread":
         spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": ZONE_LABEL,
                                               "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector}]

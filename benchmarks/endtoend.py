@@ -54,7 +54,8 @@ class EndToEndOptions:
     kube_scheduler: Path | None = None  # a kube-scheduler binary schedules instead of ours (kube_scheduler.py)
     with_extender: bool = False  # that binary asks our extender
     scheduler_checkout: Path | None = None  # run `python -m scheduler` from this checkout (benchmarks/ab.py)
-    workload: str = "plain"  # what the pending pods carry (cluster.WORKLOADS); "spread" puts nodes in 3 zones
+    workload: str = "plain"  # what the pending pods carry (cluster.WORKLOADS); "spread" puts nodes in 3 zones,
+    # "preemption" fills them with low-priority pods first (in a namespace of their own: "<namespace>-low")
 
 
 def _api(kubeconfig: Path, threads: int) -> Any:
@@ -126,6 +127,10 @@ def run(options: EndToEndOptions, *, threads: int = 8, echo: Callable[[str], Non
             except ApiException as exc:
                 if exc.status not in (404, 409):
                     raise
+            if options.workload == "preemption":  # admission resolves the pods' priorityClassName at create
+                for name, value in ((cluster.LOW_PRIORITY, 0), (cluster.HIGH_PRIORITY, 1000)):
+                    _drain(_scheduling(api).create_priority_class(cluster.priority_class(name, value, run_id),
+                                                                  _preload_content=False))
             zoned = options.workload == "spread"
             _parallel(lambda i: _drain(api.create_node(cluster.node(
                 node_names[i], run_id, zone=f"zone-{i % cluster.ZONES}" if zoned else None),
@@ -134,6 +139,8 @@ def run(options: EndToEndOptions, *, threads: int = 8, echo: Callable[[str], Non
                 namespace, cluster.pending_pod(f"pod-{i}", namespace, SCHEDULER_NAME, run_id,
                                                node_selector=selector, workload=options.workload),
                 _preload_content=False)), range(options.pods), threads)
+            if options.workload == "preemption":
+                _create_victims(api, namespace, node_names, run_id, threads)
         except ApiException as exc:
             raise _explain_api_error(exc, "creating the benchmark's objects") from None
         result["create_seconds"] = round(time.perf_counter() - t0, 2)
@@ -152,6 +159,17 @@ def run(options: EndToEndOptions, *, threads: int = 8, echo: Callable[[str], Non
         echo(f"deleting what the benchmark created (run {run_id})")
         result["cleanup_error"] = _cleanup(api, namespace, run_id)
     return result
+
+
+def _create_victims(api: Any, namespace: str, node_names: list[str], run_id: str, threads: int) -> None:
+    """The preemption workload's victims: every node full of bound low-priority pods, in a namespace of their
+    own (the scheduler has not started yet)."""
+    low = f"{namespace}-low"
+    _drain(api.create_namespace({"metadata": {"name": low, "labels": {cluster.BENCH_LABEL: run_id}}},
+                                _preload_content=False))
+    victims = [(f"low-{i}-{k}", node) for i, node in enumerate(node_names) for k in range(cluster.VICTIMS_PER_NODE)]
+    _parallel(lambda v: _drain(api.create_namespaced_pod(low, cluster.low_priority_pod(v[0], low, v[1], run_id),
+                                                         _preload_content=False)), victims, threads)
 
 
 def _wait_untainted(api: Any, run_id: str, count: int, timeout: float, echo: Callable[[str], None]) -> float:
@@ -329,6 +347,12 @@ def _read_back(api: Any, namespace: str, run_id: str, node_names: list[str]) -> 
     return result
 
 
+def _scheduling(api: Any) -> Any:
+    from kubernetes import client
+
+    return client.SchedulingV1Api(api.api_client)
+
+
 def _cleanup(api: Any, namespace: str, run_id: str) -> str | None:
     selector = f"{cluster.BENCH_LABEL}={run_id}"
     problems = []
@@ -337,6 +361,9 @@ def _cleanup(api: Any, namespace: str, run_id: str) -> str | None:
                                                               grace_period_seconds=0, _preload_content=False)),
         ("nodes", lambda: api.delete_collection_node(label_selector=selector, _preload_content=False)),
         ("namespace", lambda: api.delete_namespace(namespace, _preload_content=False)),
+        ("preemption victims' namespace", lambda: api.delete_namespace(f"{namespace}-low", _preload_content=False)),
+        ("priority classes", lambda: _scheduling(api).delete_collection_priority_class(
+            label_selector=selector, _preload_content=False)),
     ):
         try:
             _drain(call())

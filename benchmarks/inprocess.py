@@ -41,7 +41,8 @@ REPO = Path(__file__).resolve().parents[1]
 # Appended to a row's plugins for each workload but the plain one (cluster.pending_pod says what each is).
 WORKLOAD_ROWS = {"plain": "", "anti-affinity": ", pods with required anti-affinity",
                  "preferred-affinity": ", pods with preferred pod affinity",
-                 "spread": ", pods spread over 3 zones (DoNotSchedule)"}
+                 "spread": ", pods spread over 3 zones (DoNotSchedule)",
+                 "preemption": ", high-priority pods preempting low-priority ones"}
 ANTI_AFFINITY_ROW = WORKLOAD_ROWS["anti-affinity"]
 
 
@@ -80,6 +81,9 @@ def run_size(nodes: int, existing: int, pods: int, *, plugins: list[str] | None 
     that `workload` (cluster.WORKLOADS; the spread workload's nodes are in 3 zones)."""
     if nodes < 1:
         raise ValueError(f"nodes must be at least 1, got {nodes}")
+    if workload == "preemption":
+        raise ValueError("the preemption workload runs end to end only: in-process there is no API server to "
+                         "evict its victims through")
     from scheduler.config import parse_config
     from scheduler.framework import build_profiles
 
@@ -194,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pods", type=int, default=2000, help="pods to decide (default 2,000)")
     p.add_argument("--plugins", default="", help="extra multiPoint plugins, e.g. LeastLoaded")
     p.add_argument("--percentage", type=int, default=None, help="percentageOfNodesToScore (default: adaptive)")
-    p.add_argument("--workload", choices=cluster.WORKLOADS, default="plain",
+    p.add_argument("--workload", choices=[w for w in cluster.WORKLOADS if w != "preemption"], default="plain",
                    help="what the decided pods carry (benchmarks/cluster.py pending_pod): required anti-affinity, "
                         "preferred pod affinity, or topology spread over zones; default plain")
     p.add_argument("--seed", type=int, default=1)

@@ -76,7 +76,7 @@ def in_process_runs(options: Options) -> list[dict]:
         if options.nodes not in options.sizes:
             runs.append({"nodes": options.nodes, **base})
         runs += [{"nodes": options.nodes, **base, "workload": w} | _fitting(w, options.nodes, options.decisions)
-                 for w in cluster.WORKLOADS if w != "plain"]
+                 for w in cluster.WORKLOADS if w not in ("plain", *END_TO_END_ONLY)]
     if options.spread_rows:
         sizes = sorted(set(options.sizes))
         middle, largest = sizes[-2] if len(sizes) > 1 else sizes[-1], sizes[-1]
@@ -87,9 +87,14 @@ def in_process_runs(options: Options) -> list[dict]:
     return runs
 
 
+# In-process the scheduler has no API server to evict preemption victims through.
+END_TO_END_ONLY = ("preemption",)
+
+
 def _fitting(workload: str, nodes: int, pods: int) -> dict[str, int]:
-    """Pods with required anti-affinity on the hostname fit one per node: no more of them than nodes."""
-    return {"pods": min(pods, nodes)} if workload == "anti-affinity" else {}
+    """Pods with required anti-affinity on the hostname fit one per node, and so does one preemptor per node
+    (as scheduler_perf's PreemptionBasic): no more of them than nodes."""
+    return {"pods": min(pods, nodes)} if workload in ("anti-affinity", "preemption") else {}
 
 
 def run(options: Options, echo: Callable[[str], None] = print) -> dict:

@@ -140,11 +140,16 @@ def test_command_writes_tables_and_json(tmp_path: Path) -> None:
         (4, "default+LeastLoaded", 100), (8, "default+LeastLoaded", 100)]
     assert [(r["plugins"], r["percentage_of_nodes_to_score"], r["bound"]) for r in data["end_to_end"]] == [
         ("default", None, 6), ("default+LeastLoaded", None, 6), ("default+LeastLoaded", 100, 6),
-        *[(f"default{w}", None, 6 if "anti-affinity" not in w else 2) for w in workloads]]
-    # required anti-affinity fits one pod per node: as many pods as nodes, in-process and end to end
+        *[(f"default{w}", None, 6 if "anti-affinity" not in w else 2) for w in workloads],
+        ("default, high-priority pods preempting low-priority ones", None, 2)]  # end to end only
+    # required anti-affinity fits one pod per node: as many pods as nodes, in-process and end to end; so does
+    # one preemptor per node full of victims (each evicted one: a DELETE per pod)
     assert [(r["decisions"], r["pods_per_node"]["max"]) for r in data["in_process"] if r["nodes"] == 2
             and "anti-affinity" in r["plugins"]] == [(2, 1)]
     assert [r["pods"] for r in data["end_to_end"] if "anti-affinity" in r["plugins"]] == [2]
+    preempting = next(r for r in data["end_to_end"] if "preempting" in r["plugins"])
+    assert preempting["pods"] == 2 and preempting["requests_per_pod"]["DELETE pods"] >= 1
+    assert preempting["cleanup_error"] is None
     spread = [t for t in data["targets"] if t["target"].startswith("LeastLoaded pods per node")]
     assert [t["met"] for t in spread] == [True, True]  # 6 pods on 2 nodes: 3 each, sampled or not
     # sizes other than 1,000 / 5,000 are reported but not judged against those targets
