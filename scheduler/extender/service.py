@@ -124,9 +124,13 @@ class Extender:
             passing, failures = self._profile(pod).filter_nodes(pod, known, cluster)
         failed: dict[str, str] = {}
         unresolvable = dict.fromkeys(unknown, UNKNOWN_NODE)
+        # Nodes a plugin rejects alike share one Status (a pre_filter's rejection): read each once.
+        read: dict[int, tuple[dict[str, str], str]] = {}
         for name, status in failures.items():
-            target = unresolvable if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE else failed
-            target[name] = status.reason
+            if (known_status := read.get(id(status))) is None:
+                target = unresolvable if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE else failed
+                known_status = read[id(status)] = (target, status.reason)
+            known_status[0][name] = known_status[1]
         log.debug("filter %s: %d of %d nodes pass", pod.key, len(passing), len(args.names))
         return protocol.filter_result(args, (n.name for n in passing), failed, unresolvable)
 
