@@ -132,7 +132,7 @@ class Extender:
                 known_status = read[id(status)] = (target, status.reason)
             known_status[0][name] = known_status[1]
         log.debug("filter %s: %d of %d nodes pass", pod.key, len(passing), len(args.names))
-        return protocol.filter_result(args, (n.name for n in passing), failed, unresolvable)
+        return protocol.filter_result(args, [n.name for n in passing], failed, unresolvable)
 
     def prioritize(self, pod: PodInfo, args: ExtenderArgs) -> bytes:
         with self._snapshot_lock:
