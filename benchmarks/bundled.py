@@ -8,7 +8,8 @@ from pathlib import Path
 from scheduler.framework import Registry, load_registry
 
 REPO = Path(__file__).resolve().parents[1]
-SOURCES = (str(REPO / "plugins" / "network_aware"), str(REPO / "plugins" / "least_loaded"))
+FOLDER_NAMES = ("network_aware", "least_loaded")
+SOURCES = tuple(str(REPO / "plugins" / name) for name in FOLDER_NAMES)
 CLI_ARGS = tuple(arg for source in SOURCES for arg in ("--plugins", source))
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import cluster, kube_scheduler
-from benchmarks.inprocess import SCHEDULER_NAME, scheduler_config, spread
+from benchmarks.inprocess import SCHEDULER_NAME, WORKLOAD_ROWS, scheduler_config, spread
 from benchmarks.scheduler_process import Sample, SchedulerProcess, per_pod
 from scheduler.runtime.scheduler import RuntimeSettings
 
@@ -53,6 +53,9 @@ class EndToEndOptions:
     server_label: str = "API server from --kubeconfig"
     kube_scheduler: Path | None = None  # a kube-scheduler binary schedules instead of ours (kube_scheduler.py)
     with_extender: bool = False  # that binary asks our extender
+    scheduler_checkout: Path | None = None  # run `python -m scheduler` from this checkout (benchmarks/ab.py)
+    workload: str = "plain"  # what the pending pods carry (cluster.WORKLOADS); "spread" puts nodes in 3 zones,
+    # "preemption" fills them with low-priority pods first (in a namespace of their own: "<namespace>-low")
 
 
 def _api(kubeconfig: Path, threads: int) -> Any:
@@ -106,7 +109,8 @@ def run(options: EndToEndOptions, *, threads: int = 8, echo: Callable[[str], Non
     result: dict[str, Any] = {
         "server": options.server_label, "nodes": options.nodes, "pods": options.pods,
         "qps": options.qps or "unlimited", "burst": options.burst, "bind_workers": RuntimeSettings().bind_workers,
-        "plugins": "default" + "".join(f"+{p}" for p in options.plugins),
+        "plugins": "default" + "".join(f"+{p}" for p in options.plugins) + WORKLOAD_ROWS[options.workload],
+        "workload": options.workload,
         "percentage_of_nodes_to_score": options.percentage, "run_id": run_id,
     }
     try:
@@ -123,15 +127,25 @@ def run(options: EndToEndOptions, *, threads: int = 8, echo: Callable[[str], Non
             except ApiException as exc:
                 if exc.status not in (404, 409):
                     raise
-            _parallel(lambda name: _drain(api.create_node(cluster.node(name, run_id), _preload_content=False)),
-                      node_names, threads)
+            if options.workload == "preemption":  # admission resolves the pods' priorityClassName at create
+                for name, value in ((cluster.LOW_PRIORITY, 0), (cluster.HIGH_PRIORITY, 1000)):
+                    _drain(_scheduling(api).create_priority_class(cluster.priority_class(name, value, run_id),
+                                                                  _preload_content=False))
+            zoned = options.workload == "spread"
+            _parallel(lambda i: _drain(api.create_node(cluster.node(
+                node_names[i], run_id, zone=f"zone-{i % cluster.ZONES}" if zoned else None),
+                _preload_content=False)), range(options.nodes), threads)
             _parallel(lambda i: _drain(api.create_namespaced_pod(
                 namespace, cluster.pending_pod(f"pod-{i}", namespace, SCHEDULER_NAME, run_id,
-                                               node_selector=selector), _preload_content=False)),
-                      range(options.pods), threads)
+                                               node_selector=selector, workload=options.workload),
+                _preload_content=False)), range(options.pods), threads)
+            if options.workload == "preemption":
+                _create_victims(api, namespace, node_names, run_id, threads)
         except ApiException as exc:
             raise _explain_api_error(exc, "creating the benchmark's objects") from None
         result["create_seconds"] = round(time.perf_counter() - t0, 2)
+        _parallel(lambda name: _drain(api.patch_node(name, {"spec": {"taints": None}}, _preload_content=False)),
+                  node_names, threads)
         result["untaint_seconds"] = _wait_untainted(api, run_id, options.nodes, options.timeout, echo)
         if options.kube_scheduler is None:
             result.update(_schedule_and_measure(options, namespace, echo))
@@ -147,12 +161,27 @@ def run(options: EndToEndOptions, *, threads: int = 8, echo: Callable[[str], Non
     return result
 
 
+def _create_victims(api: Any, namespace: str, node_names: list[str], run_id: str, threads: int) -> None:
+    """The preemption workload's victims: every node full of bound low-priority pods, in a namespace of their
+    own (the scheduler has not started yet)."""
+    low = f"{namespace}-low"
+    _drain(api.create_namespace({"metadata": {"name": low, "labels": {cluster.BENCH_LABEL: run_id}}},
+                                _preload_content=False))
+    victims = [(f"low-{i}-{k}", node) for i, node in enumerate(node_names) for k in range(cluster.VICTIMS_PER_NODE)]
+    _parallel(lambda v: _drain(api.create_namespaced_pod(low, cluster.low_priority_pod(v[0], low, v[1], run_id),
+                                                         _preload_content=False)), victims, threads)
+
+
 def _wait_untainted(api: Any, run_id: str, count: int, timeout: float, echo: Callable[[str], None]) -> float:
     """Wait until no fake node carries a NoSchedule/NoExecute taint; returns the seconds waited.
 
     kube-apiserver's TaintNodesByCondition admission plugin (on by default) taints every new node
     node.kubernetes.io/not-ready:NoSchedule, and the controller-manager's node lifecycle controller removes it
-    once it sees the Ready condition, within seconds. Timing the scheduler before that would time retries.
+    once it sees the Ready condition, within seconds. The benchmark lifts it itself first (a merge patch of
+    spec.taints to null, as the recorded traffic in ../shared/reference/kube-apiserver-v1.36.2/ does), so a
+    server without a controller-manager (the API test server) serves schedulable nodes too; a node lifecycle
+    controller that disagrees puts it back, and this wait then reports it. Timing the scheduler before that
+    would time retries.
     """
     start = time.perf_counter()
     announced = False
@@ -184,7 +213,8 @@ def _schedule_and_measure(options: EndToEndOptions, namespace: str, echo: Callab
     config = scheduler_config(plugins=options.plugins, percentage=options.percentage)
     watcher = _BindingWatch(Client(load_configuration(str(options.kubeconfig)), qps=0, pool_size=2),
                             namespace, options.pods)
-    process = SchedulerProcess(config, options.kubeconfig, qps=options.qps, burst=options.burst)
+    process = SchedulerProcess(config, options.kubeconfig, qps=options.qps, burst=options.burst,
+                               checkout=options.scheduler_checkout)
     echo(f"scheduling with python -m scheduler (pid in its own process), qps {options.qps or 'unlimited'}, "
          f"burst {options.burst}")
     watcher.start(process.sample)
@@ -222,8 +252,16 @@ def _schedule_and_measure(options: EndToEndOptions, namespace: str, echo: Callab
         "scheduler_cpu_seconds": round(cpu, 2),
         "scheduler_cpu_ms_per_pod": round(cpu * 1000 / bound, 3) if bound else None,
         "scheduler_cpu_seconds_to_last_binding": round(last.cpu_seconds, 2),
+        # From the first binding until the writes it caused have settled (the Scheduled events trail the
+        # bindings): every pod's whole cost, so a scheduler that leaves its events for later gains nothing.
+        "scheduler_cpu_ms_per_pod_settled": round((end.cpu_seconds - first.cpu_seconds) * 1000 / bound, 3)
+        if first and bound else None,
         "requests_per_pod": per_pod({}, end.requests, bound),
         "watch_bytes_per_pod": per_pod({}, end.watch_bytes, bound),
+        "answer_bytes_per_pod": per_pod({}, end.answer_bytes, bound),
+        # Everything the scheduler decoded (watch events, and lists and answers), start-up lists included.
+        "decoded_bytes_per_pod": round((sum(end.watch_bytes.values()) + sum(end.answer_bytes.values()))
+                                       / bound) if bound else None,
         "events_dropped": int(end.events_dropped),
         "scheduler_warnings": dict(warnings.most_common(5)),
     }
@@ -309,6 +347,12 @@ def _read_back(api: Any, namespace: str, run_id: str, node_names: list[str]) -> 
     return result
 
 
+def _scheduling(api: Any) -> Any:
+    from kubernetes import client
+
+    return client.SchedulingV1Api(api.api_client)
+
+
 def _cleanup(api: Any, namespace: str, run_id: str) -> str | None:
     selector = f"{cluster.BENCH_LABEL}={run_id}"
     problems = []
@@ -317,6 +361,9 @@ def _cleanup(api: Any, namespace: str, run_id: str) -> str | None:
                                                               grace_period_seconds=0, _preload_content=False)),
         ("nodes", lambda: api.delete_collection_node(label_selector=selector, _preload_content=False)),
         ("namespace", lambda: api.delete_namespace(namespace, _preload_content=False)),
+        ("preemption victims' namespace", lambda: api.delete_namespace(f"{namespace}-low", _preload_content=False)),
+        ("priority classes", lambda: _scheduling(api).delete_collection_priority_class(
+            label_selector=selector, _preload_content=False)),
     ):
         try:
             _drain(call())

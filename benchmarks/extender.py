@@ -109,6 +109,41 @@ def run_size(nodes: int, requests: int, existing: int = EXISTING_PODS, seed: int
     return rows
 
 
+def handle_cpu(nodes: int, requests: int, existing: int = EXISTING_PODS, seed: int = 1) -> dict[str, Any]:
+    """The extender's own CPU per pod, without HTTP: thread CPU of ``Extender.handle`` for a filter and then
+    a prioritize of the same pod by node names (nodeCacheCapable), as kube-scheduler asks for each pod, over
+    `requests` pods. Uses only what the extender has long had, so another checkout's scheduler can be
+    measured with this file: ``cd OTHER && PYTHONPATH=OTHER OTHER/.venv/bin/python THIS/benchmarks/extender.py
+    --handle-cpu``."""
+    cache = Cache()
+    handlers = CacheHandlers(cache)
+    node_objects = _nodes(nodes)
+    for obj in node_objects:
+        handlers.node_changed(obj)
+    names = [n["metadata"]["name"] for n in node_objects]
+    for obj in cluster.existing_pods(existing, names, random.Random(seed)):
+        handlers.pod_changed(obj)
+    config = parse_config(scheduler_config(plugins=["NetworkAware"]), "config", bundled.registry())
+    extender = Extender(cache, build_profiles(config), ExtenderMetrics())
+    pods = []
+    for i in range(requests + 1):  # each pod a version of its own, as kube-scheduler's pods are
+        pod = _pod()
+        pod["metadata"].update(uid=f"wants-speed-{i}", resourceVersion=str(100 + i))
+        pods.append(json.dumps({"Pod": pod, "Nodes": None, "NodeNames": names}).encode())
+    spent = {"filter": 0.0, "prioritize": 0.0}
+    for i, body in enumerate(pods):
+        for verb in spent:
+            start = time.thread_time()
+            code, answer = extender.handle(f"/scheduler/{verb}", body)
+            if i:  # the first pod warms the snapshot
+                spent[verb] += time.thread_time() - start
+            if code != 200:
+                raise RuntimeError(f"{verb} answered {code}: {answer[:300]!r}")
+    return {"nodes": nodes, "pods": requests, **{f"{verb}_cpu_ms": round(cpu * 1000 / requests, 3)
+                                                  for verb, cpu in spent.items()},
+            "cpu_ms_per_pod": round(sum(spent.values()) * 1000 / requests, 3)}
+
+
 def _median_seconds(fn: Any, repeat: int) -> float:
     times = []
     for _ in range(repeat):
@@ -123,7 +158,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sizes", default="100,1000,5000", help="node counts, comma-separated")
     p.add_argument("--requests", type=int, default=REQUESTS, help="timed requests per row")
     p.add_argument("--json", action="store_true", help="one JSON document instead of a table")
+    p.add_argument("--handle-cpu", action="store_true",
+                   help="instead: the extender's own CPU per pod (filter + prioritize by name, no HTTP)")
     args = p.parse_args(argv)
+    if args.handle_cpu:
+        for size in (int(s) for s in args.sizes.split(",")):
+            print(json.dumps(handle_cpu(size, args.requests)))
+        return 0
     rows = [row for size in (int(s) for s in args.sizes.split(",")) for row in run_size(size, args.requests)]
     if args.json:
         json.dump(rows, sys.stdout, indent=2)

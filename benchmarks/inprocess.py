@@ -38,7 +38,12 @@ from scheduler.runtime.client import RequestCounts
 
 SCHEDULER_NAME = "kubelab-bench"
 REPO = Path(__file__).resolve().parents[1]
-ANTI_AFFINITY_ROW = ", pods with required anti-affinity"  # appended to a row's plugins
+# Appended to a row's plugins for each workload but the plain one (cluster.pending_pod says what each is).
+WORKLOAD_ROWS = {"plain": "", "anti-affinity": ", pods with required anti-affinity",
+                 "preferred-affinity": ", pods with preferred pod affinity",
+                 "spread": ", pods spread over 3 zones (DoNotSchedule)",
+                 "preemption": ", high-priority pods preempting low-priority ones"}
+ANTI_AFFINITY_ROW = WORKLOAD_ROWS["anti-affinity"]
 
 
 def scheduler_config(scheduler_name: str = SCHEDULER_NAME, plugins: list[str] | None = None,
@@ -70,12 +75,15 @@ def _rss_mib() -> float:
 
 
 def run_size(nodes: int, existing: int, pods: int, *, plugins: list[str] | None = None,
-             percentage: int | None = None, anti_affinity: bool = False, seed: int = 1,
+             percentage: int | None = None, workload: str = "plain", seed: int = 1,
              log_to_devnull: bool = True) -> dict[str, Any]:
-    """Fill a scheduler with `nodes` nodes and `existing` bound pods, then time `pods` decisions (with
-    `anti_affinity`, of pods that each refuse a node holding another of them)."""
+    """Fill a scheduler with `nodes` nodes and `existing` bound pods, then time `pods` decisions of pods of
+    that `workload` (cluster.WORKLOADS; the spread workload's nodes are in 3 zones)."""
     if nodes < 1:
         raise ValueError(f"nodes must be at least 1, got {nodes}")
+    if workload == "preemption":
+        raise ValueError("the preemption workload runs end to end only: in-process there is no API server to "
+                         "evict its victims through")
     from scheduler.config import parse_config
     from scheduler.framework import build_profiles
 
@@ -92,13 +100,13 @@ def run_size(nodes: int, existing: int, pods: int, *, plugins: list[str] | None 
     baseline_rss = _rss_mib()
     names = [f"node-{i}" for i in range(nodes)]
     t_fill = time.perf_counter()
-    sched = _filled_scheduler(profiles, names, existing, seed)
+    zoned = workload == "spread"
+    sched = _filled_scheduler(profiles, names, existing, seed, zoned)
     fill_seconds = time.perf_counter() - t_fill
     decided: list[str] = []
     sched.cycle.binder.submit = lambda pod, node: decided.append(node)  # type: ignore[method-assign]
     for i in range(pods):
-        obj = cluster.pending_pod(f"pod-{i}", "bench", SCHEDULER_NAME, "inprocess",
-                                  anti_affinity_group="spread-out" if anti_affinity else None)
+        obj = cluster.pending_pod(f"pod-{i}", "bench", SCHEDULER_NAME, "inprocess", workload=workload)
         obj["metadata"]["uid"] = f"pod-uid-{i}"
         sched.handlers.pod_changed(obj)
     wall0, cpu0 = time.perf_counter(), time.process_time()
@@ -107,12 +115,12 @@ def run_size(nodes: int, existing: int, pods: int, *, plugins: list[str] | None 
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     sched.recorder.close()
     peak_rss = _rss_mib()
-    cache_bytes = _cache_bytes(profiles, names, existing, seed)
+    cache_bytes = _cache_bytes(profiles, names, existing, seed, zoned)
     per_node = Counter(decided)
     return {
         "nodes": nodes, "existing_pods": existing, "pods": pods, "decisions": len(decided),
-        "plugins": ("default" + "".join(f"+{p}" for p in plugins or ())
-                    + (ANTI_AFFINITY_ROW if anti_affinity else "")),
+        "plugins": "default" + "".join(f"+{p}" for p in plugins or ()) + WORKLOAD_ROWS[workload],
+        "workload": workload,
         "percentage_of_nodes_to_score": percentage,
         "wall_seconds": round(wall, 4), "cpu_seconds": round(cpu, 4),
         "decisions_per_second": round(len(decided) / wall, 1) if wall else None,
@@ -125,27 +133,28 @@ def run_size(nodes: int, existing: int, pods: int, *, plugins: list[str] | None 
     }
 
 
-def _filled_scheduler(profiles: Any, names: list[str], existing: int, seed: int) -> Any:
+def _filled_scheduler(profiles: Any, names: list[str], existing: int, seed: int, zoned: bool = False) -> Any:
     """A Scheduler (no API server behind it) holding the nodes and `existing` bound pods, given through the
     informers' handlers, with its first snapshot taken (it clones every node: part of the cache's footprint)."""
     from scheduler.runtime.scheduler import RuntimeSettings, Scheduler
 
     sched = Scheduler(_NoClient(), profiles, RuntimeSettings(serve=(), seed=seed))  # type: ignore[arg-type]
-    for name in names:
-        sched.handlers.node_changed(cluster.node(name, "inprocess"))
+    for i, name in enumerate(names):
+        zone = f"zone-{i % cluster.ZONES}" if zoned else None
+        sched.handlers.node_changed(cluster.node(name, "inprocess", zone=zone))
     for obj in cluster.existing_pods(existing, names, random.Random(seed)):
         sched.handlers.pod_changed(obj)
     sched.cache.snapshot()
     return sched
 
 
-def _cache_bytes(profiles: Any, names: list[str], existing: int, seed: int) -> int:
+def _cache_bytes(profiles: Any, names: list[str], existing: int, seed: int, zoned: bool) -> int:
     """What a filled scheduler holds (tracemalloc), measured on a second one built after the timed run and
     the peak RSS reading: tracemalloc's own bookkeeping (a record per live block, ~37 MiB at 5,000 nodes and
     10,000 pods) would otherwise count in the peak."""
     tracemalloc.start()
     try:
-        sched = _filled_scheduler(profiles, names, existing, seed)
+        sched = _filled_scheduler(profiles, names, existing, seed, zoned)
         allocated, _ = tracemalloc.get_traced_memory()
         sched.recorder.close()
         return allocated
@@ -164,7 +173,7 @@ def spread(per_node: Counter[str], node_names: list[str]) -> dict[str, float]:
 
 
 def run_in_subprocess(nodes: int, existing: int, pods: int, *, plugins: list[str] | None = None,
-                      percentage: int | None = None, anti_affinity: bool = False, seed: int = 1,
+                      percentage: int | None = None, workload: str = "plain", seed: int = 1,
                       timeout: float = 900) -> dict[str, Any]:
     """run_size in a fresh interpreter (so peak RSS is this size's alone); returns its JSON result."""
     cmd = [sys.executable, "-m", "benchmarks.inprocess", "--nodes", str(nodes), "--existing", str(existing),
@@ -173,8 +182,8 @@ def run_in_subprocess(nodes: int, existing: int, pods: int, *, plugins: list[str
         cmd += ["--plugins", ",".join(plugins)]
     if percentage is not None:
         cmd += ["--percentage", str(percentage)]
-    if anti_affinity:
-        cmd.append("--anti-affinity")
+    if workload != "plain":
+        cmd += ["--workload", workload]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO)
     if proc.returncode != 0:
@@ -191,8 +200,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pods", type=int, default=2000, help="pods to decide (default 2,000)")
     p.add_argument("--plugins", default="", help="extra multiPoint plugins, e.g. LeastLoaded")
     p.add_argument("--percentage", type=int, default=None, help="percentageOfNodesToScore (default: adaptive)")
-    p.add_argument("--anti-affinity", action="store_true",
-                   help="decide pods with required podAntiAffinity against each other on kubernetes.io/hostname")
+    p.add_argument("--workload", choices=[w for w in cluster.WORKLOADS if w != "preemption"], default="plain",
+                   help="what the decided pods carry (benchmarks/cluster.py pending_pod): required anti-affinity, "
+                        "preferred pod affinity, or topology spread over zones; default plain")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--profile", metavar="FILE", help="write a cProfile of the timed decisions to FILE")
     args = p.parse_args(argv)
@@ -202,11 +212,11 @@ def main(argv: list[str] | None = None) -> int:
 
         profiler = cProfile.Profile()
         result = profiler.runcall(run_size, args.nodes, args.existing, args.pods, plugins=plugins,
-                                  percentage=args.percentage, anti_affinity=args.anti_affinity, seed=args.seed)
+                                  percentage=args.percentage, workload=args.workload, seed=args.seed)
         profiler.dump_stats(args.profile)
     else:
         result = run_size(args.nodes, args.existing, args.pods, plugins=plugins, percentage=args.percentage,
-                          anti_affinity=args.anti_affinity, seed=args.seed)
+                          workload=args.workload, seed=args.seed)
     print(json.dumps(result))
     return 0
 

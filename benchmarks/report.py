@@ -162,7 +162,7 @@ def render(report: dict[str, Any], console: Console) -> None:
         console.print(table)
     if report["end_to_end"]:
         table = Table("API server", "nodes", "plugins", "% scored", "qps/burst", "bound", "pods/s", "from start",
-                      "pods/node min/max/sd", "CPU s", "CPU ms/pod", "requests/pod", "watch KiB/pod",
+                      "pods/node min/max/sd", "CPU s", "CPU ms/pod", "decoded KiB/pod", "requests/pod", "watch KiB/pod",
                       "events dropped", "warnings",
                       title="Pods bound per second end to end (pods/s: from caches synced to the last binding; CPU: "
                             "the scheduler process, python -m scheduler, between the first and the last binding; "
@@ -177,7 +177,9 @@ def render(report: dict[str, Any], console: Console) -> None:
                           f"{pct}" if pct else "adaptive", f"{'none' if r['qps'] == 'unlimited' else r['qps']}/{r['burst']}", f"{_num(r.get('bound'))}/{r['pods']:,}",
                           _rate(r, "pods_per_second"), _num(r.get("pods_per_second_from_start")),
                           _spread(r.get("pods_per_node")), _num(r.get("scheduler_cpu_seconds"), ".2f"),
-                          _num(r.get("scheduler_cpu_ms_per_pod"), ".2f"), _requests(r.get("requests_per_pod")),
+                          _num(r.get("scheduler_cpu_ms_per_pod"), ".2f"),
+                          _num((r.get("decoded_bytes_per_pod") or 0) / 1024, ".2f"),
+                          _requests(r.get("requests_per_pod")),
                           _num(sum((r.get("watch_bytes_per_pod") or {}).values()) / 1024, ".2f"),
                           _num(dropped), _num(sum(warnings.values()) - drop_lines))
         console.print(table)

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from benchmarks import endtoend, extender, inprocess, kube_scheduler, report, testserver
+from benchmarks import cluster, endtoend, extender, inprocess, kube_scheduler, report, testserver
 
 LEAST_LOADED = report.LEAST_LOADED
 # (extra plugins, percentageOfNodesToScore) of each end-to-end run against one server: the default plugin set
@@ -57,6 +57,7 @@ class Options:
     existing: int = 10_000
     decisions: int = 2000
     spread_rows: bool = True
+    workload_rows: bool = True
     extender_rows: bool = True
     timeout: float = 120.0
     repeat: int = 1  # runs of each row; the median run is reported, every run's rate is kept
@@ -65,11 +66,17 @@ class Options:
 
 def in_process_runs(options: Options) -> list[dict]:
     """The keyword arguments of every in-process row: the default plugin set at each size, pods with required
-    anti-affinity at the largest, then the LeastLoaded spread rows (adaptive sampling and
+    anti-affinity at the largest, each scheduler_perf-style workload (cluster.WORKLOADS) beside the plain one
+    at the end-to-end size (--nodes), then the LeastLoaded spread rows (adaptive sampling and
     percentageOfNodesToScore 100 at the second largest size, the cost of 100 at the largest)."""
     base = {"existing": options.existing, "pods": options.decisions}
     runs = [{"nodes": n, **base} for n in options.sizes]
-    runs.append({"nodes": max(options.sizes), **base, "anti_affinity": True})
+    runs.append({"nodes": max(options.sizes), **base, "workload": "anti-affinity"})
+    if options.workload_rows:  # each workload beside the plain one at the end-to-end size (issue 25)
+        if options.nodes not in options.sizes:
+            runs.append({"nodes": options.nodes, **base})
+        runs += [{"nodes": options.nodes, **base, "workload": w} | _fitting(w, options.nodes, options.decisions)
+                 for w in cluster.WORKLOADS if w not in ("plain", *END_TO_END_ONLY)]
     if options.spread_rows:
         sizes = sorted(set(options.sizes))
         middle, largest = sizes[-2] if len(sizes) > 1 else sizes[-1], sizes[-1]
@@ -80,6 +87,16 @@ def in_process_runs(options: Options) -> list[dict]:
     return runs
 
 
+# In-process the scheduler has no API server to evict preemption victims through.
+END_TO_END_ONLY = ("preemption",)
+
+
+def _fitting(workload: str, nodes: int, pods: int) -> dict[str, int]:
+    """Pods with required anti-affinity on the hostname fit one per node, and so does one preemptor per node
+    (as scheduler_perf's PreemptionBasic): no more of them than nodes."""
+    return {"pods": min(pods, nodes)} if workload in ("anti-affinity", "preemption") else {}
+
+
 def run(options: Options, echo: Callable[[str], None] = print) -> dict:
     at_start = report.machine()
     errors: list[str] = []
@@ -88,7 +105,7 @@ def run(options: Options, echo: Callable[[str], None] = print) -> dict:
         echo(f"in-process: {spec['nodes']:,} nodes, {spec['existing']:,} existing pods, "
              f"{spec['pods']:,} decisions, plugins {'+'.join(['default', *spec.get('plugins', [])])}"
              + (f", percentageOfNodesToScore {spec['percentage']}" if spec.get("percentage") else "")
-             + (inprocess.ANTI_AFFINITY_ROW if spec.get("anti_affinity") else ""))
+             + inprocess.WORKLOAD_ROWS[spec.get("workload", "plain")])
         try:
             in_process.append(_median_of(options.repeat, "decisions_per_second",
                                          functools.partial(inprocess.run_in_subprocess, **spec)))
@@ -110,14 +127,18 @@ def run(options: Options, echo: Callable[[str], None] = print) -> dict:
             servers.append((report.TEST_SERVER_LABEL, None))
         if options.kubeconfig is not None:
             servers.append((f"--kubeconfig {options.kubeconfig}", options.kubeconfig))
+        workloads = [w for w in cluster.WORKLOADS if w != "plain"] if options.workload_rows else []
+        runs = [(plugins, percentage, "plain") for plugins, percentage in END_TO_END_RUNS]
+        runs += [([], None, workload) for workload in workloads]  # beside the plain default-plugin run
         for label, kubeconfig in servers:
-            for plugins, percentage in END_TO_END_RUNS:
+            for plugins, percentage, workload in runs:
                 echo(f"end to end through the {label}: {options.nodes} nodes, {options.pods} pods, "
                      f"plugins {'+'.join(['default', *plugins])}"
-                     + (f", percentageOfNodesToScore {percentage}" if percentage else ""))
+                     + (f", percentageOfNodesToScore {percentage}" if percentage else "")
+                     + inprocess.WORKLOAD_ROWS[workload])
                 try:
                     end_to_end.append(_median_of(options.repeat, "pods_per_second", functools.partial(
-                        _end_to_end, options, label, kubeconfig, plugins, percentage, echo)))
+                        _end_to_end, options, label, kubeconfig, plugins, percentage, echo, workload)))
                 except (endtoend.BenchmarkError, RuntimeError, OSError) as err:
                     errors.append(f"end to end through the {label}: {err}")
     kube_scheduler_rows = [] if options.in_process_only else kube_scheduler_runs(options, echo, errors)
@@ -163,11 +184,13 @@ def _median_of(repeat: int, key: str, once: Callable[[], dict]) -> dict:
 
 
 def _end_to_end(options: Options, label: str, kubeconfig: Path | None, plugins: list[str],
-                percentage: int | None, echo: Callable[[str], None]) -> dict:
+                percentage: int | None, echo: Callable[[str], None], workload: str = "plain") -> dict:
     def once(path: Path) -> dict:
+        pods = _fitting(workload, options.nodes, options.pods).get("pods", options.pods)
         return endtoend.run(endtoend.EndToEndOptions(
-            kubeconfig=path, nodes=options.nodes, pods=options.pods, qps=options.qps, burst=options.burst,
-            plugins=plugins, percentage=percentage, timeout=options.timeout, server_label=label), echo=echo)
+            kubeconfig=path, nodes=options.nodes, pods=pods, qps=options.qps, burst=options.burst,
+            plugins=plugins, percentage=percentage, timeout=options.timeout, server_label=label,
+            workload=workload), echo=echo)
 
     if kubeconfig is not None:
         return once(kubeconfig)
@@ -217,6 +240,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
     p.add_argument("--decisions", type=int, default=2000, help="in-process: pods decided per size (default 2,000)")
     p.add_argument("--no-spread-rows", dest="spread_rows", action="store_false",
                    help="skip the in-process LeastLoaded spread rows")
+    p.add_argument("--no-workload-rows", dest="workload_rows", action="store_false",
+                   help="skip the in-process and end-to-end rows of the workloads beside plain pods")
     p.add_argument("--no-extender-rows", dest="extender_rows", action="store_false",
                    help="skip the extender's per-request latency rows")
     p.add_argument("--timeout", type=float, default=120.0, help="end to end: seconds to wait for all bindings")

@@ -42,6 +42,7 @@ class Sample:
     requests: dict[str, float]  # "VERB resource" -> requests sent
     watch_bytes: dict[str, float]  # resource -> watch bytes decoded
     events_dropped: float
+    answer_bytes: dict[str, float]  # resource -> bytes of whole answers decoded (lists, bindings, events)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -52,10 +53,12 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _CLOCK_TICK
 
 
-def parse_metrics(text: str) -> tuple[dict[str, float], dict[str, float], float]:
-    """(requests by "VERB resource", watch bytes by resource, events dropped) from /metrics text."""
+def parse_metrics(text: str) -> tuple[dict[str, float], dict[str, float], float, dict[str, float]]:
+    """(requests by "VERB resource", watch bytes by resource, events dropped, answer bytes by resource) from
+    /metrics text."""
     requests: dict[str, float] = {}
     watch_bytes: dict[str, float] = {}
+    answer_bytes: dict[str, float] = {}
     dropped = 0.0
     for family in text_string_to_metric_families(text):
         for s in family.samples:
@@ -63,9 +66,11 @@ def parse_metrics(text: str) -> tuple[dict[str, float], dict[str, float], float]
                 requests[f"{s.labels['verb']} {s.labels['resource']}"] = s.value
             elif s.name == "scheduler_watch_decoded_bytes_total":
                 watch_bytes[s.labels["resource"]] = s.value
+            elif s.name == "scheduler_client_answer_decoded_bytes_total":
+                answer_bytes[s.labels["resource"]] = s.value
             elif s.name == "scheduler_events_dropped":
                 dropped = s.value
-    return requests, watch_bytes, dropped
+    return requests, watch_bytes, dropped, answer_bytes
 
 
 def _free_port() -> int:
@@ -78,7 +83,8 @@ class SchedulerProcess:
     """`python -m scheduler --config <config> --kubeconfig <kubeconfig> --leader-elect false`, its /healthz,
     /readyz and /metrics on a free loopback port, its log (at the default level, info) kept in a file."""
 
-    def __init__(self, config: dict[str, Any], kubeconfig: Path, *, qps: float, burst: int) -> None:
+    def __init__(self, config: dict[str, Any], kubeconfig: Path, *, qps: float, burst: int,
+                 checkout: Path | None = None) -> None:
         self.port = _free_port()
         self._dir = tempfile.TemporaryDirectory(prefix="kubelab-bench-scheduler-")
         self.config_path = Path(self._dir.name) / "config.yaml"
@@ -88,15 +94,26 @@ class SchedulerProcess:
                       healthzBindAddress=address, metricsBindAddress=address)
         self.config_path.write_text(yaml.safe_dump(config))
         self.kubeconfig = kubeconfig
+        # Another checkout's scheduler (an A/B comparison, benchmarks/ab.py) runs with that checkout's venv.
+        self.checkout = checkout or REPO
+        venv_python = self.checkout / ".venv" / "bin" / "python"
+        self.python = str(venv_python) if checkout is not None and venv_python.exists() else sys.executable
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(self.checkout),
+                                                                        os.environ.get("PYTHONPATH")])))
         with self.log_path.open("w") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "scheduler", "--config", str(self.config_path),
-                 "--kubeconfig", str(self.kubeconfig), "--leader-elect", "false", *bundled.CLI_ARGS],
-                cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+                [self.python, "-m", "scheduler", "--config", str(self.config_path),
+                 "--kubeconfig", str(self.kubeconfig), "--leader-elect", "false", *self._plugin_args()],
+                cwd=self.checkout, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+
+    def _plugin_args(self) -> list[str]:
+        """--plugins for the checkout's bundled example folders; a checkout from before they were folders has
+        them in-tree and takes no such option."""
+        folders = [self.checkout / "plugins" / name for name in bundled.FOLDER_NAMES]
+        return [arg for folder in folders if folder.is_dir() for arg in ("--plugins", str(folder))]
 
     @property
     def pid(self) -> int:
@@ -134,8 +151,8 @@ class SchedulerProcess:
         code, text = self._get("/metrics")
         if code != 200:
             raise RuntimeError(f"the scheduler's /metrics answered {code}: {text[:300]}")
-        requests, watch_bytes, dropped = parse_metrics(text)
-        return Sample(at, cpu, requests, watch_bytes, dropped)
+        requests, watch_bytes, dropped, answer_bytes = parse_metrics(text)
+        return Sample(at, cpu, requests, watch_bytes, dropped, answer_bytes)
 
     def settled_sample(self, quiet: float = 0.3, timeout: float = 5.0) -> Sample:
         """A sample once its request counts stop moving (events are sent after the bindings,

@@ -30,3 +30,15 @@ def calico_crds(version: str) -> dict[str, dict]:
     text = (calico_manifests(version) / "operator-crds.yaml").read_text()
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return {d["metadata"]["name"]: d for d in yaml.load_all(text, Loader=loader) if d}
+
+
+KUBE_APISERVER = "kube-apiserver-v1.36.2"
+
+
+def kube_apiserver_recording(name: str) -> Path:
+    """A file of real kube-apiserver traffic (../shared/reference/kube-apiserver-v1.36.2/, its README says what
+    each holds)."""
+    path = REFERENCE_DIR / KUBE_APISERVER / name
+    if not path.is_file():
+        skip_or_fail(f"the recorded kube-apiserver traffic {path} is not there (see the project's README)")
+    return path

@@ -19,10 +19,11 @@ The body is decoded once, here; nothing downstream sees bytes.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 MAX_EXTENDER_PRIORITY = 10
 
@@ -50,8 +51,8 @@ class ExtenderArgs:
 def parse_args(body: bytes) -> ExtenderArgs:
     """Decode and check an ExtenderArgs body; raises ProtocolError saying what is wrong."""
     try:
-        data = json.loads(body)
-    except ValueError as err:  # JSONDecodeError and UnicodeDecodeError
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as err:  # also invalid UTF-8
         raise ProtocolError(f"the body is not JSON: {err}") from None
     if not isinstance(data, dict):
         raise ProtocolError(f"expected an ExtenderArgs object {{Pod, Nodes | NodeNames}}, got {_kind(data)}")
@@ -66,7 +67,7 @@ def parse_args(body: bytes) -> ExtenderArgs:
         raise ProtocolError("both NodeNames and Nodes are given; kube-scheduler sends NodeNames when the "
                             "extender is nodeCacheCapable, else Nodes, never both")
     if names is not None:
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        if not isinstance(names, list) or not set(map(type, names)) <= {str}:  # decoded JSON: str, never a subclass
             raise ProtocolError(f"NodeNames: expected a list of node names, got {_kind(names)}")
         return ExtenderArgs(pod, names, None)
     if node_list is not None:
@@ -101,20 +102,20 @@ def filter_result(args: ExtenderArgs, passing: Iterable[str], failed: Mapping[st
     else:
         objects = dict(zip(args.names, args.node_objects, strict=True))
         result["Nodes"] = {"metadata": {}, "items": [objects[name] for name in passing]}
-    return json.dumps(result).encode()
+    return orjson.dumps(result)
 
 
 def filter_error(message: str) -> bytes:
     """ExtenderFilterResult with Error set: kube-scheduler fails the attempt and reports the message."""
-    return json.dumps({"Nodes": None, "NodeNames": None, "FailedNodes": None,
-                       "FailedAndUnresolvableNodes": None, "Error": message}).encode()
+    return orjson.dumps({"Nodes": None, "NodeNames": None, "FailedNodes": None,
+                         "FailedAndUnresolvableNodes": None, "Error": message})
 
 
 def host_priorities(scores: Iterable[tuple[str, int]]) -> bytes:
     """HostPriorityList: one {Host, Score} per node."""
-    return json.dumps([{"Host": host, "Score": score} for host, score in scores]).encode()
+    return orjson.dumps([{"Host": host, "Score": score} for host, score in scores])
 
 
 def error_body(message: str) -> bytes:
     """The body of a non-200 answer (kube-scheduler reports only the status code; this is for people)."""
-    return json.dumps({"Error": message}).encode()
+    return orjson.dumps({"Error": message})

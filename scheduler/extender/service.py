@@ -48,6 +48,9 @@ log = logging.getLogger(__name__)
 
 VERBS = ("filter", "prioritize")
 UNKNOWN_NODE = "node(s) not found in the extender's cache"
+# kube-scheduler sends the same pod to filter and then to prioritize (and again on a retry): its PodInfo is
+# read once per version of the pod (uid and resourceVersion) and kept for the next verb, for this many pods.
+PREPARED_PODS = 256
 
 
 class Extender:
@@ -64,6 +67,7 @@ class Extender:
         self.metrics = metrics
         self.synced = synced
         self._snapshot_lock = threading.Lock()
+        self._prepared: dict[tuple[str, str], PodInfo] = {}  # oldest first
 
     def handle(self, path: str, body: bytes) -> tuple[int, bytes]:
         """One POST to ``<urlPrefix>/<verb>`` (any urlPrefix path): the HTTP status and the JSON answer."""
@@ -84,7 +88,7 @@ class Extender:
         args = None
         try:
             args = protocol.parse_args(body)
-            pod = dataclasses.replace(PodInfo.from_api(args.pod, STRICT), unsupported=())
+            pod = self._prepare(args.pod)
             return 200, self.filter(pod, args) if verb == "filter" else self.prioritize(pod, args)
         except ProtocolError as err:
             log.warning("%s: malformed request: %s", verb, err)
@@ -99,17 +103,35 @@ class Extender:
             log.exception("%s: answering failed", verb)
             return 500, protocol.error_body(f"the extender failed answering {verb}; see its log")
 
+    def _prepare(self, obj: protocol.Obj) -> PodInfo:
+        """The pod as plugins read it, from the PodInfo of an earlier verb for the same version of it."""
+        meta = obj["metadata"]
+        key = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""))
+        if all(key) and (pod := self._prepared.get(key)) is not None:
+            return pod
+        pod = dataclasses.replace(PodInfo.from_api(obj, STRICT), unsupported=())
+        if all(key):
+            with self._snapshot_lock:  # requests arrive on several connections at once
+                self._prepared[key] = pod
+                while len(self._prepared) > PREPARED_PODS:
+                    del self._prepared[next(iter(self._prepared))]
+        return pod
+
     def filter(self, pod: PodInfo, args: ExtenderArgs) -> bytes:
         with self._snapshot_lock:
             known, unknown, cluster = self._nodes(args)
             passing, failures = self._profile(pod).filter_nodes(pod, known, cluster)
         failed: dict[str, str] = {}
         unresolvable = dict.fromkeys(unknown, UNKNOWN_NODE)
+        # Nodes a plugin rejects alike share one Status (a pre_filter's rejection): read each once.
+        read: dict[int, tuple[dict[str, str], str]] = {}
         for name, status in failures.items():
-            target = unresolvable if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE else failed
-            target[name] = status.reason
+            if (known_status := read.get(id(status))) is None:
+                target = unresolvable if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE else failed
+                known_status = read[id(status)] = (target, status.reason)
+            known_status[0][name] = known_status[1]
         log.debug("filter %s: %d of %d nodes pass", pod.key, len(passing), len(args.names))
-        return protocol.filter_result(args, (n.name for n in passing), failed, unresolvable)
+        return protocol.filter_result(args, [n.name for n in passing], failed, unresolvable)
 
     def prioritize(self, pod: PodInfo, args: ExtenderArgs) -> bytes:
         with self._snapshot_lock:
@@ -117,8 +139,10 @@ class Extender:
             totals, _ = self._profile(pod).score_nodes(pod, known, cluster)
         default_normalize(totals)  # the best total -> MAX_NODE_SCORE, then down to the extender's range
         step = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
+        log.debug("prioritize %s: %d nodes scored", pod.key, len(known))
+        if len(known) == len(args.names):  # every node known: scores are in request order
+            return protocol.host_priorities(zip(args.names, [total // step for total in totals], strict=True))
         scores = {node.name: total // step for node, total in zip(known, totals, strict=True)}
-        log.debug("prioritize %s: %d nodes scored", pod.key, len(scores))
         return protocol.host_priorities((name, scores.get(name, 0)) for name in args.names)
 
     def _profile(self, pod: PodInfo) -> Profile:
@@ -130,10 +154,16 @@ class Extender:
         Called with ``_snapshot_lock`` held until the answer is computed: the snapshot and its pod index
         are refreshed in place, and the index keeps answers between reads."""
         snapshot = self.cache.snapshot()
-        cached = [snapshot.get(name) for name in args.names]
+        cached = list(map(snapshot.by_name.get, args.names))
         if args.node_objects is None:
             nodes = [info for info in cached if info is not None]
-            unknown = [name for name, info in zip(args.names, cached, strict=True) if info is None]
+            unknown = [name for name, info in zip(args.names, cached, strict=True) if info is None] \
+                if len(nodes) < len(cached) else []
+            # Every node of the cache, each once (kube-scheduler sends all that passed its own filters, often
+            # all): the snapshot's own traits count them, no recount per request.
+            if len(nodes) == len(snapshot.nodes) and len(set(args.names)) == len(nodes):
+                return nodes, unknown, ClusterView(snapshot.nodes, snapshot.namespace_labels, snapshot.pod_index,
+                                                   traits=snapshot.traits)
         else:
             nodes = [_from_object(obj, info, i) for i, (obj, info) in enumerate(zip(args.node_objects, cached,
                                                                                     strict=True))]

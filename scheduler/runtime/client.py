@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import socket
+import ssl
 import threading
 import time
 import warnings
@@ -24,10 +25,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
+import orjson
 import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from urllib3.connection import HTTPConnection
+
+from scheduler.runtime import http1
 
 log = logging.getLogger(__name__)
 
@@ -62,15 +66,27 @@ class RequestCounts:
         self._lock = threading.Lock()
         self.requests: dict[tuple[str, str], int] = {}
         self.watch_bytes: dict[str, int] = {}
+        self.answer_bytes: dict[str, int] = {}
 
-    def request(self, verb: str, path: str, query: Mapping[str, Any] | None) -> None:
+    def request(self, verb: str, path: str, query: Mapping[str, Any] | None) -> tuple[str, str]:
+        """Count one request; returns its (verb, resource)."""
         key = request_kind(verb, path, query)
         with self._lock:
             self.requests[key] = self.requests.get(key, 0) + 1
+        return key
 
     def watched(self, resource: str, size: int) -> None:
         with self._lock:
             self.watch_bytes[resource] = self.watch_bytes.get(resource, 0) + size
+
+    def answered(self, resource: str, size: int) -> None:
+        """Bytes of a whole (not streamed) answer decoded: lists, binding and event answers."""
+        with self._lock:
+            self.answer_bytes[resource] = self.answer_bytes.get(resource, 0) + size
+
+    def answer_totals(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self.answer_bytes)
 
     def totals(self) -> tuple[dict[tuple[str, str], int], dict[str, int]]:
         """Copies of (requests by (verb, resource), watch bytes by resource)."""
@@ -236,6 +252,7 @@ class Client:
         self._pool = self._api.rest_client.pool_manager
         self.host = configuration.host.rstrip("/")
         self._path_prefix = urllib3.util.parse_url(self.host).path or ""  # an API server behind a path
+        self._lean = _lean_pool(configuration, self._pool, pool_size)
         self.limiter = TokenBucket(qps, burst)
         self.counts = RequestCounts()
 
@@ -247,6 +264,8 @@ class Client:
         the API server dead: the idle connections beside it are most likely dead too, and a binding sent
         on one would wait out its whole timeout after the network heals."""
         self._pool.clear()
+        if self._lean is not None:
+            self._lean.clear()
 
     def with_own_limiter(self) -> Client:
         """The same connections and credentials behind a separate token bucket: kube-scheduler writes
@@ -278,13 +297,44 @@ class Client:
         content_type: str = "application/json",
         timeout: float = 30.0,
         cancel: threading.Event | None = None,
+        read_answer: bool = True,
     ) -> dict[str, Any]:
         """One request with a JSON (or bytes) body; returns the parsed JSON answer or raises ApiError.
-        Raises RequestCancelled, without sending, if `cancel` is set before the request goes out."""
-        data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-        tmo = urllib3.Timeout(connect=min(timeout, 10.0), read=timeout)
-        raw = self._send(verb, path, query, data, content_type, tmo, stream=False, cancel=cancel).data
-        return json.loads(raw) if raw else {}
+        Raises RequestCancelled, without sending, if `cancel` is set before the request goes out.
+        `read_answer` False: a success's body is not decoded ({} is returned), for writes whose answer
+        nobody reads (an event: its answer is the whole Event again, ~1 KB with managedFields)."""
+        data = None if body is None else (body if isinstance(body, bytes) else orjson.dumps(body))
+        if self._lean is not None:
+            raw, resource = self._send_lean(verb, path, query, data, content_type, timeout, cancel)
+        else:
+            tmo = urllib3.Timeout(connect=min(timeout, 10.0), read=timeout)
+            raw = self._send(verb, path, query, data, content_type, tmo, stream=False, cancel=cancel).data
+            resource = request_kind(verb, path, query)[1]
+        if not raw or not read_answer:
+            return {}
+        self.counts.answered(resource, len(raw))
+        return orjson.loads(raw)
+
+    def _send_lean(self, verb: str, path: str, query: Mapping[str, Any] | None, data: bytes | None,
+                   content_type: str, timeout: float, cancel: threading.Event | None) -> tuple[bytes, str]:
+        """_send for a whole answer through the keep-alive pool of scheduler.runtime.http1 (its docstring says
+        why); the same rate limit, counting, errors and dropped-pool rule."""
+        self.limiter.take(cancel)
+        if cancel is not None and cancel.is_set():
+            raise RequestCancelled(f"{verb} {path}")
+        resource = self.counts.request(verb, path, query)[1]
+        headers = "".join(f"{k}: {v}\r\n" for k, v in
+                          self._headers(content_type if data is not None else None).items()).encode()
+        assert self._lean is not None
+        try:
+            status, raw = self._lean.request(verb, self._path_prefix + _target(path, query), headers, data,
+                                             connect_timeout=min(timeout, 10.0), read_timeout=timeout)
+        except (OSError, ValueError) as exc:  # refused, reset, timed out, TLS, or not HTTP
+            self.drop_connections()
+            raise ApiError(0, "Unreachable", f"{self.host}: {exc}", verb=verb, path=path) from exc
+        if status >= 300:
+            raise _error_from(status, raw, verb, path)
+        return raw, resource
 
     def _send(
         self,
@@ -329,8 +379,8 @@ class Client:
     def get(self, path: str, query: Mapping[str, Any] | None = None, timeout: float = 30.0) -> dict[str, Any]:
         return self.request("GET", path, query=query, timeout=timeout)
 
-    def post(self, path: str, body: Any, timeout: float = 30.0) -> dict[str, Any]:
-        return self.request("POST", path, body=body, timeout=timeout)
+    def post(self, path: str, body: Any, timeout: float = 30.0, *, read_answer: bool = True) -> dict[str, Any]:
+        return self.request("POST", path, body=body, timeout=timeout, read_answer=read_answer)
 
     def put(self, path: str, body: Any, timeout: float = 30.0) -> dict[str, Any]:
         return self.request("PUT", path, body=body, timeout=timeout)
@@ -369,10 +419,10 @@ class Client:
                 for line in lines:
                     if line.strip():
                         self.counts.watched(resource, len(line))
-                        yield json.loads(line)
+                        yield orjson.loads(line)
             if buf.strip():
                 self.counts.watched(resource, len(buf))
-                yield json.loads(buf)
+                yield orjson.loads(buf)
         except urllib3.exceptions.ReadTimeoutError as exc:
             self.drop_connections()
             raise ApiError(0, "WatchSilent", f"nothing received for {read_timeout:.0f}s", verb="WATCH",
@@ -400,6 +450,31 @@ class Client:
             raise ApiError(0, "StreamBroken", str(exc), verb="GET", path=path) from exc
         finally:
             resp.release_conn()
+
+
+def _lean_pool(configuration: k8s_client.Configuration, pool: Any, size: int) -> http1.Pool | None:
+    """The keep-alive pool for whole answers, with the TLS settings the official client would use; None (all
+    requests through urllib3) behind a proxy or with a hostname assertion this pool does not implement."""
+    if isinstance(pool, urllib3.ProxyManager) or configuration.assert_hostname is not None:
+        return None
+    url = urllib3.util.parse_url(configuration.host)
+    if url.scheme not in ("http", "https") or not url.host:
+        return None
+    context = None
+    if url.scheme == "https":
+        if configuration.verify_ssl:
+            context = ssl.create_default_context(cafile=configuration.ssl_ca_cert)
+        else:
+            context = ssl.create_default_context()
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        if configuration.cert_file:
+            context.load_cert_chain(configuration.cert_file, configuration.key_file)
+    host = url.host.strip("[]")
+    port = url.port or (443 if url.scheme == "https" else 80)
+    return http1.Pool(host, port, ssl_context=context,
+                      server_hostname=configuration.tls_server_name or host,
+                      socket_options=configuration.socket_options or (), maxsize=size, host_header=url.netloc)
 
 
 def _target(path: str, query: Mapping[str, Any] | None) -> str:

@@ -242,7 +242,7 @@ class EventRecorder:
             related=related,
         )
         try:
-            self.client.post(f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events", body)
+            self.client.post(f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events", body, read_answer=False)
         except ApiError as err:
             if err.status == 403:
                 log.error(describe_forbidden(err, "create", "events.events.k8s.io"))

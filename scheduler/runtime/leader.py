@@ -17,13 +17,13 @@
 from __future__ import annotations
 
 import logging
+import math
 import random
 import socket
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 from scheduler.runtime.client import ApiError, Client, describe_forbidden
@@ -32,9 +32,14 @@ log = logging.getLogger(__name__)
 
 
 def micro_time(ts: float | None = None) -> str:
-    """metav1.MicroTime in RFC 3339 with microseconds, as the API serialises it."""
-    dt = datetime.fromtimestamp(time.time() if ts is None else ts, UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """metav1.MicroTime in RFC 3339 with microseconds, as the API serialises it (formatted by hand: every
+    Scheduled event carries one, and datetime's strftime cost 5% of the scheduler's CPU per bound pod)."""
+    ts = time.time() if ts is None else ts
+    whole = math.floor(ts)
+    micros = round((ts - whole) * 1e6)  # to the nearest microsecond, as datetime.fromtimestamp rounds
+    if micros == 1_000_000:
+        whole, micros = whole + 1, 0
+    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(whole))}.{micros:06d}Z"
 
 
 def default_identity() -> str:

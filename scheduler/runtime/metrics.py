@@ -103,6 +103,12 @@ class _ClientCountsCollector:
         for resource, n in sorted(watch_bytes.items()):
             decoded.add_metric([resource], n)
         yield decoded
+        answers = CounterMetricFamily("scheduler_client_answer_decoded_bytes", "Bytes of whole API answers "
+                                      "decoded (lists, gets, binding and event answers), by resource.",
+                                      labels=["resource"])
+        for resource, n in sorted(self.counts.answer_totals().items()):
+            answers.add_metric([resource], n)
+        yield answers
 
 
 class ExtenderMetrics:

@@ -59,6 +59,12 @@ def test_end_to_end_binds_every_pod_reads_back_the_spread_and_cleans_up() -> Non
         assert _bench_objects(kubeconfig) == ([], [])  # nodes and pods deleted after the run
     assert row["bound"] == row["bound_by_scheduler"] == 9 and not row["timed_out"]
     assert row["bound_elsewhere"] == 0 and row["cleanup_error"] is None
+    # Each pod reaches the scheduler twice at a real server's weight: listed pending (about 2.2 KB as
+    # kube-apiserver sends a benchmark pod) and watched once bound (about 2.4 KB);
+    # tests/kubeapi/test_real_traffic_shape.py holds the test server to those sizes.
+    pod_bytes = row["answer_bytes_per_pod"].get("pods", 0) + row["watch_bytes_per_pod"].get("pods", 0)
+    assert pod_bytes > 4000
+    assert row["decoded_bytes_per_pod"] > pod_bytes
     assert row["pods_per_node"] == {"min": 3, "max": 3, "stddev": 0.0} and row["spread_within_one"]
     assert row["pods_per_second"] > 0 and row["server"] == report.TEST_SERVER_LABEL
     # python -m scheduler's own figures: one binding and one Scheduled event per pod, as kube-scheduler
@@ -89,10 +95,12 @@ scheduler_client_requests_total{resource="pods",verb="LIST"} 1.0
 scheduler_watch_decoded_bytes_total{resource="pods"} 3000.0
 # TYPE scheduler_events_dropped gauge
 scheduler_events_dropped 2.0
+# TYPE scheduler_client_answer_decoded_bytes counter
+scheduler_client_answer_decoded_bytes_total{resource="pods"} 9000.0
 """
-    requests, watch_bytes, dropped = scheduler_process.parse_metrics(text)
+    requests, watch_bytes, dropped, answer_bytes = scheduler_process.parse_metrics(text)
     assert requests == {"POST pods/binding": 20.0, "LIST pods": 1.0} and watch_bytes == {"pods": 3000.0}
-    assert dropped == 2.0
+    assert dropped == 2.0 and answer_bytes == {"pods": 9000.0}
     assert scheduler_process.per_pod({"LIST pods": 1.0}, requests, 10) == {"POST pods/binding": 2.0}
 
 
@@ -122,13 +130,27 @@ def test_command_writes_tables_and_json(tmp_path: Path) -> None:
         (n, mode, verb) for n in (4, 8) for mode in ("nodeCacheCapable", "Node objects")
         for verb in ("filter", "prioritize")]
     assert all(r["mean_ms"] > 0 for r in data["extender"])
-    # 2 sizes + anti-affinity pods at 8 + LeastLoaded adaptive and 100% at 4 nodes + 100% at 8 nodes
+    # 2 sizes + anti-affinity pods at 8 + each workload beside plain pods at --nodes (2) + LeastLoaded
+    # adaptive and 100% at 4 nodes + 100% at 8 nodes
+    workloads = [", pods with required anti-affinity", ", pods with preferred pod affinity",
+                 ", pods spread over 3 zones (DoNotSchedule)"]
     assert [(r["nodes"], r["plugins"], r["percentage_of_nodes_to_score"]) for r in data["in_process"]] == [
         (4, "default", None), (8, "default", None), (8, "default, pods with required anti-affinity", None),
+        (2, "default", None), *[(2, f"default{w}", None) for w in workloads],
         (4, "default+LeastLoaded", None),
         (4, "default+LeastLoaded", 100), (8, "default+LeastLoaded", 100)]
     assert [(r["plugins"], r["percentage_of_nodes_to_score"], r["bound"]) for r in data["end_to_end"]] == [
-        ("default", None, 6), ("default+LeastLoaded", None, 6), ("default+LeastLoaded", 100, 6)]
+        ("default", None, 6), ("default+LeastLoaded", None, 6), ("default+LeastLoaded", 100, 6),
+        *[(f"default{w}", None, 6 if "anti-affinity" not in w else 2) for w in workloads],
+        ("default, high-priority pods preempting low-priority ones", None, 2)]  # end to end only
+    # required anti-affinity fits one pod per node: as many pods as nodes, in-process and end to end; so does
+    # one preemptor per node full of victims (each evicted one: a DELETE per pod)
+    assert [(r["decisions"], r["pods_per_node"]["max"]) for r in data["in_process"] if r["nodes"] == 2
+            and "anti-affinity" in r["plugins"]] == [(2, 1)]
+    assert [r["pods"] for r in data["end_to_end"] if "anti-affinity" in r["plugins"]] == [2]
+    preempting = next(r for r in data["end_to_end"] if "preempting" in r["plugins"])
+    assert preempting["pods"] == 2 and preempting["requests_per_pod"]["DELETE pods"] >= 1
+    assert preempting["cleanup_error"] is None
     spread = [t for t in data["targets"] if t["target"].startswith("LeastLoaded pods per node")]
     assert [t["met"] for t in spread] == [True, True]  # 6 pods on 2 nodes: 3 each, sampled or not
     # sizes other than 1,000 / 5,000 are reported but not judged against those targets
@@ -235,3 +257,12 @@ def test_a_kube_scheduler_that_does_not_run_is_named_and_the_objects_are_deleted
             endtoend.run(endtoend.EndToEndOptions(kubeconfig=kubeconfig, nodes=2, pods=2, timeout=10,
                                                   kube_scheduler=Path(binary)))
         assert _bench_objects(kubeconfig) == ([], [])
+
+
+def test_extender_handle_cpu_reports_each_verbs_cpu_per_pod() -> None:
+    from benchmarks import extender
+
+    row = extender.handle_cpu(nodes=6, requests=3, existing=12)
+    assert row["nodes"] == 6 and row["pods"] == 3
+    assert row["filter_cpu_ms"] >= 0 and row["prioritize_cpu_ms"] >= 0
+    assert row["cpu_ms_per_pod"] == pytest.approx(row["filter_cpu_ms"] + row["prioritize_cpu_ms"], abs=0.002)

@@ -61,8 +61,13 @@ Served API
   resourceVersion; 201), update (PUT; metadata.resourceVersion precondition -> 409 Conflict),
   patch (merge, strategic-merge for maps, keyed lists like status.conditions, $patch; json-patch),
   delete (DeleteOptions preconditions), deletecollection. Server-side apply is not served (415).
+- The shape and weight of kube-apiserver v1.36.2's answers (tests/kubeapi/test_real_traffic_shape.py holds
+  them within 10% of recorded real traffic): managedFields (managed_fields.py), and on API requests the
+  ServiceAccount admission's projected token volume and TaintNodesByCondition's not-ready taint on new nodes
+  (admission.py); one chunk per watch event, answers over 2 KB chunked.
 - Pods: defaults (schedulerName default-scheduler, default not-ready/unreachable
-  NoExecute tolerations, status Pending + qosClass); the Priority admission plugin's effect at create
+  NoExecute tolerations, container terminationMessagePath/Policy and imagePullPolicy, status Pending +
+  qosClass); the Priority admission plugin's effect at create
   (spec.priorityClassName -> spec.priority and spec.preemptionPolicy, else a globalDefault class, else
   priority 0; an unknown class or a stated priority/policy differing from the class's is 403 with the
   plugin's message); main-resource updates keep status, /status

@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tests.kubeapi import event_conversion, strategies
+from tests.kubeapi import admission, event_conversion, managed_fields, strategies
 from tests.kubeapi.binding import bind_pod
 from tests.kubeapi.errors import ApiError
 from tests.kubeapi.kinds import ResourceType
@@ -125,7 +125,8 @@ class Api:
         return items
 
     # ---- writes ------------------------------------------------------------------------------
-    def create(self, route: Route, body: Any) -> Obj:
+    def create(self, route: Route, body: Any, manager: str = "unknown") -> Obj:
+        """POST: defaults, the creator's managedFields entry, then mutating admission (admission.py)."""
         rtype = route.rtype
         assert rtype is not None
         if not isinstance(body, dict):
@@ -136,11 +137,15 @@ class Api:
             meta = {**(body.get("metadata") or {}), "namespace": route.namespace}
             strategies.validate_events_v1_create({**body, "metadata": meta})
         obj = strategies.prepare_create(rtype, from_wire(rtype, body), route.namespace)
+        obj = strategies.encode_zero_fields(rtype, managed_fields.on_create(obj, rtype.storage, manager))
         if rtype.storage == "pods":
-            obj = strategies.admit_priority(self.store, obj)
+            obj = strategies.admit_default_tolerations(strategies.admit_priority(self.store, obj))
+            obj = admission.admit_service_account(self.store, obj)
+        elif rtype.storage == "nodes":
+            obj = admission.admit_new_node(obj)
         return to_wire(rtype, self.store.create(rtype.storage, obj))
 
-    def update(self, route: Route, body: Any) -> Obj:
+    def update(self, route: Route, body: Any, manager: str = "unknown") -> Obj:
         rtype = route.rtype
         assert rtype is not None and route.name is not None
         if not isinstance(body, dict):
@@ -156,7 +161,8 @@ class Api:
 
         def mutate(old: Obj) -> Obj:
             self._check_object_preconditions(rtype, route.name or "", new_core, old)
-            return strategies.prepare_update(rtype, new_core, old, route.subresource)
+            new = strategies.prepare_update(rtype, new_core, old, route.subresource)
+            return managed_fields.on_update(new, old, rtype.storage, manager, route.subresource)
 
         return to_wire(rtype, self.store.update(rtype.storage, route.namespace, route.name, mutate))
 
@@ -176,7 +182,7 @@ class Api:
         if uid and uid != old_meta.get("uid"):
             raise ApiError.precondition_failed(rtype.plural, name, "UID", uid, old_meta.get("uid", ""), rtype.group)
 
-    def patch(self, route: Route, content_type: str, patch: Any) -> Obj:
+    def patch(self, route: Route, content_type: str, patch: Any, manager: str = "unknown") -> Obj:
         rtype = route.rtype
         assert rtype is not None and route.name is not None
 
@@ -184,7 +190,8 @@ class Api:
             patched = from_wire(rtype, apply_patch(content_type, to_wire(rtype, old), patch))
             _require_url_name(patched.get("metadata") or {}, route.name)
             self._check_object_preconditions(rtype, route.name or "", patched, old)
-            return strategies.prepare_update(rtype, patched, old, route.subresource)
+            new = strategies.prepare_update(rtype, patched, old, route.subresource)
+            return managed_fields.on_update(new, old, rtype.storage, manager, route.subresource)
 
         return to_wire(rtype, self.store.update(rtype.storage, route.namespace, route.name, mutate))
 

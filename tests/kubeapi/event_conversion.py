@@ -34,7 +34,9 @@ def to_core(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def from_core(event: dict[str, Any]) -> dict[str, Any]:
-    out = {_BACK.get(k, k): v for k, v in event.items()}
+    # Fields without omitempty in the Go type are always on the wire (event-create.json in the reference).
+    out = {"deprecatedSource": {}, "deprecatedFirstTimestamp": None, "deprecatedLastTimestamp": None}
+    out.update((_BACK.get(k, k), v) for k, v in event.items())
     out["apiVersion"] = "events.k8s.io/v1"
     out["kind"] = "Event"
     return out

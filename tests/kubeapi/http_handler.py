@@ -4,7 +4,12 @@ Watch responses are newline-delimited JSON events `{"type": ..., "object": ...}`
 HTTP 200 response (https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes);
 an expired start revision is an ERROR event holding a Status (code 410, reason Expired) inside a
 200 response, as the watch cache answers (cacher.go: "treat the watch as successful" and send the
-error as an event).
+error as an event). Each event is a chunk of its own, as kube-apiserver sends them
+(../shared/reference/kube-apiserver-v1.36.2/watch-pods.http).
+
+Other answers are framed as Go's net/http frames kube-apiserver's: a body of up to 2,048 bytes
+(bufferBeforeChunkingSize) with Content-Length, a longer one chunked; with the headers a real server sends
+(Audit-Id, Cache-Control, the priority-and-fairness uids).
 """
 
 from __future__ import annotations
@@ -14,12 +19,14 @@ import json
 import select
 import socket
 import time
+import uuid
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
 from tests.kubeapi.api import to_wire
 from tests.kubeapi.errors import ApiError
+from tests.kubeapi.managed_fields import manager_of
 from tests.kubeapi.pod_logs import log_target
 from tests.kubeapi.routes import Route, int_param, parse, query_bool, verb_of
 from tests.kubeapi.watching import WatchPlan, watch_event
@@ -28,6 +35,10 @@ if TYPE_CHECKING:
     from tests.kubeapi.server import KubeApiServer, RequestRecord
 
 _JSON = "application/json"
+_CHUNKING_THRESHOLD = 2048  # net/http bufferBeforeChunkingSize
+# The API Priority and Fairness headers of a real answer (the flow schema and priority level that served it).
+_FAIRNESS = (("X-Kubernetes-Pf-Flowschema-Uid", str(uuid.uuid4())),
+             ("X-Kubernetes-Pf-Prioritylevel-Uid", str(uuid.uuid4())))
 
 
 def _dumps(value: Any) -> bytes:
@@ -74,13 +85,25 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length else b""
 
+    def _send_api_headers(self, code: int) -> None:
+        self.send_response(code)
+        self.send_header("Audit-Id", str(uuid.uuid4()))
+        self.send_header("Cache-Control", "no-cache, private")
+        self.send_header("Content-Type", _JSON)
+        for key, value in _FAIRNESS:
+            self.send_header(key, value)
+
     def _send_json(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
         data = _dumps(body)
-        self.send_response(code)
-        self.send_header("Content-Type", _JSON)
-        self.send_header("Content-Length", str(len(data)))
+        self._send_api_headers(code)
         for key, value in (headers or {}).items():
             self.send_header(key, value)
+        if len(data) > _CHUNKING_THRESHOLD:
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data))
+            return
+        self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
 
@@ -139,15 +162,16 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
             return 200, api.get(route)
         if verb == "list":
             return 200, api.list(route, query)
+        manager = manager_of(self.headers.get("User-Agent"))
         if verb == "create":
             if route.name is not None:
                 raise ApiError.method_not_allowed("the server does not allow this method on the requested "
                                                   "resource")
-            return 201, api.create(route, body)
+            return 201, api.create(route, body, manager)
         if verb == "update":
-            return 200, api.update(route, body)
+            return 200, api.update(route, body, manager)
         if verb == "patch":
-            return 200, api.patch(route, self.headers.get("Content-Type") or "", body)
+            return 200, api.patch(route, self.headers.get("Content-Type") or "", body, manager)
         if verb == "delete":
             return 200, api.delete(route, body, query)
         if verb == "deletecollection":
@@ -190,6 +214,10 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
 
+    def _write_events(self, lines: list[bytes]) -> None:
+        """One chunk per event, as kube-apiserver frames a watch, written to the socket in one call."""
+        self.wfile.write(b"".join(b"%x\r\n%s\r\n" % (len(line), line) for line in lines))
+
     def _watch(self, route: Route, query: dict[str, str], record: RequestRecord) -> None:
         server = self.api_server
         api = server.api
@@ -200,8 +228,7 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
         timeout = int_param(query, "timeoutSeconds") or server.default_watch_timeout
         deadline = time.monotonic() + timeout
         record.finish(200)
-        self.send_response(200)
-        self.send_header("Content-Type", _JSON)
+        self._send_api_headers(200)
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         server.watch_opened()
@@ -239,8 +266,8 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
         server = self.api_server
         rtype = plan.rtype
         if plan.initial:
-            lines = [_dumps({"type": "ADDED", "object": to_wire(rtype, o)}) + b"\n" for o in plan.initial]
-            self._write_chunk(b"".join(lines))
+            self._write_events([_dumps({"type": "ADDED", "object": to_wire(rtype, o)}) + b"\n"
+                                for o in plan.initial])
         if plan.initial_events_end and bookmarks:
             self._write_chunk(self._bookmark(plan, plan.start_rv, initial_end=True))
         cursor = plan.start_rv
@@ -281,7 +308,7 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
             if changes:
                 cursor = changes[-1].rv
             if lines:
-                self._write_chunk(b"".join(lines))
+                self._write_events(lines)
                 last_sent = time.monotonic()
             elif bookmarks and time.monotonic() - last_sent >= server.bookmark_interval:
                 self._write_chunk(self._bookmark(plan, cursor))

@@ -330,9 +330,9 @@ class KubeApiServer:
         if rtype.namespaced:
             self._ensure_namespace(namespace)
         if validate:
-            obj = strategies.prepare_create(rtype, obj, namespace)
+            obj = strategies.encode_zero_fields(rtype, strategies.prepare_create(rtype, obj, namespace))
             if storage == "pods":
-                obj = strategies.admit_priority(self.store, obj)
+                obj = strategies.admit_default_tolerations(strategies.admit_priority(self.store, obj))
         else:
             obj = {"apiVersion": rtype.api_version, "kind": rtype.kind, **obj}
             if rtype.namespaced:

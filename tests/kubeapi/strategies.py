@@ -109,15 +109,32 @@ def _prepare_pod(pod: Obj) -> Obj:
     spec.setdefault("terminationGracePeriodSeconds", 30)
     spec.setdefault("securityContext", {})
     spec.setdefault("enableServiceLinks", True)
-    spec["tolerations"] = _default_tolerations(spec.get("tolerations") or [])
+    for field in ("initContainers", "containers"):
+        if spec.get(field):
+            spec[field] = [_default_container(c) for c in spec[field]]
     # PodStrategy.PrepareForCreate (pkg/registry/core/pod/strategy.go) discards client status.
     status = {"phase": "Pending", "qosClass": _qos_class(containers)}
     return {**pod, "spec": spec, "status": status}
 
 
-def _default_tolerations(tolerations: list[Obj]) -> list[Obj]:
+def _default_container(container: Obj) -> Obj:
+    """SetDefaults_Container (pkg/apis/core/v1/defaults.go): termination message path and policy; the pull
+    policy is Always for a :latest or untagged image, else IfNotPresent."""
+    image = container.get("image") or ""
+    tag = image.rsplit("/", 1)[-1].partition("@")[0].partition(":")[2]
+    pull = "Always" if "@" not in image and tag in ("", "latest") else "IfNotPresent"
+    return {"terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
+            "imagePullPolicy": pull, **container}
+
+
+def admit_default_tolerations(pod: Obj) -> Obj:
     """DefaultTolerationSeconds admission plugin: tolerate not-ready/unreachable NoExecute for 300 s
     unless the pod already tolerates them (plugin/pkg/admission/defaulttolerationseconds)."""
+    spec = pod.get("spec") or {}
+    return {**pod, "spec": {**spec, "tolerations": _default_tolerations(spec.get("tolerations") or [])}}
+
+
+def _default_tolerations(tolerations: list[Obj]) -> list[Obj]:
     out = list(tolerations)
     for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
         covered = any(t.get("effect", "") in ("", "NoExecute") and
@@ -145,6 +162,29 @@ def _qos_class(containers: list[Obj]) -> str:
     if not requests_seen:
         return "BestEffort"
     return "Guaranteed" if guaranteed and limits_all else "Burstable"
+
+
+# NodeSystemInfo's fields have no omitempty: a node that never had a kubelet still carries them, empty.
+_NODE_INFO_FIELDS = ("machineID", "systemUUID", "bootID", "kernelVersion", "osImage", "containerRuntimeVersion",
+                     "kubeletVersion", "kubeProxyVersion", "operatingSystem", "architecture")
+
+
+def encode_zero_fields(rtype: ResourceType, obj: Obj) -> Obj:
+    """Fields the API sends even when nothing set them (Go structs without omitempty), filled after the
+    managed fields are recorded, as they are not a writer's fields."""
+    return _prepare_node(obj) if rtype.storage == "nodes" else obj
+
+
+def _prepare_node(node: Obj) -> Obj:
+    # The core/v1 NodeStatus as the API encodes it: daemonEndpoints and nodeInfo are structs that are always
+    # sent (../shared/reference/kube-apiserver-v1.36.2/node-create.json).
+    status = dict(node.get("status") or {})
+    status.setdefault("daemonEndpoints", {"kubeletEndpoint": {"Port": 0}})
+    status["nodeInfo"] = {**dict.fromkeys(_NODE_INFO_FIELDS, ""), **(status.get("nodeInfo") or {})}
+    if status.get("conditions"):
+        status["conditions"] = [{**c, "lastHeartbeatTime": c.get("lastHeartbeatTime"),
+                                 "lastTransitionTime": c.get("lastTransitionTime")} for c in status["conditions"]]
+    return {**node, "spec": node.get("spec") or {}, "status": status}
 
 
 def _prepare_namespace(ns: Obj) -> Obj:
@@ -217,6 +257,10 @@ def admit_priority(store: Store, pod: Obj) -> Obj:
                 f"the string value of PreemptionPolicy ({spec['preemptionPolicy']}) must not be provided in pod "
                 f"spec; priority admission controller computed {policy} from the given PriorityClass name"))
         spec["preemptionPolicy"] = policy
+    else:
+        # Without a class policy the plugin leaves the default, PreemptLowerPriority (a real answer:
+        # ../shared/reference/kube-apiserver-v1.36.2/pod-create.json).
+        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
     return {**pod, "spec": spec}
 
 
@@ -281,7 +325,7 @@ def prepare_update(rtype: ResourceType, new: Obj, old: Obj, subresource: str | N
         meta["generation"] = old_meta["generation"] + 1
     if rtype.storage == "pods" and subresource is None:
         _validate_pod_spec_update(out, old)
-    return out
+    return encode_zero_fields(rtype, out)
 
 
 def _validate_pod_spec_update(new: Obj, old: Obj) -> None:

@@ -252,3 +252,26 @@ def test_filter_with_node_objects_rejects_a_node_cordoned_or_tainted_in_the_obje
     assert code == 200
     assert result["FailedAndUnresolvableNodes"] == {"slow-1": "node(s) were unschedulable",
                                                     "slow-2": "node(s) had untolerated taint(s)"}
+
+
+def test_pod_is_read_once_for_filter_and_prioritize_of_one_version(monkeypatch: pytest.MonkeyPatch):
+    """kube-scheduler sends the same pod to both verbs: its PodInfo is prepared once per (uid,
+    resourceVersion); a new version of the pod is read afresh, so a changed spec is never answered stale."""
+    reads: list[str] = []
+    real = PodInfo.from_api
+
+    def counting(obj: dict[str, Any], policy: Any = None) -> PodInfo:
+        reads.append(obj["metadata"]["resourceVersion"])
+        return real(obj, policy) if policy is not None else real(obj)
+
+    monkeypatch.setattr(PodInfo, "from_api", staticmethod(counting))
+    extender = make_extender()
+    pod = versioned(pod_obj(annotations=HIGH_SPEED), "5")
+    names = ["fast", "slow-1", "slow-2"]
+    assert call(extender, "filter", args_body(pod, names, cache_capable=True))[1]["NodeNames"] == ["fast"]
+    assert call(extender, "prioritize", args_body(pod, names, cache_capable=True))[0] == 200
+    assert reads == ["5"]
+    changed = versioned(pod_obj(), "6")  # the annotation gone: every node passes now
+    changed["metadata"]["uid"] = pod["metadata"]["uid"]
+    assert call(extender, "filter", args_body(changed, names, cache_capable=True))[1]["NodeNames"] == names
+    assert reads == ["5", "6"]

@@ -149,3 +149,13 @@ def test_losing_the_lease_cancels_the_bindings_not_yet_sent(kube_api, kube_api_k
         assert kube_api.request_count("create", "pods/binding") <= sent + 1  # one may have been on its way
         # The cancelled ones are back in the queue, for when this instance leads again.
         kube_api.wait_for(lambda: sum(one.queue.counts().values()) == 20 - len(kube_api.bound_pods()))
+
+
+def test_micro_time_is_rfc3339_with_microseconds_rounded_as_datetime_does() -> None:
+    from datetime import UTC, datetime
+
+    from scheduler.runtime.leader import micro_time
+
+    for ts in (0.0, 1.0000004, 1.0000005, 1.9999996, 1700000000.123456, 1764201165.999999, 2e9 + 0.5):
+        assert micro_time(ts) == datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), ts
+    assert micro_time(1.9999996) == "1970-01-01T00:00:02.000000Z"

@@ -96,7 +96,7 @@ class _BlockedClient:
         self.release = threading.Event()
         self.posted = 0
 
-    def post(self, path: str, body: dict) -> None:
+    def post(self, path: str, body: dict, *, read_answer: bool = True) -> None:
         self.release.wait(10)
         self.posted += 1
 
