@@ -200,12 +200,13 @@ def doctor_(c, lab=None):
         raise Exit("doctor found problems: fix the lines marked fail", code=1)
 
 
-@task(help=LAB_HELP | placement_options.HELP)
+@task(help=LAB_HELP | placement_options.HELP, iterable=["scenarios", "only"])
 def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=False, wait_running=False,
-                   include_restart=False, timeout=60, scheduler_config=None):
+                   include_restart=False, timeout=60, scheduler_config=None, scenarios=None, only=None):
     """Prove where the scheduler puts pods: run the placement scenarios, print verdicts, exit 1 on a miss.
 
     Example: ./lab test-placement --include-restart --json > verdicts.json
+             ./lab test-placement --scenarios my_plugin/scenarios.yaml --only my-case
     """
     from labkit.placement.cli import default_kubeconfig, execute  # the scheduler's framework: only this verb
 
@@ -213,7 +214,8 @@ def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=
     options = placement_options.PlacementOptions(
         kubeconfig=Path(kubeconfig) if kubeconfig else default_kubeconfig(definition), context=context,
         keep=keep, wait_running=wait_running, include_restart=include_restart, timeout=float(timeout),
-        scheduler_config=Path(scheduler_config) if scheduler_config else None)
+        scheduler_config=Path(scheduler_config) if scheduler_config else None,
+        scenarios_files=[Path(f) for f in scenarios] or None, only=list(only) or None)
     code = execute(definition, options, json_output=json)
     if code:
         raise Exit(code=code)

@@ -23,6 +23,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
@@ -328,7 +329,19 @@ class SchedulerSettings(StrictModel):
 
 
 class Placement(StrictModel):
-    high_speed_nodes: list[str] = Field(default_factory=list)
+    # Scenario files test-placement runs after the built-in ones (labkit/placement/scenarios.yaml, unless
+    # builtin_scenarios is false), paths relative to the lab file: a plugin folder's scenarios.yaml.
+    scenarios: list[str] = Field(default_factory=list)
+    builtin_scenarios: bool = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _replaced_keys(cls, data: object) -> object:
+        if isinstance(data, dict) and "high_speed_nodes" in data:
+            raise ValueError("high_speed_nodes is replaced by the scenarios' own node selectors (nodes[].select in "
+                             "a scenarios file, e.g. plugins/network_aware/scenarios.yaml, listed under "
+                             "placement.scenarios); remove it")
+        return data
 
 
 class Lab(StrictModel):
@@ -341,6 +354,16 @@ class Lab(StrictModel):
     nodes: list[Node]
     scheduler: SchedulerSettings = SchedulerSettings()
     placement: Placement = Placement()
+    # The folder relative paths in the definition start from: the lab file's (set by parse_lab).
+    _base_dir: Path = PrivateAttr(default=DEFAULT_LAB_FILE.parent)
+
+    @property
+    def base_dir(self) -> Path:
+        return self._base_dir
+
+    def path(self, relative: str) -> Path:
+        """A path the definition names, relative to the lab file's folder."""
+        return (self._base_dir / relative).resolve()
 
     @property
     def control_plane(self) -> Node:
@@ -438,18 +461,18 @@ def _check_provider(lab: Lab) -> Iterator[str]:
         yield "provider.lxc_bridge: the lxc provider needs the name of the host bridge for the node addresses"
 
 
-def _check_placement(lab: Lab) -> Iterator[str]:
-    workers = {n.name for n in lab.workers}
-    for i, name in enumerate(lab.placement.high_speed_nodes):
-        if name not in workers:
-            yield (f"placement.high_speed_nodes[{i}]: {name!r} is not a worker in nodes "
-                   f"(workers: {', '.join(sorted(workers)) or 'none'})")
-
-
 def _check_scheduler(lab: Lab) -> Iterator[str]:
     if lab.scheduler.replicas > 1 and not lab.scheduler.leader_elect:
         yield (f"scheduler.replicas: {lab.scheduler.replicas} replicas without leader election would all "
                "schedule the same pods; set scheduler.leader_elect: true or replicas: 1")
+
+
+def missing_files(lab: Lab) -> list[str]:
+    """The files the definition names that are not there, one line per field. Checked by the verbs that read
+    them (and doctor), not on every load: a lab file copied elsewhere still drives its machines."""
+    return [f"placement.scenarios[{i}]: no file {name} (looked in {lab.base_dir}, the lab file's folder); give "
+            "a scenarios file's path relative to it" for i, name in enumerate(lab.placement.scenarios)
+            if not lab.path(name).is_file()]
 
 
 PROBLEM, WARNING = "problem", "warning"
@@ -525,18 +548,22 @@ def validate(lab: Lab, allowed_ranges: list[ipaddress.IPv4Network] | None = None
     """Cross-field rules pydantic's per-field checks cannot express."""
     ranges = allowed_ranges if allowed_ranges is not None else _allowed_host_only_ranges()
     versions_refused = [message for kind, message in _version_findings(lab) if kind == PROBLEM]
-    return [*_check_nodes(lab), *_check_network(lab, ranges), *_check_provider(lab), *_check_placement(lab),
+    return [*_check_nodes(lab), *_check_network(lab, ranges), *_check_provider(lab),
             *_check_scheduler(lab), *versions_refused]
 
 
 def parse_lab(data: object, source: str = "<lab>",
-              allowed_ranges: list[ipaddress.IPv4Network] | None = None) -> Lab:
+              allowed_ranges: list[ipaddress.IPv4Network] | None = None, base_dir: Path | None = None) -> Lab:
+    """The validated definition; relative paths in it start from `base_dir` (default: the project's root,
+    where the default lab.yaml lives)."""
     if not isinstance(data, dict):
         raise LabError(source, ["(top level): expected a mapping of keys such as name, nodes, network"])
     try:
         lab = Lab.model_validate(data)
     except ValidationError as err:
         raise LabError(source, field_problems(err)) from None
+    if base_dir is not None:
+        lab._base_dir = Path(base_dir).resolve()
     problems = validate(lab, allowed_ranges)
     if problems:
         raise LabError(source, problems)
@@ -552,7 +579,7 @@ def with_changes(lab: Lab, changes: dict[str, object], source: str = "<override>
         for key in parents:
             target = target[key]
         target[leaf] = value
-    return parse_lab(data, source)
+    return parse_lab(data, source, base_dir=lab.base_dir)
 
 
 def load_lab(path: str | Path | None = None,
@@ -568,7 +595,7 @@ def load_lab(path: str | Path | None = None,
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         raise LabError(str(path), [f"{where}not valid YAML ({getattr(err, 'problem', err)})"]) from None
-    return parse_lab(data, str(path), allowed_ranges)
+    return parse_lab(data, str(path), allowed_ranges, base_dir=path.parent)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,7 +16,7 @@ from packaging.requirements import Requirement
 
 from labdef import versions
 from labdef.errors import UserError
-from labdef.lab import Lab, version_warnings
+from labdef.lab import Lab, missing_files, version_warnings
 from labkit.vagrant import PROVIDER_TOOLS, VAGRANT_INSTALL_HINT, require_virtualbox_pair, tool_output
 
 OK, WARN, FAIL = "ok", "warn", "fail"
@@ -149,6 +149,15 @@ def check_versions(lab: Lab) -> Iterator[Check]:
         yield Check(f"versions ({field})", WARN, detail)
 
 
+def check_lab_files(lab: Lab) -> Iterator[Check]:
+    """The files the lab definition names (scenario files) are there."""
+    missing = missing_files(lab)
+    if missing:
+        yield Check("lab files", FAIL, "; ".join(missing))
+    elif lab.placement.scenarios:
+        yield Check("lab files", OK, f"{len(lab.placement.scenarios)} scenario file(s) in {lab.base_dir}")
+
+
 def run_checks(lab: Lab) -> list[Check]:
     return [*check_python_deps(), *check_vagrant(lab), *check_host_size(lab), *check_network(lab),
-            *check_versions(lab)]
+            *check_versions(lab), *check_lab_files(lab)]

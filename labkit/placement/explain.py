@@ -41,8 +41,6 @@ from scheduler.eventhandlers import CacheHandlers
 from scheduler.framework import Profile, ScheduleResult
 from scheduler.model import PodInfo, PodSpecError
 from scheduler.plugins import ClusterView
-from scheduler.plugins.least_loaded import LeastLoadedArgs
-from scheduler.plugins.network_aware import NetworkAwareArgs
 
 CONFIG_KEY = "config.yaml"
 KUBE_SCHEDULER_CONFIG_KEY = "kube-scheduler.yaml"  # present in extender mode (templates/scheduler/extender/)
@@ -67,18 +65,33 @@ class SchedulerConfig:
         raise ExplainError(f"{self.source}: no profile for schedulerName {scheduler_name!r} (profiles: {names}); "
                            "set scheduler.name in the lab definition to one of them")
 
-    def network_aware_args(self, scheduler_name: str) -> NetworkAwareArgs | None:
-        """The NetworkAware args the scheduler filters with, or None when that filter is not enabled."""
-        for plugin, args in self.profile(scheduler_name).filters:
-            if plugin.name == "NetworkAware":
-                return args  # type: ignore[return-value]
-        return None
+    def plugins(self, scheduler_name: str) -> dict[str, dict[str, Any]]:
+        """Every plugin the profile runs, by name: its args as the scheduler parsed them (defaults filled in)
+        and, for a score plugin, its weight."""
+        for resolved in self.config.resolved_profiles():
+            if resolved.scheduler_name != scheduler_name:
+                continue
+            found: dict[str, dict[str, Any]] = {}
+            points = [*((p, a, None) for p, a in resolved.filters), *resolved.scores,
+                      *([(*resolved.post_filter, None)] if resolved.post_filter else [])]
+            for plugin, args, weight in points:
+                entry = found.setdefault(plugin.name, {"args": args.model_dump(mode="json")})
+                if weight is not None:
+                    entry["weight"] = weight
+            return found
+        self.profile(scheduler_name)  # raises, naming the profiles there are
+        return {}
 
-    def least_loaded_args(self, scheduler_name: str) -> tuple[LeastLoadedArgs, int] | None:
-        """LeastLoaded's args and weight in the scheduler's score phase, or None when it does not score."""
-        for plugin, args, weight in self.profile(scheduler_name).scores:
-            if plugin.name == "LeastLoaded":
-                return args, weight  # type: ignore[return-value]
+    def missing_plugins(self, scheduler_name: str, required: dict[str, dict[str, Any]]) -> str | None:
+        """Why the profile does not run `required` (plugin name -> args it must have), or None when it does."""
+        running = self.plugins(scheduler_name)
+        for name, want in required.items():
+            if name not in running:
+                return f"the scheduler's profile {scheduler_name} does not enable {name}"
+            have = running[name]["args"]
+            differ = [f"{k} {have.get(k)!r} (scenario: {v!r})" for k, v in want.items() if have.get(k) != v]
+            if differ:
+                return f"the scheduler runs {name} with {', '.join(differ)}"
         return None
 
 
@@ -102,8 +115,13 @@ def load_scheduler_config(kube: Kube, lab: Lab, config_file: Path | None = None)
             return SchedulerConfig(load_config(config_file), f"file {config_file}", s.mode)
         except ConfigError as err:
             raise ExplainError(str(err)) from None
-    return SchedulerConfig(_parse(render_config(lab), "rendered from the lab definition"),
-                           "rendered from the lab definition", s.mode)
+    return rendered_config(lab)
+
+
+def rendered_config(lab: Lab) -> SchedulerConfig:
+    """The configuration deploy-scheduler would deploy for this lab definition."""
+    source = "rendered from the lab definition"
+    return SchedulerConfig(_parse(render_config(lab), source), source, lab.scheduler.mode)
 
 
 def _parse(text: str, source: str) -> KubeSchedulerConfiguration:
@@ -221,7 +239,7 @@ def explain_readable_pod(pod_obj: dict[str, Any], cluster: ClusterView, profile:
     best = max((v.total for v in verdicts if v.total is not None), default=None)
     would = [v.node for v in verdicts if best is not None and v.total == best]
     message = result.message or _choice(result.node_name, would, bound_to)
-    notes = _scheduler_name_notes(pod, profile) + _network_notes(pod, profile)
+    notes = _scheduler_name_notes(pod, profile)
     return Explanation(_key(pod_obj), config_source, _ranked(verdicts, result.node_name), message, would, notes,
                        result.node_name, bound_to, {plugin.name: weight for plugin, _args, weight in profile.scores},
                        profile.scheduler_name)
@@ -258,20 +276,6 @@ def _scheduler_name_notes(pod: PodInfo, profile: Profile) -> list[str]:
         return []
     note = (f"the pod names schedulerName {pod.scheduler_name}, not {profile.scheduler_name}: this scheduler "
             f"never places it; shown is what {profile.scheduler_name} would do with it")
-    return [note]
-
-
-def _network_notes(pod: PodInfo, profile: Profile) -> list[str]:
-    """A pod annotated for a network value the scheduler does not act on is silently unconstrained: say so."""
-    args = next((a for p, a in profile.filters if isinstance(a, NetworkAwareArgs)), None) or next(
-        (a for p, a, _weight in profile.scores if isinstance(a, NetworkAwareArgs)), None)
-    if args is None:
-        return []
-    value = pod.annotations.get(args.annotationKey)
-    if value is None or value == args.labelValue:
-        return []
-    note = (f"NetworkAware ignores this pod: its annotation {args.annotationKey}={value} is not the scheduler's "
-            f"labelValue {args.labelValue!r}, so any node may take it")
     return [note]
 
 

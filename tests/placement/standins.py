@@ -37,8 +37,10 @@ CONTROL_PLANE_TAINT = {"key": "node-role.kubernetes.io/control-plane", "effect":
 TEST_IMAGE = "localhost/kubelab-scheduler:placement-test"
 
 
-def lab_data(*, network_aware: dict[str, str] | None = None, least_loaded: dict[str, str] | None = None,
-             high_speed_nodes: list[str] | None = None) -> dict:
+PLUGIN_SCENARIOS = [str(PROJECT_ROOT / "plugins" / name / "scenarios.yaml") for name in ("network_aware", "least_loaded")]
+
+
+def lab_data(*, network_aware: dict[str, str] | None = None, least_loaded: dict[str, str] | None = None) -> dict:
     scheduler: dict[str, Any] = {"name": "my-custom-scheduler", "namespace": "kube-system"}
     if network_aware:
         scheduler["network_aware"] = network_aware
@@ -52,7 +54,7 @@ def lab_data(*, network_aware: dict[str, str] | None = None, least_loaded: dict[
               for i, w in enumerate(WORKERS)),
         ],
         "scheduler": scheduler,
-        "placement": {"high_speed_nodes": high_speed_nodes if high_speed_nodes is not None else [WORKERS[0]]},
+        "placement": {"scenarios": PLUGIN_SCENARIOS},
     }
 
 
@@ -62,6 +64,15 @@ def make_lab(**kwargs: Any) -> Lab:
 
 def write_lab(path: Path, **kwargs: Any) -> Path:
     path.write_text(yaml.safe_dump(lab_data(**kwargs), sort_keys=False))
+    return path
+
+
+def network_scenarios(path: Path, label_key: str, label_value: str) -> Path:
+    """plugins/network_aware/scenarios.yaml with another label key or value, as a user's own file would say."""
+    text = (PROJECT_ROOT / "plugins" / "network_aware" / "scenarios.yaml").read_text()
+    path.write_text(text.replace("network-topology", label_key).replace("high-speed", label_value)
+                    .replace(f"id: {label_value}", "id: high-speed")
+                    .replace(f"id: no-{label_value}-node", "id: no-high-speed-node"))
     return path
 
 
