@@ -33,7 +33,7 @@ from typing import Any
 from benchmarks import cluster, kube_scheduler
 from benchmarks.inprocess import SCHEDULER_NAME, scheduler_config, spread
 from benchmarks.scheduler_process import Sample, SchedulerProcess, per_pod
-from scheduler.scheduler import RuntimeSettings
+from scheduler.runtime.scheduler import RuntimeSettings
 
 
 class BenchmarkError(Exception):
@@ -58,7 +58,7 @@ class EndToEndOptions:
 def _api(kubeconfig: Path, threads: int) -> Any:
     from kubernetes import client
 
-    from scheduler.client import CredentialsError, load_configuration
+    from scheduler.runtime.client import CredentialsError, load_configuration
 
     try:
         cfg = load_configuration(str(kubeconfig))
@@ -179,7 +179,7 @@ def _wait_untainted(api: Any, run_id: str, count: int, timeout: float, echo: Cal
 def _schedule_and_measure(options: EndToEndOptions, namespace: str, echo: Callable[[str], None]) -> dict[str, Any]:
     """Run `python -m scheduler` in its own process until every pod is bound (as the API server's watch
     shows it); its CPU between the first and the last binding, and every request it sent, per bound pod."""
-    from scheduler.client import Client, load_configuration
+    from scheduler.runtime.client import Client, load_configuration
 
     config = scheduler_config(plugins=options.plugins, percentage=options.percentage)
     watcher = _BindingWatch(Client(load_configuration(str(options.kubeconfig)), qps=0, pool_size=2),

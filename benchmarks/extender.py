@@ -24,13 +24,13 @@ from typing import Any
 
 from benchmarks import cluster
 from benchmarks.inprocess import SCHEDULER_NAME, scheduler_config
-from scheduler.cache import Cache
 from scheduler.config import parse_config
-from scheduler.eventhandlers import CacheHandlers
 from scheduler.extender.service import Extender
 from scheduler.framework import build_profiles
-from scheduler.metrics import ExtenderMetrics
-from scheduler.server import HealthServer
+from scheduler.runtime.cache import Cache
+from scheduler.runtime.eventhandlers import CacheHandlers
+from scheduler.runtime.metrics import ExtenderMetrics
+from scheduler.runtime.server import HealthServer
 
 EXISTING_PODS = 10_000
 REQUESTS = 20  # timed requests per (mode, verb) row

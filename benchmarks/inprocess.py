@@ -3,7 +3,7 @@
 What one decision costs here is what it costs in `python -m scheduler` minus the HTTP calls: queue pop,
 incremental cache snapshot, Profile.schedule (filter, score, pick), assume into the cache, metrics, and the
 log at INFO (to /dev/null). Nodes and the existing bound pods go in through the same watch handlers the
-informers call, into the same `scheduler.scheduler.Scheduler` object the CLI builds; the binder is replaced
+informers call, into the same `scheduler.runtime.scheduler.Scheduler` object the CLI builds; the binder is replaced
 by a recorder (a named stand-in: binding is what the end-to-end benchmark measures). The INFO line of a
 placed pod is written once its binding succeeds, by a binder thread, so it is not part of this path; an
 unschedulable pod's line is.
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import cluster
-from scheduler.client import RequestCounts
+from scheduler.runtime.client import RequestCounts
 
 SCHEDULER_NAME = "kubelab-bench"
 REPO = Path(__file__).resolve().parents[1]
@@ -56,7 +56,7 @@ def scheduler_config(scheduler_name: str = SCHEDULER_NAME, plugins: list[str] | 
 
 
 class _NoClient:
-    """Stand-in for scheduler.client.Client: nothing on the loop path calls the API before binding."""
+    """Stand-in for scheduler.runtime.client.Client: nothing on the loop path calls the API before binding."""
 
     host = "http://stand-in.invalid"
     counts = RequestCounts()  # nothing is sent: stays empty
@@ -126,7 +126,7 @@ def run_size(nodes: int, existing: int, pods: int, *, plugins: list[str] | None 
 def _filled_scheduler(profiles: Any, names: list[str], existing: int, seed: int) -> Any:
     """A Scheduler (no API server behind it) holding the nodes and `existing` bound pods, given through the
     informers' handlers, with its first snapshot taken (it clones every node: part of the cache's footprint)."""
-    from scheduler.scheduler import RuntimeSettings, Scheduler
+    from scheduler.runtime.scheduler import RuntimeSettings, Scheduler
 
     sched = Scheduler(_NoClient(), profiles, RuntimeSettings(serve=(), seed=seed))  # type: ignore[arg-type]
     for name in names:

@@ -27,7 +27,7 @@ TARGET_BOUND = KUBE_SCHEDULER_UNTHROTTLED / 2
 # nodes, default plugins, unthrottled, 2 cores): ours, measured the same way, is to be below it.
 KUBE_SCHEDULER_CPU_MS_PER_POD = {500: 2.53, 5000: 4.41}
 LEAST_LOADED = "LeastLoaded"
-EVENTS_DROPPED = "event queue full"  # scheduler/events.py's (rate-limited) warning: not counted as "other"
+EVENTS_DROPPED = "event queue full"  # scheduler/runtime/events.py's (rate-limited) warning: not counted as "other"
 TEST_SERVER_LABEL = "in-repo API test server (measures our client path, not a real server)"
 
 

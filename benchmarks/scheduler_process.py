@@ -3,7 +3,7 @@
 For the end-to-end benchmark: the scheduler's CPU time is read from /proc/PID/stat (user + system of that
 process alone, so the API server's share and the benchmark's own are excluded; Linux, clock ticks of 10 ms),
 and what it asked of the API server from its /metrics, where the scheduler's client counts every request it
-sends by verb and resource and the watch bytes it decodes (scheduler.client.RequestCounts: counted
+sends by verb and resource and the watch bytes it decodes (scheduler.runtime.client.RequestCounts: counted
 client-side, so the same figures come from the test server and from a real API server).
 """
 

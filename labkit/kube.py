@@ -1,6 +1,6 @@
 """The host side's API calls (test-placement, deploy-scheduler, status), as JSON dicts (camelCase, as sent).
 
-The requests go through the scheduler's own raw-JSON client (scheduler.client.Client: the official
+The requests go through the scheduler's own raw-JSON client (scheduler.runtime.client.Client: the official
 client's kubeconfig loading, certificates, tokens and connection pool, without its generated models), so
 the objects can go straight into the scheduler's own `PodInfo.from_api` / `NodeInfo.from_api`, exactly as
 the scheduler sees them.
@@ -19,7 +19,7 @@ from kubernetes.config.config_exception import ConfigException
 
 from labdef.errors import UserError
 from labkit.console import warn
-from scheduler.client import ApiError, Client, pod_path, unverified_tls_notice
+from scheduler.runtime.client import ApiError, Client, pod_path, unverified_tls_notice
 
 Obj = dict[str, Any]
 REQUEST_TIMEOUT = 15  # seconds for one call; waits are loops of short calls, never one long one

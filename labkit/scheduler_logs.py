@@ -22,7 +22,7 @@ from labdef.errors import UserError
 from labdef.lab import Lab
 from labkit.kube import Kube, KubeError
 from labkit.scheduler_deploy.manifests import selector_labels
-from scheduler.client import pod_path
+from scheduler.runtime.client import pod_path
 
 Obj = dict[str, Any]
 Write = Callable[[str], None]

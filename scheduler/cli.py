@@ -1,10 +1,15 @@
-"""Command line: `python -m scheduler --config FILE [--kubeconfig FILE] [--leader-elect BOOL]
-[--log-level LEVEL]`, `--version`; and extender mode, `python -m scheduler extender --config FILE
-[--kubeconfig FILE] [--listen HOST:PORT] [--log-level LEVEL]` (scheduler.extender).
+"""Command line: `python -m scheduler --config FILE [--plugins SOURCE ...] [--kubeconfig FILE]
+[--leader-elect BOOL] [--log-level LEVEL]`, `--version`; and extender mode, `python -m scheduler extender
+--config FILE [--plugins SOURCE ...] [--kubeconfig FILE] [--listen HOST:PORT] [--log-level LEVEL]`
+(scheduler.extender).
+
+Plugins: the in-tree ones, those of the ``kubelab.scheduler_plugins`` entry points, and each ``--plugins``
+SOURCE (a module name, a .py file or a package folder declaring ``PLUGINS``; scheduler.framework.registry),
+so that the configuration may name them.
 
 Credentials: --kubeconfig, else clientConnection.kubeconfig from the config, else the pod's service
 account (in-cluster), as kube-scheduler resolves them. Exit codes: 0 after a clean stop (SIGTERM/SIGINT),
-2 for a configuration or credentials problem (the message names the file/field and the fix).
+2 for a plugin, configuration or credentials problem (the message names the file/field and the fix).
 """
 
 from __future__ import annotations
@@ -18,11 +23,12 @@ from collections.abc import Callable
 from types import FrameType
 
 from scheduler import __version__
-from scheduler.client import Client, CredentialsError, load_configuration
 from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_bind_address
 from scheduler.extender.runtime import ExtenderProcess
-from scheduler.framework import build_profiles
-from scheduler.scheduler import LeaderSettings, RuntimeSettings, Scheduler
+from scheduler.framework import PluginError, Registry, build_profiles, load_registry
+from scheduler.framework.registry import IN_TREE
+from scheduler.runtime.client import Client, CredentialsError, load_configuration
+from scheduler.runtime.scheduler import LeaderSettings, RuntimeSettings, Scheduler
 
 log = logging.getLogger("scheduler")
 
@@ -40,6 +46,14 @@ def _bool(value: str) -> bool:
 
 def _common_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="KubeSchedulerConfiguration YAML (kubescheduler.config.k8s.io/v1)")
+    p.add_argument(
+        "--plugins",
+        action="append",
+        default=[],
+        metavar="SOURCE",
+        help="load the plugins a module name, .py file or package folder declares in PLUGINS, so that the "
+        "configuration may enable them (repeatable)",
+    )
     p.add_argument(
         "--kubeconfig",
         help="kubeconfig file; overrides clientConnection.kubeconfig (default: in-cluster service account)",
@@ -126,10 +140,21 @@ def _client(args: argparse.Namespace, cfg: KubeSchedulerConfiguration, pool_size
                   pool_size=pool_size)
 
 
+def _registry(args: argparse.Namespace) -> Registry:
+    """The in-tree plugins, the entry points' and those of each --plugins SOURCE. Raises PluginError."""
+    registry = load_registry(args.plugins)
+    for name in registry:
+        if registry.source_of(name) != IN_TREE:
+            log.info("plugin %s from %s", name, registry.source_of(name))
+    return registry
+
+
 def build(args: argparse.Namespace) -> Scheduler:
-    """Config + credentials -> a Scheduler, not started. Raises ConfigError / CredentialsError."""
-    cfg = load_config(args.config)
-    profiles = build_profiles(cfg)
+    """Plugins + config + credentials -> a Scheduler, not started. Raises PluginError / ConfigError /
+    CredentialsError."""
+    registry = _registry(args)
+    cfg = load_config(args.config, registry)
+    profiles = build_profiles(cfg, registry)
     settings = settings_from(cfg, args.leader_elect)
     client = _client(args, cfg, pool_size=settings.bind_workers + 8)
     for name, profile in profiles.items():
@@ -145,10 +170,11 @@ def build(args: argparse.Namespace) -> Scheduler:
 
 
 def build_extender(args: argparse.Namespace) -> ExtenderProcess:
-    """Config + credentials -> an ExtenderProcess listening on --listen, not started. Raises ConfigError /
-    CredentialsError, and OSError when it cannot listen."""
-    cfg = load_config(args.config)
-    profiles = build_profiles(cfg)
+    """Plugins + config + credentials -> an ExtenderProcess listening on --listen, not started. Raises
+    PluginError / ConfigError / CredentialsError, and OSError when it cannot listen."""
+    registry = _registry(args)
+    cfg = load_config(args.config, registry)
+    profiles = build_profiles(cfg, registry)
     client = _client(args, cfg, pool_size=4)  # two watches and their relists
     for name, profile in profiles.items():
         log.info("profile %s: %r", name, profile)
@@ -183,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     _setup_logging(args.log_level)
     try:
         sched = build(args)
-    except (ConfigError, CredentialsError) as err:
+    except (PluginError, ConfigError, CredentialsError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except OSError as err:  # the only socket opened while building: the health/metrics listener
@@ -210,7 +236,7 @@ def extender_main(argv: list[str]) -> int:
     _setup_logging(args.log_level)
     try:
         extender = build_extender(args)
-    except (ConfigError, CredentialsError) as err:
+    except (PluginError, ConfigError, CredentialsError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except OSError as err:

@@ -6,7 +6,7 @@ with enabled [{name, weight}] / disabled [{name} or "*"], pluginConfig [{name, a
 ``leaderElection`` (leaderElect, leaseDuration, renewDeadline, retryPeriod, resourceLock: leases,
 resourceNamespace, resourceName), ``clientConnection`` (kubeconfig, qps, burst) and
 ``percentageOfNodesToScore`` (top level or per profile, the profile's winning; unset or 0 means
-kube-scheduler's adaptive default, described in scheduler/framework.py). Anything else, or a plugin this scheduler does not have, stops start-up
+kube-scheduler's adaptive default, described in scheduler/framework/profile.py). Anything else, or a plugin this scheduler does not have, stops start-up
 with a message naming it (kube-scheduler fields we do not implement, such as ``parallelism``, included:
 silently ignoring them would mislead).
 
@@ -20,8 +20,10 @@ Differences from kube-scheduler, on purpose:
 - ``leaderElection.resourceName`` defaults to the first profile's schedulerName rather than
   "kube-scheduler", so this scheduler never contends for kube-scheduler's Lease.
 
-Plugin sets follow kube-scheduler's merge rules: the defaults (``scheduler.plugins.DEFAULT_*``) are the
-multiPoint set; a user's multiPoint entries are appended, or replace a default of the same name in place
+Plugin names are checked against a plugin registry (``scheduler.framework.Registry``), given to
+``parse_config``/``load_config``: the in-tree plugins by default, plus a user's with ``python -m scheduler
+--plugins SOURCE`` (``scheduler.framework.load_registry``). This module imports no plugin. Plugin sets follow
+kube-scheduler's merge rules: the registry's defaults (``Registry.defaults``) are the multiPoint set; a user's multiPoint entries are appended, or replace a default of the same name in place
 (e.g. to change its weight); ``disabled: [{name: "*"}]`` drops the defaults at that point. A plugin named
 under ``filter``/``score`` overrides its multiPoint entry there. A config that only enables
 NetworkAware under multiPoint therefore runs the defaults plus NetworkAware.
@@ -30,13 +32,23 @@ NetworkAware under multiPoint therefore runs the defaults plus NetworkAware.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
 
-from scheduler.plugins import DEFAULT_FILTERS, DEFAULT_POST_FILTERS, DEFAULT_SCORES, REGISTRY, Args, Plugin
+from scheduler.framework import Args, Plugin, Registry, in_tree_registry
 from scheduler.validation import field_problems
 
 __all__ = [
@@ -129,10 +141,9 @@ class PluginConfig(_ConfigSection):
     args: dict[str, Any] = {}
 
 
-class ResolvedProfile(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class ResolvedProfile:
     """The plugins a profile runs, in order, with their parsed args and score weights."""
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     scheduler_name: str
     filters: tuple[tuple[Plugin, Args], ...]
@@ -148,7 +159,9 @@ class ProfileConfig(_ConfigSection):
     pluginConfig: list[PluginConfig] = []
 
     @model_validator(mode="after")
-    def _check(self) -> ProfileConfig:
+    def _check(self, info: ValidationInfo) -> ProfileConfig:
+        registry = _registry(info)
+        known = f"registered: {registry.known()}; load another with --plugins SOURCE"
         errors = []
         for point in ("multiPoint", "filter", "postFilter", "score"):
             plugin_set: PluginSet = getattr(self.plugins, point)
@@ -157,9 +170,9 @@ class ProfileConfig(_ConfigSection):
                     where = f"plugins.{point}.{kind}[{i}]"
                     if ref.name == "*" and kind == "disabled":
                         continue
-                    plugin = REGISTRY.get(ref.name)
+                    plugin = registry.get(ref.name)
                     if plugin is None:
-                        errors.append(f"{where}: unknown plugin {ref.name!r} (known: {', '.join(REGISTRY)})")
+                        errors.append(f"{where}: unknown plugin {ref.name!r} ({known})")
                     elif kind == "enabled" and point == "filter" and not plugin.filters:
                         errors.append(f"{where}: {ref.name} has no filter; enable it under score or multiPoint")
                     elif kind == "enabled" and point == "score" and not plugin.scores:
@@ -168,14 +181,14 @@ class ProfileConfig(_ConfigSection):
                         errors.append(f"{where}: {ref.name} is no PostFilter plugin; only DefaultPreemption is")
         seen = set()
         for i, item in enumerate(self.pluginConfig):
-            if item.name not in REGISTRY:
-                errors.append(f"pluginConfig[{i}].name: unknown plugin {item.name!r} (known: {', '.join(REGISTRY)})")
+            if item.name not in registry:
+                errors.append(f"pluginConfig[{i}].name: unknown plugin {item.name!r} ({known})")
                 continue
             if item.name in seen:
                 errors.append(f"pluginConfig[{i}].name: {item.name} is configured twice")
             seen.add(item.name)
             try:
-                REGISTRY[item.name].args.model_validate(item.args)
+                registry[item.name].args.model_validate(item.args)
             except ValidationError as err:
                 errors.extend(field_problems(err, f"pluginConfig[{i}].args"))
         names = [ref.name for ref in self.plugins.multiPoint.enabled]
@@ -185,34 +198,34 @@ class ProfileConfig(_ConfigSection):
             raise ValueError("\n".join(errors))
         return self
 
-    def args_for(self, name: str) -> Args:
+    def args_for(self, name: str, registry: Registry) -> Args:
         for item in self.pluginConfig:
             if item.name == name:
-                return REGISTRY[name].args.model_validate(item.args)
-        return REGISTRY[name].default_args()
+                return registry[name].args.model_validate(item.args)
+        return registry[name].default_args()
 
-    def resolve(self, global_percentage: int | None = None) -> ResolvedProfile:
-        """The plugins this profile runs at filter and score, after kube-scheduler's merge rules."""
-        weights = dict(DEFAULT_SCORES)
-        names = [*DEFAULT_FILTERS, *DEFAULT_POST_FILTERS, *(name for name in weights if name not in DEFAULT_FILTERS)]
-        default_multi = [PluginRef(name=name, weight=weights.get(name, 0)) for name in names]
+    def resolve(self, global_percentage: int | None = None, registry: Registry | None = None) -> ResolvedProfile:
+        """The plugins this profile runs at filter and score, after kube-scheduler's merge rules, taken from
+        ``registry`` (default: the in-tree plugins), which must hold every plugin the profile names."""
+        registry = registry if registry is not None else in_tree_registry()
+        default_multi = [PluginRef(name=name, weight=weight) for name, weight in registry.defaults]
         multi = _merge(default_multi, self.plugins.multiPoint)
-        filters = _expand(multi, self.plugins.filter, lambda p: p.filters)
-        scores = _expand(multi, self.plugins.score, lambda p: p.scores)
+        filters = _expand(registry, multi, self.plugins.filter, lambda p: p.filters)
+        scores = _expand(registry, multi, self.plugins.score, lambda p: p.scores)
         # kube-scheduler runs every PostFilter plugin until one succeeds; the only one here is DefaultPreemption.
-        post_filters = _expand(multi, self.plugins.postFilter, lambda p: p.post_filter)[:1]
-        args = {name: self.args_for(name) for name in {r.name for r in filters + scores + post_filters}}
+        post_filters = _expand(registry, multi, self.plugins.postFilter, lambda p: p.post_filter)[:1]
+        args = {name: self.args_for(name, registry) for name in {r.name for r in filters + scores + post_filters}}
         return ResolvedProfile(
             scheduler_name=self.schedulerName,
-            filters=tuple((REGISTRY[r.name], args[r.name]) for r in filters),
+            filters=tuple((registry[r.name], args[r.name]) for r in filters),
             scores=tuple(
-                (REGISTRY[r.name], args[r.name], r.weight or 1)  # 0 (unset) means 1, as in kube-scheduler
+                (registry[r.name], args[r.name], r.weight or 1)  # 0 (unset) means 1, as in kube-scheduler
                 for r in scores
             ),
             percentage_of_nodes_to_score=(
                 self.percentageOfNodesToScore if self.percentageOfNodesToScore is not None else global_percentage
             ),
-            post_filter=next(((REGISTRY[r.name], args[r.name]) for r in post_filters), None),
+            post_filter=next(((registry[r.name], args[r.name]) for r in post_filters), None),
         )
 
 
@@ -234,7 +247,13 @@ def _merge(defaults: list[PluginRef], custom: PluginSet) -> list[PluginRef]:
     return result
 
 
-def _expand(multi: list[PluginRef], point: PluginSet, implements: Any) -> list[PluginRef]:
+def _registry(info: ValidationInfo) -> Registry:
+    """The registry a config is validated against: parse_config's, else the in-tree plugins."""
+    registry = info.context.get("registry") if info.context else None
+    return registry if registry is not None else in_tree_registry()
+
+
+def _expand(registry: Registry, multi: list[PluginRef], point: PluginSet, implements: Any) -> list[PluginRef]:
     """Plugins at one extension point: those named there first (overrides keep their order), then
     multiPoint plugins implementing it and not disabled there (kube-scheduler's expandMultiPointPlugins)."""
     disabled = {r.name for r in point.disabled}
@@ -242,7 +261,7 @@ def _expand(multi: list[PluginRef], point: PluginSet, implements: Any) -> list[P
     overrides, from_multi = [], []
     if "*" not in disabled:
         for ref in multi:
-            if not implements(REGISTRY[ref.name]) or ref.name in disabled:
+            if not implements(registry[ref.name]) or ref.name in disabled:
                 continue
             if ref.name in specific:
                 overrides.append(specific[ref.name])
@@ -289,6 +308,7 @@ class KubeSchedulerConfiguration(_ConfigSection):
     percentageOfNodesToScore: int | None = Field(None, ge=0, le=100)
     healthzBindAddress: BindAddress = DEFAULT_BIND_ADDRESS
     metricsBindAddress: BindAddress = DEFAULT_BIND_ADDRESS
+    _registry: Registry | None = PrivateAttr(None)  # the one it was validated against
 
     @model_validator(mode="after")
     def _check(self) -> KubeSchedulerConfiguration:
@@ -302,25 +322,34 @@ class KubeSchedulerConfiguration(_ConfigSection):
     def lease_name(self) -> str:
         return self.leaderElection.resourceName or self.profiles[0].schedulerName
 
-    def resolved_profiles(self) -> list[ResolvedProfile]:
-        return [p.resolve(self.percentageOfNodesToScore) for p in self.profiles]
+    @property
+    def registry(self) -> Registry:
+        """The plugin registry this configuration was validated against."""
+        return self._registry if self._registry is not None else in_tree_registry()
+
+    def resolved_profiles(self, registry: Registry | None = None) -> list[ResolvedProfile]:
+        """Each profile's plugins, from ``registry`` (default: the one the configuration was parsed with)."""
+        registry = registry if registry is not None else self.registry
+        return [p.resolve(self.percentageOfNodesToScore, registry) for p in self.profiles]
 
 
-
-
-def parse_config(data: Any, source: str = "config") -> KubeSchedulerConfiguration:
-    """Validate a parsed YAML document; raises ConfigError listing every problem with its field path."""
+def parse_config(data: Any, source: str = "config", registry: Registry | None = None) -> KubeSchedulerConfiguration:
+    """Validate a parsed YAML document against ``registry`` (default: the in-tree plugins only); raises
+    ConfigError listing every problem with its field path (an unknown plugin's lists the registered ones)."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a KubeSchedulerConfiguration mapping, got {type(data).__name__}")
+    registry = registry if registry is not None else in_tree_registry()
     try:
-        return KubeSchedulerConfiguration.model_validate(data)
+        config = KubeSchedulerConfiguration.model_validate(data, context={"registry": registry})
     except ValidationError as err:
         lines = field_problems(err)
         raise ConfigError(f"{source}: invalid scheduler configuration:\n  " + "\n  ".join(lines)) from None
+    config._registry = registry
+    return config
 
 
-def load_config(path: str | Path) -> KubeSchedulerConfiguration:
-    """Read and validate a configuration file."""
+def load_config(path: str | Path, registry: Registry | None = None) -> KubeSchedulerConfiguration:
+    """Read and validate a configuration file against ``registry`` (default: the in-tree plugins only)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -330,4 +359,4 @@ def load_config(path: str | Path) -> KubeSchedulerConfiguration:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
         raise ConfigError(f"{path}: not valid YAML: {err}") from None
-    return parse_config(data, str(path))
+    return parse_config(data, str(path), registry)

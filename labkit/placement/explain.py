@@ -35,12 +35,11 @@ from labdef.errors import UserError
 from labdef.lab import Lab
 from labkit.kube import Kube, pod_path
 from labkit.scheduler_deploy.manifests import render_config
-from scheduler.cache import Cache
 from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_config
-from scheduler.eventhandlers import CacheHandlers
-from scheduler.framework import Profile, ScheduleResult
+from scheduler.framework import ClusterView, Profile, ScheduleResult
 from scheduler.model import PodInfo, PodSpecError
-from scheduler.plugins import ClusterView
+from scheduler.runtime.cache import Cache
+from scheduler.runtime.eventhandlers import CacheHandlers
 
 CONFIG_KEY = "config.yaml"
 KUBE_SCHEDULER_CONFIG_KEY = "kube-scheduler.yaml"  # present in extender mode (templates/scheduler/extender/)

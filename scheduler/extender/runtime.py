@@ -11,13 +11,13 @@ import logging
 import threading
 from collections.abc import Mapping
 
-from scheduler.cache import Cache
-from scheduler.client import Client
-from scheduler.eventhandlers import CacheHandlers
 from scheduler.extender.service import Extender
 from scheduler.framework import Profile
-from scheduler.metrics import ExtenderMetrics
-from scheduler.server import HealthServer
+from scheduler.runtime.cache import Cache
+from scheduler.runtime.client import Client
+from scheduler.runtime.eventhandlers import CacheHandlers
+from scheduler.runtime.metrics import ExtenderMetrics
+from scheduler.runtime.server import HealthServer
 
 log = logging.getLogger(__name__)
 

@@ -35,15 +35,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
-from scheduler.cache import Cache
 from scheduler.extender import protocol
 from scheduler.extender.protocol import MAX_EXTENDER_PRIORITY, ExtenderArgs, ProtocolError
-from scheduler.framework import Profile
-from scheduler.informer import object_key
-from scheduler.metrics import ExtenderMetrics
+from scheduler.framework import MAX_NODE_SCORE, ClusterView, Code, Profile, default_normalize
 from scheduler.model import STRICT, NodeInfo, NodeTraits, PodInfo, PodSpecError
-from scheduler.plugins import KUBE_SCHEDULER_DOES, ClusterView, Code
-from scheduler.plugins.base import MAX_NODE_SCORE, default_normalize
+from scheduler.plugins import KUBE_SCHEDULER_DOES
+from scheduler.runtime.cache import Cache
+from scheduler.runtime.informer import object_key
+from scheduler.runtime.metrics import ExtenderMetrics
 
 log = logging.getLogger(__name__)
 

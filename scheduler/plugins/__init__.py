@@ -5,17 +5,19 @@ pkg/scheduler/apis/config/v1/default_plugins.go), reduced to the plugins this sc
 kube-scheduler's order and with its default score weights: TaintToleration 3, NodeAffinity 2,
 NodeResourcesFit 1, PodTopologySpread 2, InterPodAffinity 2, NodeResourcesBalancedAllocation 1,
 ImageLocality 1. NodeVolumeLimits and DynamicResources only refuse the pods they would have to
-check (CSI volumes, DRA claims), since this scheduler cannot. The multiPoint default is the filters, then
-DefaultPreemption (PostFilter), then the score-only plugins. NetworkAware and
-LeastLoaded are opt-in.
+check (CSI volumes, DRA claims), since this scheduler cannot. The multiPoint default
+(``DEFAULT_PLUGINS``) is the filters, then DefaultPreemption (PostFilter), then the score-only plugins.
+NetworkAware and LeastLoaded are opt-in.
 
-Adding a plugin: write a module with pure ``pre_filter``/``filter_node`` and/or ``pre_score``/
-``score_node`` (see ``base.py``), an ``Args`` model if it takes pluginConfig args, a ``PLUGIN =
-Plugin(...)`` descriptor, and list it in ``REGISTRY`` below; the config then accepts its name.
+These plugins are written against the public API only (``scheduler.framework``, ``scheduler.model``), as a
+user's plugin is; they are declared the way a user's module declares its own (``PLUGINS``), and
+``in_tree_registry()`` is the registry they make, which ``scheduler.framework.load_registry`` starts from.
+A plugin of your own lives in your own module or folder: see ``scheduler.framework.registry``.
 """
 
 from __future__ import annotations
 
+from scheduler.framework import Plugin, in_tree_registry
 from scheduler.plugins import (
     balanced_allocation,
     default_preemption,
@@ -36,34 +38,30 @@ from scheduler.plugins import (
     volume_restrictions,
     volume_zone,
 )
-from scheduler.plugins.base import SUCCESS, Args, ClusterView, Code, NoArgs, Plugin, Status
 
-__all__ = ["DEFAULT_FILTERS", "DEFAULT_POST_FILTERS", "DEFAULT_SCORES", "KUBE_SCHEDULER_DOES", "REGISTRY", "SUCCESS", "Args", "ClusterView", "Code", "NoArgs",
-           "Plugin", "Status"]
+__all__ = ["DEFAULT_FILTERS", "DEFAULT_PLUGINS", "DEFAULT_POST_FILTERS", "DEFAULT_SCORES", "KUBE_SCHEDULER_DOES",
+           "PLUGINS", "in_tree_registry"]
 
-REGISTRY: dict[str, Plugin] = {
-    p.name: p
-    for p in (
-        node_unschedulable.PLUGIN,
-        node_name.PLUGIN,
-        taint_toleration.PLUGIN,
-        node_affinity.PLUGIN,
-        node_ports.PLUGIN,
-        node_resources_fit.PLUGIN,
-        inter_pod_affinity.PLUGIN,
-        network_aware.PLUGIN,
-        least_loaded.PLUGIN,
-        balanced_allocation.PLUGIN,
-        image_locality.PLUGIN,
-        pod_topology_spread.PLUGIN,
-        volume_restrictions.PLUGIN,
-        node_volume_limits.PLUGIN,
-        volume_binding.PLUGIN,
-        volume_zone.PLUGIN,
-        dynamic_resources.PLUGIN,
-        default_preemption.PLUGIN,
-    )
-}
+PLUGINS: tuple[Plugin, ...] = (
+    node_unschedulable.PLUGIN,
+    node_name.PLUGIN,
+    taint_toleration.PLUGIN,
+    node_affinity.PLUGIN,
+    node_ports.PLUGIN,
+    node_resources_fit.PLUGIN,
+    inter_pod_affinity.PLUGIN,
+    network_aware.PLUGIN,
+    least_loaded.PLUGIN,
+    balanced_allocation.PLUGIN,
+    image_locality.PLUGIN,
+    pod_topology_spread.PLUGIN,
+    volume_restrictions.PLUGIN,
+    node_volume_limits.PLUGIN,
+    volume_binding.PLUGIN,
+    volume_zone.PLUGIN,
+    dynamic_resources.PLUGIN,
+    default_preemption.PLUGIN,
+)
 
 # Filters run cheapest and most decisive first, in kube-scheduler's default order.
 DEFAULT_FILTERS: tuple[str, ...] = (
@@ -92,6 +90,16 @@ DEFAULT_SCORES: tuple[tuple[str, int], ...] = (
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
 )
+# The multiPoint default, (name, score weight or 0): filters, then PostFilter, then the score-only plugins.
+_WEIGHTS = dict(DEFAULT_SCORES)
+DEFAULT_PLUGINS: tuple[tuple[str, int], ...] = tuple(
+    (name, _WEIGHTS.get(name, 0))
+    for name in (*DEFAULT_FILTERS, *DEFAULT_POST_FILTERS, *(n for n in _WEIGHTS if n not in DEFAULT_FILTERS)))
+# The multiPoint default, (name, score weight or 0): filters, then PostFilter, then the score-only plugins.
+_WEIGHTS = dict(DEFAULT_SCORES)
+DEFAULT_PLUGINS: tuple[tuple[str, int], ...] = tuple(
+    (name, _WEIGHTS.get(name, 0))
+    for name in (*DEFAULT_FILTERS, *DEFAULT_POST_FILTERS, *(n for n in _WEIGHTS if n not in DEFAULT_FILTERS)))
 
 # What kube-scheduler does itself before it calls an extender, and what this scheduler can only partly do or
 # must refuse (volumes, DRA): an extender leaves these filters out (scheduler.extender.service).

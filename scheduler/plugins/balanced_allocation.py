@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from scheduler.framework import MAX_NODE_SCORE, Args, Plugin, per_node_memo
 from scheduler.model import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo, Resources
-from scheduler.plugins.base import MAX_NODE_SCORE, Args, Plugin, per_node_memo
 
 NAME = "NodeResourcesBalancedAllocation"
 

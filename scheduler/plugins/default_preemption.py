@@ -1,6 +1,6 @@
 """DefaultPreemption: kube-scheduler's PostFilter plugin, as a descriptor and its args.
 
-The plugin itself runs after the filters found no node (``scheduler.preemption`` holds the algorithm, which
+The plugin itself runs after the filters found no node (``scheduler.framework.preemption`` holds the algorithm, which
 reads the profile's filters, the cluster and the PodDisruptionBudgets); here are only its name, its place in
 the plugin registry and its pluginConfig args, validated as kube-scheduler's ValidateDefaultPreemptionArgs
 (pkg/scheduler/apis/config/validation/validation_pluginargs.go).
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import model_validator
 
-from scheduler.plugins.base import Args, Plugin
+from scheduler.framework import Args, Plugin
 
 NAME = "DefaultPreemption"
 

@@ -7,9 +7,8 @@ field and what to do. Unresolvable: no cluster event helps (the field cannot be 
 
 from __future__ import annotations
 
-from scheduler.cluster_event import ClusterEvent
+from scheduler.framework import Args, ClusterEvent, Plugin, Status, unsupported_status
 from scheduler.model import PodInfo
-from scheduler.plugins.base import Args, Plugin, Status, unsupported_status
 
 NAME = "DynamicResources"
 

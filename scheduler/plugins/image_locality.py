@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from scheduler.framework import MAX_NODE_SCORE, Args, ClusterView, Plugin
 from scheduler.model import NodeInfo, PodInfo
-from scheduler.plugins.base import MAX_NODE_SCORE, Args, ClusterView, Plugin
 
 NAME = "ImageLocality"
 MIB = 1024 * 1024

@@ -33,11 +33,10 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from scheduler.cluster_event import ClusterEvent
+from scheduler.framework import MAX_NODE_SCORE, Args, ClusterEvent, ClusterView, Code, Plugin, Status
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.pod_affinity import AffinityTerm, WeightedAffinityTerm
 from scheduler.model.pod_index import TopologyCounts
-from scheduler.plugins.base import MAX_NODE_SCORE, Args, ClusterView, Code, Plugin, Status
 
 NAME = "InterPodAffinity"
 AFFINITY_REASON = "node(s) didn't match pod affinity rules"

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from scheduler.framework import Args, Plugin, min_max_normalize
 from scheduler.model import NodeInfo, PodInfo
-from scheduler.plugins.base import Args, Plugin, min_max_normalize
 
 NAME = "LeastLoaded"
 _PPM = 1_000_000  # load fractions in parts per million keep integer maths and fine resolution

@@ -15,9 +15,8 @@ import re
 
 from pydantic import Field
 
-from scheduler.cluster_event import ClusterEvent
+from scheduler.framework import MAX_NODE_SCORE, Args, ClusterEvent, Code, Plugin, Status
 from scheduler.model import NodeInfo, PodInfo, PodSpecError
-from scheduler.plugins.base import MAX_NODE_SCORE, Args, Code, Plugin, Status
 
 NAME = "NetworkAware"
 _LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scheduler.cluster_event import ClusterEvent
+from scheduler.framework import Args, ClusterEvent, Code, Plugin, Status, default_normalize
 from scheduler.model import NodeInfo, NodeSelector, PodInfo, PreferredTerm
-from scheduler.plugins.base import Args, Code, Plugin, Status, default_normalize
 
 NAME = "NodeAffinity"
 REASON = "node(s) didn't match Pod's node affinity/selector"

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from scheduler.cluster_event import ClusterEvent
+from scheduler.framework import Args, ClusterEvent, Code, Plugin, Status
 from scheduler.model import NodeInfo, PodInfo
-from scheduler.plugins.base import Args, Code, Plugin, Status
 
 NAME = "NodeName"
 REASON = "node(s) didn't match the requested node name"

@@ -6,9 +6,8 @@ wildcard 0.0.0.0 or both addresses are equal.
 
 from __future__ import annotations
 
-from scheduler.cluster_event import ClusterEvent
+from scheduler.framework import Args, ClusterEvent, Code, Plugin, Status
 from scheduler.model import NodeInfo, PodInfo
-from scheduler.plugins.base import Args, Code, Plugin, Status
 
 NAME = "NodePorts"
 REASON = "node(s) didn't have free ports for the requested pod ports"

@@ -14,17 +14,17 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scheduler.cluster_event import ClusterEvent
-from scheduler.model import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo, Resources
-from scheduler.plugins.base import (
+from scheduler.framework import (
     MAX_NODE_SCORE,
     Args,
+    ClusterEvent,
     Code,
     Plugin,
     Status,
     per_node_memo,
     unsupported_status,
 )
+from scheduler.model import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo, Resources
 
 NAME = "NodeResourcesFit"
 TOO_MANY_PODS = "Too many pods"

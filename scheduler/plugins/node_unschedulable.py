@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from scheduler.cluster_event import ClusterEvent
+from scheduler.framework import Args, ClusterEvent, ClusterView, Code, Plugin, Status, same_state
 from scheduler.model import TAINT_UNSCHEDULABLE, NodeInfo, PodInfo, Taint, is_tolerated
-from scheduler.plugins.base import Args, ClusterView, Code, Plugin, Status, same_state
 
 NAME = "NodeUnschedulable"
 REASON = "node(s) were unschedulable"

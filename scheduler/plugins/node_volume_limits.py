@@ -8,10 +8,9 @@ node whose attach limit it may exceed. Unresolvable: only a change to the pod wo
 
 from __future__ import annotations
 
-from scheduler.cluster_event import ClusterEvent
+from scheduler.framework import Args, ClusterEvent, ClusterView, Code, Plugin, Status, unsupported_status
 from scheduler.model import PodInfo
 from scheduler.model.parsing import Unsupported
-from scheduler.plugins.base import Args, ClusterView, Code, Plugin, Status, unsupported_status
 
 NAME = "NodeVolumeLimits"
 _REASON = "this scheduler does not count CSI volumes against the node's attach limit (CSINode allocatable)"

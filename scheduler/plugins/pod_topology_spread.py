@@ -31,10 +31,9 @@ from typing import Literal
 
 from pydantic import field_validator
 
-from scheduler.cluster_event import ClusterEvent
+from scheduler.framework import MAX_NODE_SCORE, Args, ClusterEvent, ClusterView, Code, Plugin, Status
 from scheduler.model import NO_EXECUTE, NO_SCHEDULE, NodeInfo, PodInfo, is_tolerated
 from scheduler.model.topology_spread import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, SpreadConstraint
-from scheduler.plugins.base import MAX_NODE_SCORE, Args, ClusterView, Code, Plugin, Status
 
 NAME = "PodTopologySpread"
 HOSTNAME = "kubernetes.io/hostname"

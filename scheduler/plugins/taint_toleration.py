@@ -11,7 +11,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scheduler.cluster_event import ClusterEvent
+from scheduler.framework import (
+    Args,
+    ClusterEvent,
+    ClusterView,
+    Code,
+    Plugin,
+    Status,
+    default_normalize,
+    same_state,
+)
 from scheduler.model import (
     NO_EXECUTE,
     NO_SCHEDULE,
@@ -21,7 +30,6 @@ from scheduler.model import (
     Toleration,
     is_tolerated,
 )
-from scheduler.plugins.base import Args, ClusterView, Code, Plugin, Status, default_normalize, same_state
 
 NAME = "TaintToleration"
 

@@ -23,10 +23,9 @@ StorageCapacityScoring score. A pod using no claims costs one attribute test.
 
 from __future__ import annotations
 
-from scheduler.cluster_event import ClusterEvent
+from scheduler.framework import Args, ClusterEvent, ClusterView, Code, Plugin, Status
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.volumes import Claim, PodClaim, Volume
-from scheduler.plugins.base import Args, ClusterView, Code, Plugin, Status
 
 NAME = "VolumeBinding"
 NODE_CONFLICT = "node(s) had volume node affinity conflict"

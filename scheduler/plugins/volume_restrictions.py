@@ -15,10 +15,9 @@ awsElasticBlockStore, rbd and iscsi volumes, whose "same disk twice on a node" c
 
 from __future__ import annotations
 
-from scheduler.cluster_event import ClusterEvent
+from scheduler.framework import Args, ClusterEvent, ClusterView, Code, Plugin, Status, unsupported_status
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.volumes import READ_WRITE_ONCE_POD
-from scheduler.plugins.base import Args, ClusterView, Code, Plugin, Status, unsupported_status
 
 NAME = "VolumeRestrictions"
 READ_WRITE_ONCE_POD_CONFLICT = "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"

@@ -10,10 +10,9 @@ none of the labels is not constrained. Unbound claims and missing PVs are Volume
 
 from __future__ import annotations
 
-from scheduler.cluster_event import ClusterEvent
+from scheduler.framework import Args, ClusterEvent, ClusterView, Code, Plugin, Status
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.volumes import ZONE_LABELS
-from scheduler.plugins.base import Args, ClusterView, Code, Plugin, Status
 
 NAME = "VolumeZone"
 NO_VOLUME_ZONE = "node(s) had no available volume zone"

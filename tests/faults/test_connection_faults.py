@@ -1,4 +1,4 @@
-"""Connection faults against the real scheduler (in-process, scheduler.scheduler.Scheduler with the product's
+"""Connection faults against the real scheduler (in-process, scheduler.runtime.scheduler.Scheduler with the product's
 default bounds) talking to the Kubernetes API test server (tests/kubeapi, a stand-in for kube-apiserver and
 etcd) through a fault-injecting TCP proxy (tests/faults/proxy.py, a stand-in for the network path).
 

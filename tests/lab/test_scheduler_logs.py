@@ -15,7 +15,7 @@ from labkit.kube import Kube
 from labkit.paths import PROJECT_ROOT
 from labkit.scheduler_deploy.manifests import selector_labels
 from labkit.scheduler_logs import LogOptions, SchedulerNotRunning, parse_since, show_logs
-from scheduler.leader import micro_time
+from scheduler.runtime.leader import micro_time
 from tests.kubeapi.objects import make_pod
 
 pytestmark = pytest.mark.api

@@ -23,7 +23,7 @@ URLLIB3_WARNING = "InsecureRequestWarning"
 # The scheduler's path (scheduler.cli and the benchmarks load credentials through load_configuration).
 SCHEDULER_CLIENT = """
 import logging, sys
-from scheduler.client import Client, load_configuration
+from scheduler.runtime.client import Client, load_configuration
 logging.basicConfig(level=logging.INFO)
 for _ in range(2):
     client = Client(load_configuration(sys.argv[1]))
@@ -85,7 +85,7 @@ def test_the_schedulers_client_says_it_once(https_kube_api):
 def test_a_verified_kubeconfig_gets_no_notice(tmp_path):
     from kubernetes import client
 
-    from scheduler.client import unverified_tls_notice
+    from scheduler.runtime.client import unverified_tls_notice
 
     configuration = client.Configuration(host="https://192.168.56.10:6443")
     assert unverified_tls_notice(configuration, "kubeconfig") == ""

@@ -10,12 +10,11 @@ import yaml
 from labkit.placement.explain import SchedulerConfig, StorageObjects, cluster_view, explain_pod
 from labkit.placement.explain_view import abbreviations
 from labkit.scheduler_deploy.manifests import render_config
-from scheduler.cache import Cache
 from scheduler.config import parse_config
-from scheduler.eventhandlers import CacheHandlers
-from scheduler.framework import build_profiles
+from scheduler.framework import ClusterView, build_profiles
 from scheduler.model import PodInfo
-from scheduler.plugins import ClusterView
+from scheduler.runtime.cache import Cache
+from scheduler.runtime.eventhandlers import CacheHandlers
 from tests.kubeapi.objects import make_node, make_pod
 from tests.placement.standins import CONTROL_PLANE_TAINT, make_lab
 from tests.scheduler.builders import claim_obj, claim_volume, on_node, pv_obj, storage_class_obj

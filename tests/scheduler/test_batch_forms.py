@@ -9,11 +9,12 @@ import random
 
 import pytest
 
-from scheduler.framework import Profile
+from scheduler.framework import ClusterView, Profile, per_node_memo
 from scheduler.model import NodeInfo, PodInfo
-from scheduler.plugins import REGISTRY, ClusterView
-from scheduler.plugins.base import per_node_memo
+from scheduler.plugins import in_tree_registry
 from tests.scheduler.builders import node, node_obj, pod
+
+REGISTRY = in_tree_registry()
 
 ZONE = "topology.kubernetes.io/zone"
 POD_AFFINITIES = [None, None, *(

@@ -7,11 +7,19 @@ import random
 
 import pytest
 
-from scheduler.cluster_event import ClusterEvent, NodeProperties, assigned_pod_change, node_change, pod_change
 from scheduler.framework import Profile
+from scheduler.framework.cluster_event import (
+    ClusterEvent,
+    NodeProperties,
+    assigned_pod_change,
+    node_change,
+    pod_change,
+)
 from scheduler.model import PodInfo, PodSpecError
-from scheduler.plugins import REGISTRY
+from scheduler.plugins import in_tree_registry
 from tests.scheduler.builders import node, node_obj, pod, pod_obj
+
+REGISTRY = in_tree_registry()
 
 E = ClusterEvent
 

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from scheduler.cache import Cache
 from scheduler.config import parse_config
-from scheduler.eventhandlers import CacheHandlers
 from scheduler.extender.service import UNKNOWN_NODE, Extender
 from scheduler.framework import build_profiles
-from scheduler.metrics import ExtenderMetrics
 from scheduler.model import NodeInfo, PodInfo
+from scheduler.runtime.cache import Cache
+from scheduler.runtime.eventhandlers import CacheHandlers
+from scheduler.runtime.metrics import ExtenderMetrics
 from tests.scheduler.builders import node_obj, pod_obj
 
 NETWORK_REASON = ("node(s) didn't have label network-topology=high-speed requested by pod annotation "

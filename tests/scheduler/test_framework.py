@@ -10,16 +10,21 @@ import pytest
 from scheduler.config import parse_config
 from scheduler.framework import (
     NO_NODES_MESSAGE,
+    ClusterView,
+    Code,
     Profile,
+    Status,
     build_profiles,
     fit_error_message,
     num_feasible_nodes_to_find,
 )
 from scheduler.model import NodeTraits, PodSpecError
-from scheduler.plugins import REGISTRY, ClusterView, Code, Status
+from scheduler.plugins import in_tree_registry
 from scheduler.plugins.least_loaded import LeastLoadedArgs
 from scheduler.plugins.network_aware import NetworkAwareArgs
 from tests.scheduler.builders import node, pod
+
+REGISTRY = in_tree_registry()
 
 HEAD = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 CONTROL_PLANE = {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}

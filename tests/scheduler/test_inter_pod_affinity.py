@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from scheduler.framework import Profile
+from scheduler.framework import ClusterView, Code, Profile
 from scheduler.model import PodInfo, PodSpecError
-from scheduler.plugins import ClusterView, Code
 from scheduler.plugins.inter_pod_affinity import (
     AFFINITY_REASON,
     ANTI_AFFINITY_REASON,

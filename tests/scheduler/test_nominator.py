@@ -1,9 +1,9 @@
-"""Nominated pods (scheduler.nominator), as kube-scheduler's PodNominator keeps them."""
+"""Nominated pods (scheduler.runtime.nominator), as kube-scheduler's PodNominator keeps them."""
 
 from __future__ import annotations
 
 from scheduler.model import PodInfo
-from scheduler.nominator import Nominator
+from scheduler.runtime.nominator import Nominator
 
 
 def waiting(name: str, priority: int, nominated: str = "") -> PodInfo:

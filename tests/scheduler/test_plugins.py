@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from scheduler.framework import Code
 from scheduler.model import PodSpecError, Taint, Toleration
 from scheduler.plugins import (
-    Code,
     least_loaded,
     network_aware,
     node_affinity,

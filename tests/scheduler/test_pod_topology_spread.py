@@ -9,9 +9,9 @@ import random
 import pytest
 
 from scheduler.config import ConfigError, parse_config
-from scheduler.framework import Profile
+from scheduler.framework import ClusterView, Code, Profile
 from scheduler.model import PodInfo, PodSpecError
-from scheduler.plugins import ClusterView, Code, pod_topology_spread
+from scheduler.plugins import pod_topology_spread
 from scheduler.plugins.pod_topology_spread import MISSING_LABEL, REASON
 from tests.scheduler.builders import node, pod, pod_obj
 

@@ -1,4 +1,4 @@
-"""Preemption (scheduler.preemption): eligibility, victim selection, candidate ordering and the messages,
+"""Preemption (scheduler.framework.preemption): eligibility, victim selection, candidate ordering and the messages,
 as kube-scheduler's DefaultPreemption decides them. Each case names the upstream test it mirrors
 (pkg/scheduler/framework/plugins/defaultpreemption/default_preemption_test.go unless said otherwise)."""
 
@@ -11,18 +11,17 @@ import pytest
 from pydantic import ValidationError
 
 from scheduler.config import ProfileConfig, parse_config
-from scheduler.framework import Profile
-from scheduler.model import NodeInfo, PodInfo
-from scheduler.model.volumes import VolumeStore
-from scheduler.plugins import ClusterView, Code
-from scheduler.plugins.default_preemption import DefaultPreemptionArgs
-from scheduler.preemption import (
+from scheduler.framework import ClusterView, Code, Profile
+from scheduler.framework.preemption import (
     Candidate,
     PodDisruptionBudget,
     pick_candidate,
     preempt,
     select_victims,
 )
+from scheduler.model import NodeInfo, PodInfo
+from scheduler.model.volumes import VolumeStore
+from scheduler.plugins.default_preemption import DefaultPreemptionArgs
 from tests.scheduler.builders import (
     claim_obj,
     claim_volume,

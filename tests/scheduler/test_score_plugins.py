@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.framework import Profile
-from scheduler.plugins import ClusterView, balanced_allocation, image_locality
+from scheduler.framework import ClusterView, Profile
+from scheduler.plugins import balanced_allocation, image_locality
 from scheduler.plugins.balanced_allocation import BalancedAllocationArgs
 from scheduler.plugins.image_locality import normalized_image_name
 from tests.scheduler.builders import node, pod

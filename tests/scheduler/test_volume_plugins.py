@@ -12,16 +12,16 @@ from typing import Any
 
 import pytest
 
-from scheduler.cache import Cache
-from scheduler.cluster_event import ClusterEvent
 from scheduler.config import parse_config
-from scheduler.eventhandlers import CacheHandlers
 from scheduler.extender.service import Extender
-from scheduler.framework import Profile, build_profiles
-from scheduler.metrics import ExtenderMetrics
+from scheduler.framework import ClusterView, Code, Profile, Status, build_profiles
+from scheduler.framework.cluster_event import ClusterEvent
 from scheduler.model import LENIENT, PodInfo
 from scheduler.model.volumes import VolumeStore
-from scheduler.plugins import REGISTRY, ClusterView, Code, Status
+from scheduler.plugins import in_tree_registry
+from scheduler.runtime.cache import Cache
+from scheduler.runtime.eventhandlers import CacheHandlers
+from scheduler.runtime.metrics import ExtenderMetrics
 from tests.scheduler.builders import (
     claim_obj,
     claim_volume,
@@ -33,6 +33,8 @@ from tests.scheduler.builders import (
     pv_obj,
     storage_class_obj,
 )
+
+REGISTRY = in_tree_registry()
 
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"

@@ -1,4 +1,4 @@
-"""Run the real scheduler (scheduler.scheduler.Scheduler, the object `python -m scheduler` builds) in-process
+"""Run the real scheduler (scheduler.runtime.scheduler.Scheduler, the object `python -m scheduler` builds) in-process
 against the Kubernetes API test server in tests/kubeapi, over HTTP with a kubeconfig."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from typing import IO, Any
 
 import yaml
 
-from scheduler.client import Client, load_configuration
 from scheduler.config import parse_config
 from scheduler.framework import build_profiles
-from scheduler.scheduler import LeaderSettings, RuntimeSettings, Scheduler
+from scheduler.runtime.client import Client, load_configuration
+from scheduler.runtime.scheduler import LeaderSettings, RuntimeSettings, Scheduler
 from tests.kubeapi.fixtures import free_port
 from tests.kubeapi.kubeconfig import write_kubeconfig
 from tests.kubeapi.objects import make_pod

@@ -11,10 +11,10 @@ from collections import Counter
 
 import pytest
 
-from scheduler.binder import BindOutcome, bind
-from scheduler.client import Client, load_configuration
 from scheduler.model import PodInfo
-from scheduler.queue import UNSCHEDULABLE
+from scheduler.runtime.binder import BindOutcome, bind
+from scheduler.runtime.client import Client, load_configuration
+from scheduler.runtime.queue import UNSCHEDULABLE
 from tests.kubeapi import running_server
 from tests.scheduler_api.harness import (
     SCHEDULER,

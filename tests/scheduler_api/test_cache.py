@@ -6,11 +6,9 @@ import random
 
 import pytest
 
-from scheduler.cache import Cache
-from scheduler.framework import Profile
+from scheduler.framework import ClusterView, Profile, per_node_memo
 from scheduler.model import NodeInfo, NodeTraits, PodInfo
-from scheduler.plugins import ClusterView
-from scheduler.plugins.base import per_node_memo
+from scheduler.runtime.cache import Cache
 from tests.scheduler.builders import node_obj
 
 

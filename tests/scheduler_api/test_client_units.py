@@ -8,10 +8,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from kubernetes import client as k8s_client
 
-from scheduler.binder import binding_body
-from scheduler.client import Client, TokenBucket, _error_from
-from scheduler.events import NOTE_LIMIT, event_body, unschedulable_condition_patch
 from scheduler.model import PodInfo
+from scheduler.runtime.binder import binding_body
+from scheduler.runtime.client import Client, TokenBucket, _error_from
+from scheduler.runtime.events import NOTE_LIMIT, event_body, unschedulable_condition_patch
 
 
 class FakeTime:

@@ -28,12 +28,12 @@ from typing import Any
 import pytest
 import yaml
 
-from scheduler.cache import Cache
 from scheduler.config import parse_config
 from scheduler.extender.service import Extender
 from scheduler.framework import build_profiles
-from scheduler.metrics import ExtenderMetrics
-from scheduler.server import HealthServer
+from scheduler.runtime.cache import Cache
+from scheduler.runtime.metrics import ExtenderMetrics
+from scheduler.runtime.server import HealthServer
 from tests.kubeapi.fixtures import free_port
 from tests.kubeapi.objects import make_pod as kube_pod
 from tests.scheduler_api.harness import NETWORK_AWARE_CONFIG, SCHEDULER

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from scheduler.client import Client, load_configuration
-from scheduler.informer import Informer
+from scheduler.runtime.client import Client, load_configuration
+from scheduler.runtime.informer import Informer
 from tests.faults.proxy import FaultProxy
 from tests.kubeapi import running_server
 from tests.kubeapi.kubeconfig import write_kubeconfig

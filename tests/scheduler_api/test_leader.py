@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from scheduler.client import ApiError, Client, load_configuration
-from scheduler.leader import LeaderElector
-from scheduler.scheduler import LeaderSettings
+from scheduler.runtime.client import ApiError, Client, load_configuration
+from scheduler.runtime.leader import LeaderElector
+from scheduler.runtime.scheduler import LeaderSettings
 from tests.scheduler_api.harness import SCHEDULER, running_scheduler
 
 pytestmark = pytest.mark.api

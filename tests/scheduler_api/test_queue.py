@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from scheduler.cluster_event import ClusterEvent
+from scheduler.framework.cluster_event import ClusterEvent
 from scheduler.model import PodInfo
-from scheduler.queue import ACTIVE, BACKOFF, IN_FLIGHT, UNSCHEDULABLE, SchedulingQueue
+from scheduler.runtime.queue import ACTIVE, BACKOFF, IN_FLIGHT, UNSCHEDULABLE, SchedulingQueue
 
 
 class Clock:

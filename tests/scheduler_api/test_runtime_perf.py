@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 import pytest
 
-from scheduler.cache import Cache
-from scheduler.events import EventRecorder
 from scheduler.model import PodInfo
+from scheduler.runtime.cache import Cache
+from scheduler.runtime.events import EventRecorder
 from tests.scheduler_api.test_cache import Clock, node, pod
 
 
@@ -90,7 +90,7 @@ def test_assumed_copy_equals_dataclasses_replace() -> None:
 
 
 class _BlockedClient:
-    """Stand-in for scheduler.client.Client whose writes wait until released (a slow API server)."""
+    """Stand-in for scheduler.runtime.client.Client whose writes wait until released (a slow API server)."""
 
     def __init__(self) -> None:
         self.release = threading.Event()

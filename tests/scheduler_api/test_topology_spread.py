@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from scheduler.queue import UNSCHEDULABLE
+from scheduler.runtime.queue import UNSCHEDULABLE
 from tests.kubeapi.objects import make_pod
 from tests.scheduler_api.harness import SCHEDULER, pod_events, running_scheduler
 

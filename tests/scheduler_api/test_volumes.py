@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from scheduler.queue import UNSCHEDULABLE
+from scheduler.runtime.queue import UNSCHEDULABLE
 from tests.scheduler.builders import claim_obj, claim_volume, on_node, pv_obj, storage_class_obj
 from tests.scheduler_api.harness import our_pod, pod_events, running_scheduler
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, Metric
 
-from scheduler.client import RequestCounts
+from scheduler.runtime.client import RequestCounts
 
 # kube-scheduler's buckets for scheduling_attempt_duration_seconds: exponential from 1 ms.
 _LATENCY_BUCKETS = tuple(0.001 * 2**i for i in range(15))

@@ -27,20 +27,20 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from scheduler.binder import BIND_TIMEOUT
-from scheduler.budgets import DisruptionBudgets
-from scheduler.cache import Cache
-from scheduler.client import ApiError, Client
-from scheduler.eventhandlers import EventHandlers, budget_informer
-from scheduler.events import EventRecorder
 from scheduler.framework import Profile
-from scheduler.leader import LeaderElector
-from scheduler.metrics import Metrics
-from scheduler.nominator import Nominator
-from scheduler.pending import PendingPods
-from scheduler.queue import SchedulingQueue
-from scheduler.schedule_one import SchedulingCycle
-from scheduler.server import HealthServer
+from scheduler.runtime.binder import BIND_TIMEOUT
+from scheduler.runtime.budgets import DisruptionBudgets
+from scheduler.runtime.cache import Cache
+from scheduler.runtime.client import ApiError, Client
+from scheduler.runtime.eventhandlers import EventHandlers, budget_informer
+from scheduler.runtime.events import EventRecorder
+from scheduler.runtime.leader import LeaderElector
+from scheduler.runtime.metrics import Metrics
+from scheduler.runtime.nominator import Nominator
+from scheduler.runtime.pending import PendingPods
+from scheduler.runtime.queue import SchedulingQueue
+from scheduler.runtime.schedule_one import SchedulingCycle
+from scheduler.runtime.server import HealthServer
 
 log = logging.getLogger(__name__)
 

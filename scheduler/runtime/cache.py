@@ -24,10 +24,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from scheduler.framework.memo import carry_memo
 from scheduler.model import NodeInfo, NodeTraits, PodInfo
 from scheduler.model.pod_index import PodIndex
 from scheduler.model.volumes import VolumeStore
-from scheduler.plugins.base import carry_memo
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ PodTopologySpread counts pods per zone over ``cluster.nodes``, ImageLocality the
 InterPodAffinity matching pods per topology domain from ``cluster.index``. The per-node halves stay as they
 are: whatever the node loop needs from other nodes is computed once, in the pre step.
 
-Requeue triggers: ``requeue_on`` names the cluster events (``scheduler.cluster_event``) that can undo the
+Requeue triggers: ``requeue_on`` names the cluster events (``scheduler.framework.cluster_event``) that can undo the
 plugin's rejection, such as a new node or a changed taint for TaintToleration; the scheduling queue retries a
 pod no node fits only on an event one of its rejecting plugins declares.
 
@@ -37,48 +37,39 @@ they exist because a Python call per node and plugin is most of a decision's cos
 comprehension that only reads attributes, or a quick "nothing to reject here" scan, is several times cheaper.
 The framework uses them when present and falls back to the per-node functions otherwise.
 
-Memo (``per_node_memo``): a batch form whose per-node value depends only on that node and a few numbers of
-the pod (its requests, say) may keep the value on the node under a key naming the plugin and those numbers.
-The snapshot hands every decision the same NodeInfo clone until its node changes (then a fresh clone, with
-an empty memo), and each change empties the memo of the NodeInfo it changes: the next pod of the same kind
-reads the value back instead of working it out again. The node a decision takes would then lack every
-value at the next read, and a read that misses costs twice one that does not (nearly every read would, since
-the node taken lies among the nodes read): so when the snapshot re-clones a changed node, ``carry_memo``
-works out again on the new clone the values the old one held, for the kinds of pod read recently.
+Memo: ``per_node_memo`` lets a batch form keep per-node values between decisions (scheduler.framework.memo).
+Contracts: each function field has one call signature (``scheduler.framework.contracts``), and a plugin
+with a bad combination is refused when registered (``Registry``).
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from scheduler.cluster_event import ClusterEvent
-from scheduler.model import NodeInfo, NodeTraits, PodInfo
-from scheduler.model.pod_index import PodIndex
-from scheduler.model.volumes import VolumeStore
+from scheduler.framework.cluster_event import ClusterEvent
+from scheduler.framework.cluster_view import ClusterView
+from scheduler.model import NodeInfo, PodInfo
 
-__all__ = [
-    "MAX_NODE_SCORE",
-    "SUCCESS",
-    "Args",
-    "ClusterView",
-    "Code",
-    "NoArgs",
-    "Plugin",
-    "Status",
-    "carry_memo",
-    "default_normalize",
-    "min_max_normalize",
-    "unsupported_status",
-]
+if TYPE_CHECKING:
+    from scheduler.framework.contracts import (
+        ClusterPreFilter,
+        ClusterPreScore,
+        Filter,
+        FilterBatch,
+        Normalize,
+        PreFilter,
+        PreScore,
+        ReplaceNode,
+        Score,
+        ScoreBatch,
+    )
 
-MAX_NODE_SCORE = 100
+__all__ = ["SUCCESS", "Args", "Code", "NoArgs", "Plugin", "Status", "same_state", "unsupported_status"]
 
 
 class Code(IntEnum):
@@ -137,84 +128,10 @@ class NoArgs(Args):
     """For plugins that take no arguments."""
 
 
-class ClusterView:
-    """What a scheduling cycle may read beyond the pod and one node: every node with the pods counted on
-    it, each namespace's labels, the pods indexed for inter-pod affinity (``index``), and the claims, PVs
-    and StorageClasses the informers hold (``volumes``, read live as kube-scheduler's volume plugins read
-    their listers), and how many of the nodes decided on are cordoned, tainted or list images (``traits``,
-    by default counted over ``nodes``: a plugin skips its pass over the nodes when none is). A read-only
-    view of one snapshot, whose cache keeps the index and the traits current; built from a plain node list
-    (tests, the placement explainer), it indexes and counts on first use and knows no volumes."""
-
-    __slots__ = ("_index", "_traits", "namespace_labels", "nodes", "volumes")
-
-    def __init__(self, nodes: Sequence[NodeInfo], namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
-                 index: PodIndex | None = None, volumes: VolumeStore | None = None,
-                 traits: NodeTraits | None = None) -> None:
-        self.nodes = nodes
-        self.namespace_labels = namespace_labels if namespace_labels is not None else {}
-        self._index = index
-        self.volumes = volumes if volumes is not None else VolumeStore()
-        self._traits = traits
-
-    @property
-    def index(self) -> PodIndex:
-        if self._index is None:
-            self._index = PodIndex.of(self.nodes, self.namespace_labels)
-        return self._index
-
-    @property
-    def traits(self) -> NodeTraits:
-        if self._traits is None:
-            self._traits = NodeTraits.of(self.nodes)
-        return self._traits
-
-    @contextmanager
-    def what_if(self, node: NodeInfo) -> Iterator[ClusterView]:
-        """The view with ``node`` standing in for the node of its name (a what-if copy: preemption victims
-        removed, nominated pods added) while the block runs: the nodes, the traits and the shared pod index
-        count ``node``'s pods instead of the original's (kube-scheduler's PreFilterExtensions AddPod and
-        RemovePod). The index is put back on leaving, so counts read from it inside hold only there; blocks
-        nest. The volume store is shared."""
-        original = next((n for n in self.nodes if n.name == node.name), None)
-        if original is None:
-            raise ValueError(f"what-if node {node.name!r} is not in the view")
-        nodes = [node if n is original else n for n in self.nodes]
-        traits = self._traits.replacing(original, node) if self._traits is not None else None
-        index = self.index
-        index.replace_node(original, node)
-        try:
-            yield ClusterView(nodes, self.namespace_labels, index, self.volumes, traits)
-        finally:
-            index.replace_node(node, original)
-
-    def labels_of_namespace(self, namespace: str) -> Mapping[str, str]:
-        return self.namespace_labels.get(namespace, _NO_LABELS)
-
-    def pods(self) -> Iterator[tuple[Mapping[str, str], PodInfo]]:
-        """Every counted pod with its node's labels."""
-        for node in self.nodes:
-            labels = node.labels
-            for pod in node.pods.values():
-                yield labels, pod
-
-
-_NO_LABELS: Mapping[str, str] = {}
-
-
 def same_state(state: Any, pod: PodInfo, args: Args, old: NodeInfo, new: NodeInfo) -> Any:
     """``Plugin.replace_node`` of a plugin that reads the cluster only for node traits (how many nodes are
     cordoned or tainted): pods added to or removed from a node change none."""
     return state
-
-
-# (pod, args); a plugin that reads_cluster: pre_filter (pod, args, cluster), pre_score (pod, args, cluster, feasible)
-PreFn = Callable[..., Any]
-FilterFn = Callable[[Any, NodeInfo], "Status | None"]
-ScoreFn = Callable[[Any, NodeInfo], int]
-NormalizeFn = Callable[[list[int], Any], None]
-FilterBatchFn = Callable[[Any, "list[NodeInfo]"], "list[Status | None] | None"]
-ScoreBatchFn = Callable[[Any, "list[NodeInfo]"], list[int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,22 +143,22 @@ class Plugin:
 
     name: str
     args: type[Args] = NoArgs
-    pre_filter: PreFn | None = None
-    filter_node: FilterFn | None = None
-    pre_score: PreFn | None = None
-    score_node: ScoreFn | None = None
-    normalize: NormalizeFn | None = None
+    pre_filter: PreFilter | ClusterPreFilter | None = None  # ClusterPreFilter when reads_cluster
+    filter_node: Filter | None = None
+    pre_score: PreScore | ClusterPreScore | None = None  # ClusterPreScore when reads_cluster
+    score_node: Score | None = None
+    normalize: Normalize | None = None
     default_weight: int = 1
-    filter_batch: FilterBatchFn | None = None
-    score_batch: ScoreBatchFn | None = None
+    filter_batch: FilterBatch | None = None
+    score_batch: ScoreBatch | None = None
     requeue_on: ClusterEvent = ClusterEvent.ANY
     reads_cluster: bool = False
-    post_filter: bool = False  # runs when no node passes the filters (DefaultPreemption, scheduler.preemption)
+    post_filter: bool = False  # runs when no node passes the filters (DefaultPreemption, scheduler.framework.preemption)
     # kube-scheduler's PreFilterExtensions (AddPod/RemovePod), for a plugin whose pre_filter counts the
     # cluster: (state, pod, args, old node, new node) -> the state with ``new`` (the same node with pods added
     # or removed) standing in for ``old``, without counting the cluster again. Without it the framework runs
     # pre_filter again over a view holding ``new`` (scheduler.framework.Profile._checks_replacing).
-    replace_node: Callable[..., Any] | None = None
+    replace_node: ReplaceNode | None = None
 
     @property
     def filters(self) -> bool:
@@ -325,100 +242,3 @@ class Plugin:
             return self.score_batch(state, nodes)
         score_node = self.score_node
         return [score_node(state, node) for node in nodes]
-
-
-_MISSING = object()
-
-
-def per_node_memo(key: str, nodes: list[NodeInfo], compute: Callable[[list[NodeInfo]], list[Any]]) -> list[Any]:
-    """``compute(nodes)``, each node's value read from ``node.memo[key]`` where it is there and computed (in
-    ``compute`` calls over the nodes without it) and kept there otherwise. ``key`` must name the plugin and
-    everything of the pod the value depends on; the value may depend on nothing but the node besides.
-    Make it a str: a str caches its hash, a tuple hashes its items again on every one of the lookups."""
-    # One str object per kind: a lookup then matches the stored key by identity, where an equal str built
-    # by another decision is compared byte by byte, reading that cold object for every node.
-    key = sys.intern(key)
-    if key not in _recent_kinds:
-        _remember_kind(key, compute)
-    try:
-        return [node.memo[key] for node in nodes]  # every node known: a third of the cost of memo.get
-    except KeyError:
-        pass
-    # Some node changed since this kind of pod last saw it (typically the one a decision took): the same
-    # fast read, chunk by chunk, so that only a chunk holding such a node pays for memo.get.
-    values: list[Any] = []
-    for start in range(0, len(nodes), _MEMO_CHUNK):
-        chunk = nodes[start:start + _MEMO_CHUNK]
-        try:
-            values += [node.memo[key] for node in chunk]
-        except KeyError:
-            values += _fill_memo(key, chunk, compute)
-    return values
-
-
-_MEMO_CHUNK = 64
-
-
-def _fill_memo(key: str, nodes: list[NodeInfo], compute: Callable[[list[NodeInfo]], list[Any]]) -> list[Any]:
-    values = [node.memo.get(key, _MISSING) for node in nodes]
-    missing = [i for i, value in enumerate(values) if value is _MISSING]
-    for i, value in zip(missing, compute([nodes[i] for i in missing]), strict=True):
-        values[i] = value
-        nodes[i].memo[key] = value
-    return values
-
-
-# key -> compute of the last kinds of pod per_node_memo was asked for (oldest first; an evicted kind comes
-# back at its next read), for carry_memo: bounded, so that kinds no longer scheduled stop being worked out
-# again on every change.
-_recent_kinds: dict[str, Callable[[list[NodeInfo]], list[Any]]] = {}
-_RECENT_KINDS = 32
-
-
-def _remember_kind(key: str, compute: Callable[[list[NodeInfo]], list[Any]]) -> None:
-    _recent_kinds[key] = compute
-    if len(_recent_kinds) > _RECENT_KINDS:
-        _recent_kinds.pop(next(iter(_recent_kinds)), None)
-
-
-def carry_memo(old: NodeInfo, new: NodeInfo) -> None:
-    """Fill ``new`` (a fresh clone of a node that changed) with the values ``old`` (its previous clone) held
-    for recently read kinds of pod, worked out again on ``new``'s state: what the next read would otherwise
-    compute after missing them."""
-    for key in old.memo:
-        compute = _recent_kinds.get(key)
-        if compute is None:
-            continue
-        try:
-            new.memo[key] = compute([new])[0]
-        except Exception:  # noqa: BLE001, S112 - left to the plugin, which meets it reading this node
-            continue
-
-
-def default_normalize(scores: list[int], reverse: bool = False) -> None:
-    """kube-scheduler's DefaultNormalizeScore: scale so the highest raw score becomes 100; with
-    ``reverse`` a higher raw score is worse (100 - scaled). All zeros stay 0, or all become 100 reversed."""
-    top = max(scores, default=0)
-    if top == 0:
-        if reverse:
-            scores[:] = [MAX_NODE_SCORE] * len(scores)
-        return
-    for i, raw in enumerate(scores):
-        scaled = MAX_NODE_SCORE * raw // top
-        scores[i] = MAX_NODE_SCORE - scaled if reverse else scaled
-
-
-def min_max_normalize(scores: list[int], lower_is_better: bool) -> None:
-    """Map the best raw value to 100 and the worst to 0, linearly, rounding down: only nodes holding the
-    best raw value get 100, so a random pick among the top never takes a worse node."""
-    if not scores:
-        return
-    low, high = min(scores), max(scores)
-    if low == high:
-        scores[:] = [MAX_NODE_SCORE] * len(scores)
-        return
-    span = high - low
-    if lower_is_better:
-        scores[:] = [MAX_NODE_SCORE * (high - s) // span for s in scores]
-    else:
-        scores[:] = [MAX_NODE_SCORE * (s - low) // span for s in scores]

@@ -13,12 +13,12 @@ from __future__ import annotations
 import logging
 import time
 
-from scheduler.client import ApiError, Client, pod_path
-from scheduler.events import EventRecorder
+from scheduler.framework.preemption import Outcome
 from scheduler.model import PodInfo
 from scheduler.model.pod import DISRUPTION_TARGET, PREEMPTION_BY_SCHEDULER
-from scheduler.nominator import Nominator
-from scheduler.preemption import Outcome
+from scheduler.runtime.client import ApiError, Client, pod_path
+from scheduler.runtime.events import EventRecorder
+from scheduler.runtime.nominator import Nominator
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 import urllib3
 
-from scheduler.client import ApiError, Client, describe_forbidden
+from scheduler.runtime.client import ApiError, Client, describe_forbidden
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from scheduler.client import ApiError, Client, describe_forbidden
+from scheduler.runtime.client import ApiError, Client, describe_forbidden
 
 log = logging.getLogger(__name__)
 

@@ -29,8 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.client import ApiError, Client, RequestCancelled, describe_forbidden, pod_path
 from scheduler.model import PodInfo
+from scheduler.runtime.client import ApiError, Client, RequestCancelled, describe_forbidden, pod_path
 
 log = logging.getLogger(__name__)
 

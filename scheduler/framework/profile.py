@@ -2,8 +2,9 @@
 
 Public API (stable; changes are listed here first):
     Profile(scheduler_name, filters, scores, percentage_of_nodes_to_score=None, post_filter=None)
-    Profile.from_resolved(ResolvedProfile) / Profile.default(scheduler_name)
-    build_profiles(KubeSchedulerConfiguration) -> dict[schedulerName, Profile]
+    Profile.from_resolved(ResolvedProfile) / Profile.default(scheduler_name, registry=None)
+    build_profiles(KubeSchedulerConfiguration, registry=None) -> dict[schedulerName, Profile]
+        (registry: the one the config was parsed with, by default)
     Profile.schedule(pod: PodInfo, nodes: Sequence[NodeInfo], rng: random.Random,
                      cluster: ClusterView | None = None, nominated: Nominated = NO_NOMINATED) -> ScheduleResult
         raises model.PodSpecError when the pod cannot be interpreted (e.g. a malformed annotation a
@@ -19,7 +20,7 @@ Public API (stable; changes are listed here first):
     Profile.requeue_triggers(result.rejected_by) -> ClusterEvent: what may make a pod no node fits
         schedulable (the union of what its rejecting plugins declare)
 
-How a decision is made (kube-scheduler's scheduling cycle; preemption, its PostFilter, is scheduler.preemption):
+How a decision is made (kube-scheduler's scheduling cycle; preemption, its PostFilter, is scheduler.framework.preemption):
 1. PreFilter: each filter plugin prepares its per-pod state once; plugins with nothing to check for this
    pod drop out of the node loop, and one that rejects the pod whatever the node (a missing claim) ends the
    decision: every node fails with its status.
@@ -56,13 +57,17 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from scheduler.cluster_event import ClusterEvent
-from scheduler.config import KubeSchedulerConfiguration, ProfileConfig, ResolvedProfile
+from scheduler.framework.cluster_event import ClusterEvent
+from scheduler.framework.cluster_view import ClusterView
+from scheduler.framework.plugin import Args, Plugin, Status
+from scheduler.framework.registry import Registry, in_tree_registry
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.node import NodeTraits
-from scheduler.plugins import Args, ClusterView, Plugin, Status
+
+if TYPE_CHECKING:
+    from scheduler.config import KubeSchedulerConfiguration, ResolvedProfile
 
 __all__ = [
     "NO_NODES_MESSAGE",
@@ -201,9 +206,15 @@ class Profile:
                    resolved.percentage_of_nodes_to_score, resolved.post_filter)
 
     @classmethod
-    def default(cls, scheduler_name: str = "default-scheduler") -> Profile:
-        """The default plugin set, as a profile that enables nothing extra gets."""
-        return cls.from_resolved(ProfileConfig(schedulerName=scheduler_name).resolve())
+    def default(cls, scheduler_name: str = "default-scheduler", registry: Registry | None = None) -> Profile:
+        """The registry's default plugin set (default: the in-tree one) with default args, as a config profile
+        that changes nothing gets (scheduler.config resolves the same set)."""
+        registry = registry if registry is not None else in_tree_registry()
+        plugins = [(registry[name], weight) for name, weight in registry.defaults]
+        return cls(scheduler_name,
+                   [(p, p.default_args()) for p, _ in plugins if p.filters],
+                   [(p, p.default_args(), weight or 1) for p, weight in plugins if p.scores],
+                   post_filter=next(((p, p.default_args()) for p, _ in plugins if p.post_filter), None))
 
     def without(self, plugin_names: Iterable[str]) -> Profile:
         """This profile minus the named filter plugins."""
@@ -485,6 +496,7 @@ def _window(nodes: Sequence[NodeInfo], start: int, size: int) -> list[NodeInfo]:
     return list(nodes[start:]) + list(nodes[:end - len(nodes)])
 
 
-def build_profiles(config: KubeSchedulerConfiguration) -> dict[str, Profile]:
-    """One Profile per configured schedulerName."""
-    return {r.scheduler_name: Profile.from_resolved(r) for r in config.resolved_profiles()}
+def build_profiles(config: KubeSchedulerConfiguration, registry: Registry | None = None) -> dict[str, Profile]:
+    """One Profile per configured schedulerName, its plugins taken from ``registry`` (default: the registry
+    the config was parsed with)."""
+    return {r.scheduler_name: Profile.from_resolved(r) for r in config.resolved_profiles(registry)}

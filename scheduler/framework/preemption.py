@@ -32,13 +32,14 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler.framework import Nominated, Profile, ScheduleResult, WhatIfJudge, fit_error_message
+from scheduler.framework.cluster_view import ClusterView
+from scheduler.framework.contracts import PreemptionArgs
+from scheduler.framework.plugin import Code, Status
+from scheduler.framework.profile import Nominated, Profile, ScheduleResult, WhatIfJudge, fit_error_message
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.labels import LabelSelector, parse_label_selector
 from scheduler.model.parsing import PodSpecError
 from scheduler.model.pod import PREEMPT_NEVER
-from scheduler.plugins import ClusterView, Code, Status
-from scheduler.plugins.default_preemption import DefaultPreemptionArgs
 
 __all__ = ["Candidate", "Outcome", "PodDisruptionBudget", "more_important", "pick_candidate", "preempt",
            "select_victims"]
@@ -107,7 +108,7 @@ class Outcome:
     clear_nomination: bool = False
 
 
-def preempt(profile: Profile, args: DefaultPreemptionArgs, pod: PodInfo, result: ScheduleResult,
+def preempt(profile: Profile, args: PreemptionArgs, pod: PodInfo, result: ScheduleResult,
             nodes: Sequence[NodeInfo], cluster: ClusterView, pdbs: Collection[PodDisruptionBudget],
             nominated: Nominated, rng: random.Random) -> Outcome:
     """Preemption for ``pod`` after ``result`` found no node (its ``failures`` hold every node's verdict).
@@ -146,7 +147,7 @@ def _not_eligible(pod: PodInfo, failures: Mapping[str, Status], nodes: Mapping[s
     return ""
 
 
-def _dry_run(profile: Profile, args: DefaultPreemptionArgs, pod: PodInfo, potential: list[NodeInfo],
+def _dry_run(profile: Profile, args: PreemptionArgs, pod: PodInfo, potential: list[NodeInfo],
              cluster: ClusterView, pdbs: Collection[PodDisruptionBudget], nominated: Nominated,
              rng: random.Random) -> tuple[list[Candidate], dict[str, Status]]:
     """Candidates from the potential nodes, visited from a random offset (kube-scheduler's

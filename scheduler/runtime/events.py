@@ -27,8 +27,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from scheduler.client import ApiError, Client, describe_forbidden, pod_path
-from scheduler.leader import micro_time
+from scheduler.runtime.client import ApiError, Client, describe_forbidden, pod_path
+from scheduler.runtime.leader import micro_time
 
 log = logging.getLogger(__name__)
 

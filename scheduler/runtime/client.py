@@ -56,7 +56,7 @@ class RequestCounts:
     verb and resource in kube-apiserver's terms (``apiserver_request_total``: LIST, WATCH, GET, POST, PUT,
     PATCH, DELETE; resource with its API group and subresource, e.g. ``pods/binding``,
     ``events.events.k8s.io``), and the bytes of watch events decoded per resource. Shared by a client and
-    its twins (with_own_limiter); /metrics exports it (scheduler.metrics)."""
+    its twins (with_own_limiter); /metrics exports it (scheduler.runtime.metrics)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -5,9 +5,9 @@ decided by its profile's framework on the cache's snapshot; a chosen node is ass
 (the next decision already sees it taken) and the pod handed to the binder; a pod no node fits is
 reported (FailedScheduling event, PodScheduled=False) and waits in the queue for the cluster events its
 profile says may help (those its rejecting plugins declare), or, when its spec could not be read, for the
-pod to change. Before that, DefaultPreemption (when the profile enables it, scheduler.preemption) may evict
+pod to change. Before that, DefaultPreemption (when the profile enables it, scheduler.framework.preemption) may evict
 lower-priority pods and nominate the pod to their node; the pods nominated to a node count there for every
-decision of a pod of lower or equal priority (scheduler.nominator).
+decision of a pod of lower or equal priority (scheduler.runtime.nominator).
 
 Binding outcome (binder threads): bound -> the cache starts waiting for the watch to confirm it and a
 Scheduled event is written; the pod gone or bound elsewhere -> dropped; any other error -> the assumption
@@ -24,21 +24,20 @@ import threading
 import time
 from collections.abc import Mapping
 
-from scheduler.binder import Binder, BindOutcome, BindResult
-from scheduler.budgets import DisruptionBudgets
-from scheduler.cache import Cache, Snapshot
-from scheduler.client import ApiError, Client
-from scheduler.cluster_event import ClusterEvent
-from scheduler.events import EventRecorder
-from scheduler.framework import Nominated, Profile, ScheduleResult
-from scheduler.metrics import Metrics
+from scheduler.framework import ClusterView, Nominated, Profile, ScheduleResult
+from scheduler.framework.cluster_event import ClusterEvent
+from scheduler.framework.preemption import preempt
 from scheduler.model import PodInfo, PodSpecError
-from scheduler.nominator import Nominator
-from scheduler.pending import PendingPods
-from scheduler.plugins import ClusterView
-from scheduler.preemption import preempt
-from scheduler.preemption_api import PreemptionApi
-from scheduler.queue import QueuedPod, SchedulingQueue
+from scheduler.runtime.binder import Binder, BindOutcome, BindResult
+from scheduler.runtime.budgets import DisruptionBudgets
+from scheduler.runtime.cache import Cache, Snapshot
+from scheduler.runtime.client import ApiError, Client
+from scheduler.runtime.events import EventRecorder
+from scheduler.runtime.metrics import Metrics
+from scheduler.runtime.nominator import Nominator
+from scheduler.runtime.pending import PendingPods
+from scheduler.runtime.preemption_api import PreemptionApi
+from scheduler.runtime.queue import QueuedPod, SchedulingQueue
 
 log = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from scheduler.informer import object_key
-from scheduler.preemption import PodDisruptionBudget
+from scheduler.framework.preemption import PodDisruptionBudget
+from scheduler.runtime.informer import object_key
 
 PDB_PATH = "/apis/policy/v1/poddisruptionbudgets"
 

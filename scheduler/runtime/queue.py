@@ -3,7 +3,7 @@
 - active: ordered by priority (high first), then by the time the pod entered the queue (FIFO).
 - backoff: pods that failed recently wait 1 s, doubling per attempt up to 10 s, then go to active.
 - unschedulable: pods no node could take. Each waits for the cluster events that may help it
-  (``scheduler.cluster_event``), as the scheduling cycle hands them over with the failure: what the
+  (``scheduler.framework.cluster_event``), as the scheduling cycle hands them over with the failure: what the
   plugins that rejected it declare, or, when its spec could not be read, a change of the pod itself.
   Such an event (an update of the pod included), or `unschedulable_timeout` (kube-scheduler's
   podMaxInUnschedulablePodsDuration; 5 min there, 60 s here so a lab sees the retry), moves it on: to
@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from scheduler.cluster_event import ClusterEvent, pod_change
+from scheduler.framework.cluster_event import ClusterEvent, pod_change
 from scheduler.model import PodInfo
 
 ACTIVE, BACKOFF, UNSCHEDULABLE, IN_FLIGHT = "active", "backoff", "unschedulable", "in_flight"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 
 from scheduler.model import PodInfo
-from scheduler.queue import SchedulingQueue
+from scheduler.runtime.queue import SchedulingQueue
 
 
 class PendingPods:

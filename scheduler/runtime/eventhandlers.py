@@ -13,17 +13,17 @@ from typing import Any
 
 from prometheus_client import Counter
 
-from scheduler.budgets import PDB_PATH, DisruptionBudgets
-from scheduler.cache import Cache
-from scheduler.client import Client
-from scheduler.cluster_event import ClusterEvent, NodeProperties, assigned_pod_change, node_change
-from scheduler.events import EventRecorder
-from scheduler.informer import Informer, object_key
+from scheduler.framework.cluster_event import ClusterEvent, NodeProperties, assigned_pod_change, node_change
 from scheduler.model import LENIENT, PodInfo, PodSpecError
 from scheduler.model.volumes import Claim, StorageClass, Volume
-from scheduler.nominator import Nominator
-from scheduler.pending import PendingPods
-from scheduler.queue import SchedulingQueue
+from scheduler.runtime.budgets import PDB_PATH, DisruptionBudgets
+from scheduler.runtime.cache import Cache
+from scheduler.runtime.client import Client
+from scheduler.runtime.events import EventRecorder
+from scheduler.runtime.informer import Informer, object_key
+from scheduler.runtime.nominator import Nominator
+from scheduler.runtime.pending import PendingPods
+from scheduler.runtime.queue import SchedulingQueue
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 # kube-scheduler's pod informer skips finished pods: they hold no resources.
