@@ -22,7 +22,7 @@ import sys
 import time
 from typing import Any
 
-from benchmarks import cluster
+from benchmarks import bundled, cluster
 from benchmarks.inprocess import SCHEDULER_NAME, scheduler_config
 from scheduler.config import parse_config
 from scheduler.extender.service import Extender
@@ -64,7 +64,7 @@ def run_size(nodes: int, requests: int, existing: int = EXISTING_PODS, seed: int
     names = [n["metadata"]["name"] for n in node_objects]
     for obj in cluster.existing_pods(existing, names, random.Random(seed)):
         handlers.pod_changed(obj)
-    profiles = build_profiles(parse_config(scheduler_config(plugins=["NetworkAware"])))
+    profiles = build_profiles(parse_config(scheduler_config(plugins=["NetworkAware"]), "config", bundled.registry()))
     metrics = ExtenderMetrics()
     extender = Extender(cache, profiles, metrics)
     server = HealthServer("127.0.0.1", 0, registry=metrics.registry, healthy=lambda: (True, "ok"),

@@ -33,7 +33,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from benchmarks import cluster
+from benchmarks import bundled, cluster
 from scheduler.runtime.client import RequestCounts
 
 SCHEDULER_NAME = "kubelab-bench"
@@ -86,7 +86,9 @@ def run_size(nodes: int, existing: int, pods: int, *, plugins: list[str] | None 
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
         logger.propagate = False
-    profiles = build_profiles(parse_config(scheduler_config(plugins=plugins, percentage=percentage)))
+    registry = bundled.registry()
+    profiles = build_profiles(parse_config(scheduler_config(plugins=plugins, percentage=percentage), "config",
+                                           registry))
     baseline_rss = _rss_mib()
     names = [f"node-{i}" for i in range(nodes)]
     t_fill = time.perf_counter()

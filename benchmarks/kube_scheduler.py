@@ -28,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from benchmarks import bundled
 from benchmarks.inprocess import SCHEDULER_NAME, scheduler_config
 from labkit.scheduler_deploy.kube_scheduler_config import check_kube_scheduler_config
 
@@ -126,7 +127,8 @@ def measure(binary: Path, kubeconfig: Path, namespace: str, pods: int, *, with_e
                 log = work / "extender.log"
                 extender = stack.enter_context(_process(
                     [sys.executable, "-m", "scheduler", "extender", "--config", str(work / "extender.yaml"),
-                     "--kubeconfig", str(kubeconfig), "--listen", f"127.0.0.1:{port}", "--log-level", "warning"],
+                     "--kubeconfig", str(kubeconfig), "--listen", f"127.0.0.1:{port}", "--log-level", "warning",
+                     *bundled.CLI_ARGS],
                     log, "the extender"))
                 _wait_extender_ready(extender, port, log, timeout)
             log = work / "kube-scheduler.log"

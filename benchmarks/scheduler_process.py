@@ -27,6 +27,7 @@ from urllib.request import urlopen
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
+from benchmarks import bundled
 from benchmarks.inprocess import REPO
 
 _CLOCK_TICK = os.sysconf("SC_CLK_TCK")
@@ -94,7 +95,7 @@ class SchedulerProcess:
         with self.log_path.open("w") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "scheduler", "--config", str(self.config_path),
-                 "--kubeconfig", str(self.kubeconfig), "--leader-elect", "false"],
+                 "--kubeconfig", str(self.kubeconfig), "--leader-elect", "false", *bundled.CLI_ARGS],
                 cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
 
     @property

@@ -34,12 +34,20 @@ import yaml
 from labdef.errors import UserError
 from labdef.lab import Lab
 from labkit.kube import Kube, pod_path
+from labkit.paths import PROJECT_ROOT
 from labkit.scheduler_deploy.manifests import render_config
 from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_config
-from scheduler.framework import ClusterView, Profile, ScheduleResult
+from scheduler.framework import ClusterView, Profile, Registry, ScheduleResult, load_registry
 from scheduler.model import PodInfo, PodSpecError
 from scheduler.runtime.cache import Cache
 from scheduler.runtime.eventhandlers import CacheHandlers
+
+# The bundled example plugins the default lab enables, loaded as the scheduler loads them (--plugins); until
+# the lab definition lists its plugin folders (issue 26, item 4).
+BUNDLED_PLUGINS = (PROJECT_ROOT / "plugins" / "network_aware", PROJECT_ROOT / "plugins" / "least_loaded")
+REGISTRY: Registry = load_registry([str(folder) for folder in BUNDLED_PLUGINS])
+NetworkAwareArgs = REGISTRY["NetworkAware"].args
+LeastLoadedArgs = REGISTRY["LeastLoaded"].args
 
 CONFIG_KEY = "config.yaml"
 KUBE_SCHEDULER_CONFIG_KEY = "kube-scheduler.yaml"  # present in extender mode (templates/scheduler/extender/)
@@ -111,7 +119,7 @@ def load_scheduler_config(kube: Kube, lab: Lab, config_file: Path | None = None)
         return SchedulerConfig(_parse(text, source), source, mode)
     if config_file is not None:
         try:
-            return SchedulerConfig(load_config(config_file), f"file {config_file}", s.mode)
+            return SchedulerConfig(load_config(config_file, REGISTRY), f"file {config_file}", s.mode)
         except ConfigError as err:
             raise ExplainError(str(err)) from None
     return rendered_config(lab)
@@ -125,7 +133,7 @@ def rendered_config(lab: Lab) -> SchedulerConfig:
 
 def _parse(text: str, source: str) -> KubeSchedulerConfiguration:
     try:
-        return parse_config(yaml.safe_load(text), source)
+        return parse_config(yaml.safe_load(text), source, REGISTRY)
     except (ConfigError, yaml.YAMLError) as err:
         raise ExplainError(f"{source}: {err}") from None
 

@@ -128,8 +128,13 @@ def load_registry(sources: Sequence[str] = (), *, base: Registry | None = None,
             if isinstance(declared, ModuleType):
                 declared = declared_plugins(declared, where)
             registry = registry.with_plugins(_plugin_list(declared, where), where)
+    loaded: set[str] = set()
     for source in sources:
-        registry = registry.with_plugins(declared_plugins(import_source(source), source), source)
+        module = import_source(source)
+        if module.__name__ in loaded:  # the same module named twice (a path and its alias): loaded once
+            continue
+        loaded.add(module.__name__)
+        registry = registry.with_plugins(declared_plugins(module, source), source)
     return registry
 
 

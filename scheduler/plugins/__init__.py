@@ -7,7 +7,9 @@ NodeResourcesFit 1, PodTopologySpread 2, InterPodAffinity 2, NodeResourcesBalanc
 ImageLocality 1. NodeVolumeLimits and DynamicResources only refuse the pods they would have to
 check (CSI volumes, DRA claims), since this scheduler cannot. The multiPoint default
 (``DEFAULT_PLUGINS``) is the filters, then DefaultPreemption (PostFilter), then the score-only plugins.
-NetworkAware and LeastLoaded are opt-in.
+The bundled examples of plugins of one's own, NetworkAware and LeastLoaded, are not here: they live in
+their folders at the repository root (``plugins/network_aware``, ``plugins/least_loaded``) and load with
+``--plugins`` as a user's plugins do.
 
 These plugins are written against the public API only (``scheduler.framework``, ``scheduler.model``), as a
 user's plugin is; they are declared the way a user's module declares its own (``PLUGINS``), and
@@ -24,8 +26,6 @@ from scheduler.plugins import (
     dynamic_resources,
     image_locality,
     inter_pod_affinity,
-    least_loaded,
-    network_aware,
     node_affinity,
     node_name,
     node_ports,
@@ -50,8 +50,6 @@ PLUGINS: tuple[Plugin, ...] = (
     node_ports.PLUGIN,
     node_resources_fit.PLUGIN,
     inter_pod_affinity.PLUGIN,
-    network_aware.PLUGIN,
-    least_loaded.PLUGIN,
     balanced_allocation.PLUGIN,
     image_locality.PLUGIN,
     pod_topology_spread.PLUGIN,

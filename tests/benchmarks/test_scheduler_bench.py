@@ -15,6 +15,7 @@ from kubernetes import client
 from rich.console import Console
 
 from benchmarks import (
+    bundled,
     cluster,
     endtoend,
     inprocess,
@@ -220,7 +221,8 @@ def test_the_benchmarks_extender_runs_only_what_kube_scheduler_has_not() -> None
     from scheduler.config import parse_config
     from scheduler.framework import build_profiles
 
-    profile = build_profiles(parse_config(kube_scheduler.extender_config()))[inprocess.SCHEDULER_NAME]
+    config = parse_config(kube_scheduler.extender_config(), "config", bundled.registry())
+    profile = build_profiles(config)[inprocess.SCHEDULER_NAME]
     assert [p.name for p, _ in profile.filters] == ["NetworkAware"]
     assert [p.name for p, _, _ in profile.scores] == ["NetworkAware", "LeastLoaded"]
 

@@ -29,6 +29,7 @@ from labkit.scheduler_deploy.manifests import (
 from labkit.scheduler_deploy.verb import run_verb
 from scheduler.config import parse_config
 from scheduler.framework import build_profiles
+from tests import bundled_plugins
 
 IMAGE = "localhost/kubelab-scheduler:0.1.0-0123456789ab"
 # What standalone mode renders for the default lab.yaml, with IMAGE: recorded before extender mode (commit
@@ -158,7 +159,8 @@ def test_kube_scheduler_configuration_carries_the_lab_definitions_extender_setti
 
 def test_extenders_config_runs_only_our_plugins_beside_kube_schedulers_defaults(lab: Lab) -> None:
     """kube-scheduler runs its default plugins itself: the extender scoring them again would count them twice."""
-    config = parse_config(yaml.safe_load(one(lab, "ConfigMap")["data"]["config.yaml"]), "configmap")
+    config = parse_config(yaml.safe_load(one(lab, "ConfigMap")["data"]["config.yaml"]), "configmap",
+                          bundled_plugins.registry())
     profile = build_profiles(config)[lab.scheduler.name]
     assert [plugin.name for plugin, _ in profile.filters] == ["NetworkAware"]
     assert [plugin.name for plugin, _, _ in profile.scores] == ["NetworkAware", "LeastLoaded"]
@@ -210,7 +212,8 @@ def test_render_only_writes_the_manifests_and_kube_schedulers_configuration(tmp_
     in_configmap = yaml.safe_load((out / "03-configmap.yaml").read_text())["data"]
     for alone, key in ((KUBE_SCHEDULER_CONFIG_FILE, "kube-scheduler.yaml"), (EXTENDER_CONFIG_FILE, "config.yaml")):
         assert (out / alone).read_text() == in_configmap[key]
-    parse_config(yaml.safe_load((out / EXTENDER_CONFIG_FILE).read_text()), EXTENDER_CONFIG_FILE)
+    parse_config(yaml.safe_load((out / EXTENDER_CONFIG_FILE).read_text()), EXTENDER_CONFIG_FILE,
+                 bundled_plugins.registry())
     assert any(f"python -m scheduler extender --config {out / EXTENDER_CONFIG_FILE} --kubeconfig FILE --listen "
                "127.0.0.1:8888" in line for line in lines), lines
 

@@ -16,6 +16,7 @@ from labdef.lab import DEFAULT_LAB_FILE, Lab, load_lab
 from labkit.scheduler_deploy.manifests import CHECKSUM_ANNOTATION, MANIFESTS, render_config, render_manifests
 from labkit.scheduler_deploy.verb import run_verb
 from scheduler.config import parse_config
+from tests import bundled_plugins
 
 IMAGE = "localhost/kubelab-scheduler:0.1.0-0123456789ab"
 
@@ -81,7 +82,7 @@ def test_probes_hit_the_health_endpoints_on_the_configured_port(lab: Lab) -> Non
     assert port["containerPort"] == 18080
     assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": port["name"]}
     assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": port["name"]}
-    config = parse_config(yaml.safe_load(render_config(custom)))
+    config = parse_config(yaml.safe_load(render_config(custom)), "config", bundled_plugins.registry())
     assert config.healthzBindAddress.endswith(":18080") and config.metricsBindAddress.endswith(":18080")
 
 
@@ -129,7 +130,7 @@ def test_rbac_grants_exactly_what_the_scheduler_uses(lab: Lab) -> None:
 
 def test_config_in_the_configmap_is_accepted_by_the_scheduler(lab: Lab) -> None:
     config_map = objects(lab)["ConfigMap"]
-    config = parse_config(yaml.safe_load(config_map["data"]["config.yaml"]), "configmap")
+    config = parse_config(yaml.safe_load(config_map["data"]["config.yaml"]), "configmap", bundled_plugins.registry())
     assert [p.schedulerName for p in config.profiles] == [lab.scheduler.name]
     assert config.leaderElection.leaderElect is lab.scheduler.leader_elect
     mounted = {v["name"]: v for v in pod_spec(lab)["volumes"]}["config"]

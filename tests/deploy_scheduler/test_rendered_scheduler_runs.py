@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from labkit.scheduler_deploy.manifests import render_manifests
+from tests import bundled_plugins
 from tests.deploy_scheduler.test_manifests import lab_with
 from tests.kubeapi.fixtures import free_port
 
@@ -48,7 +49,8 @@ def test_rendered_scheduler_starts_answers_its_probes_and_binds(kube_api, kube_a
     args = [arg.replace(CONFIG_MOUNT, str(config)) for arg in container["args"]]
     kube_api.add_nodes(2)
 
-    proc = subprocess.Popen([sys.executable, "-m", "scheduler", *args, "--kubeconfig", str(kube_api_kubeconfig)],
+    proc = subprocess.Popen([sys.executable, "-m", "scheduler", *args, "--kubeconfig", str(kube_api_kubeconfig),
+                             *bundled_plugins.CLI_ARGS],
                             cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:

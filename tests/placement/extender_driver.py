@@ -30,6 +30,7 @@ import yaml
 from labdef.lab import Lab
 from labkit.kube import Kube, pod_path
 from labkit.paths import PROJECT_ROOT
+from tests import bundled_plugins
 from tests.kubeapi import KubeApiServer
 from tests.kubeapi.errors import ApiError
 from tests.kubeapi.fixtures import free_port
@@ -57,7 +58,8 @@ class ExtenderDeploymentStandIn:
         with self.log_file.open("ab") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "scheduler", "extender", "--config", str(self.config_file),
-                 "--kubeconfig", str(self.kubeconfig), "--listen", f"127.0.0.1:{self.port}"],
+                 "--kubeconfig", str(self.kubeconfig), "--listen", f"127.0.0.1:{self.port}",
+                 *bundled_plugins.CLI_ARGS],
                 cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT)
         self.server.wait_for(self._ready, timeout=30)
         self._record_running_pod()

@@ -28,6 +28,7 @@ import yaml
 from labdef.lab import Lab, parse_lab
 from labkit.paths import PROJECT_ROOT
 from labkit.scheduler_deploy.manifests import render_manifests
+from tests import bundled_plugins
 from tests.kubeapi import KubeApiServer
 from tests.kubeapi.errors import ApiError
 
@@ -120,7 +121,8 @@ class SchedulerProcess:
         with self.log_file.open("ab") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "scheduler", "--config", str(self.config_file),
-                 "--kubeconfig", str(self.kubeconfig)], cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT)
+                 "--kubeconfig", str(self.kubeconfig), *bundled_plugins.CLI_ARGS], cwd=PROJECT_ROOT, stdout=log,
+                stderr=subprocess.STDOUT)
 
     def stop(self) -> None:
         if self.proc is None:

@@ -15,6 +15,7 @@ from scheduler.framework import ClusterView, build_profiles
 from scheduler.model import PodInfo
 from scheduler.runtime.cache import Cache
 from scheduler.runtime.eventhandlers import CacheHandlers
+from tests import bundled_plugins
 from tests.kubeapi.objects import make_node, make_pod
 from tests.placement.standins import CONTROL_PLANE_TAINT, make_lab
 from tests.scheduler.builders import claim_obj, claim_volume, on_node, pv_obj, storage_class_obj
@@ -23,7 +24,8 @@ SCHEDULER = "my-custom-scheduler"
 
 
 def lab_config() -> SchedulerConfig:
-    return SchedulerConfig(parse_config(yaml.safe_load(render_config(make_lab()))), "rendered")
+    return SchedulerConfig(parse_config(yaml.safe_load(render_config(make_lab())), "rendered",
+                                        bundled_plugins.registry()), "rendered")
 
 
 def cluster(extra_on_a: int = 0):

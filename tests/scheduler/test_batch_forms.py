@@ -11,10 +11,11 @@ import pytest
 
 from scheduler.framework import ClusterView, Profile, per_node_memo
 from scheduler.model import NodeInfo, PodInfo
-from scheduler.plugins import in_tree_registry
+from tests import bundled_plugins
 from tests.scheduler.builders import node, node_obj, pod
 
-REGISTRY = in_tree_registry()
+# The bundled examples too: LeastLoaded has a batch score.
+REGISTRY = bundled_plugins.registry()
 
 ZONE = "topology.kubernetes.io/zone"
 POD_AFFINITIES = [None, None, *(

@@ -14,8 +14,10 @@ from scheduler.config import (
     parse_config,
     parse_duration,
 )
-from scheduler.plugins.least_loaded import LeastLoadedArgs
-from scheduler.plugins.network_aware import NetworkAwareArgs
+from tests import bundled_plugins
+
+NetworkAwareArgs = bundled_plugins.registry()["NetworkAware"].args
+LeastLoadedArgs = bundled_plugins.registry()["LeastLoaded"].args
 
 HEAD = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 # kube-scheduler's default filter order (default_plugins.go; DynamicResources goes before DefaultPreemption)
@@ -47,7 +49,7 @@ def config(**fields):
 
 
 def resolved(profile: dict, **top):
-    cfg = parse_config(config(profiles=[profile], **top))
+    cfg = parse_config(config(profiles=[profile], **top), "config", bundled_plugins.registry())
     r = cfg.resolved_profiles()[0]
     return [p.name for p, _ in r.filters], [(p.name, w) for p, _, w in r.scores], r
 
@@ -55,7 +57,7 @@ def resolved(profile: dict, **top):
 def test_network_aware_config_file(tmp_path):
     path = tmp_path / "scheduler-config.yaml"
     path.write_text(NETWORK_AWARE_YAML)
-    cfg = load_config(path)
+    cfg = load_config(path, bundled_plugins.registry())
     assert cfg.leaderElection.leaderElect is False
     assert cfg.clientConnection.kubeconfig == "/etc/kubernetes/scheduler.conf"
     assert (cfg.clientConnection.qps, cfg.clientConnection.burst) == (50.0, 100)
@@ -203,7 +205,7 @@ def broken(path: list, value) -> dict:
 )
 def test_invalid_config_names_the_field(doc, expected):
     with pytest.raises(ConfigError) as err:
-        parse_config(doc, "cfg.yaml")
+        parse_config(doc, "cfg.yaml", bundled_plugins.registry())
     message = str(err.value)
     assert message.startswith("cfg.yaml: invalid scheduler configuration")
     assert expected in message

@@ -22,6 +22,7 @@ from scheduler.model import NodeInfo, PodInfo
 from scheduler.runtime.cache import Cache
 from scheduler.runtime.eventhandlers import CacheHandlers
 from scheduler.runtime.metrics import ExtenderMetrics
+from tests import bundled_plugins
 from tests.scheduler.builders import node_obj, pod_obj
 
 NETWORK_REASON = ("node(s) didn't have label network-topology=high-speed requested by pod annotation "
@@ -56,7 +57,8 @@ def make_extender(cfg: dict[str, Any] | None = None, *, bound: list[dict[str, An
         handlers.node_changed(obj)
     for obj in bound:
         handlers.pod_changed(obj)
-    return Extender(cache, build_profiles(parse_config(cfg or config())), ExtenderMetrics())
+    return Extender(cache, build_profiles(parse_config(cfg or config(), "config", bundled_plugins.registry())),
+                    ExtenderMetrics())
 
 
 def args_body(pod: dict[str, Any], names: list[str], *, cache_capable: bool) -> bytes:
@@ -224,7 +226,8 @@ def test_inter_pod_affinity_reads_the_whole_cache_and_namespace_labels():
         handlers.node_changed(node_obj(name, labels={zone: value}))
     handlers.namespace_changed({"metadata": {"name": "team", "labels": {"tier": "prod"}}})
     handlers.pod_changed(pod_obj("web-0", namespace="team", labels={"app": "web"}, node_name="z1a"))
-    extender = Extender(cache, build_profiles(parse_config(config())), ExtenderMetrics())
+    extender = Extender(cache, build_profiles(parse_config(config(), "config", bundled_plugins.registry())),
+                        ExtenderMetrics())
     replica = pod_obj("web-1", labels={"app": "web"}, affinity={"podAntiAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": [{
             "labelSelector": {"matchLabels": {"app": "web"}},

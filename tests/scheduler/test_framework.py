@@ -19,19 +19,19 @@ from scheduler.framework import (
     num_feasible_nodes_to_find,
 )
 from scheduler.model import NodeTraits, PodSpecError
-from scheduler.plugins import in_tree_registry
-from scheduler.plugins.least_loaded import LeastLoadedArgs
-from scheduler.plugins.network_aware import NetworkAwareArgs
+from tests import bundled_plugins
 from tests.scheduler.builders import node, pod
 
-REGISTRY = in_tree_registry()
+REGISTRY = bundled_plugins.registry()
+NetworkAwareArgs = REGISTRY["NetworkAware"].args
+LeastLoadedArgs = REGISTRY["LeastLoaded"].args
 
 HEAD = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 CONTROL_PLANE = {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}
 
 
 def profile(**plugins) -> Profile:
-    cfg = parse_config({**HEAD, "profiles": [{"schedulerName": "s", **plugins}]})
+    cfg = parse_config({**HEAD, "profiles": [{"schedulerName": "s", **plugins}]}, "config", REGISTRY)
     return build_profiles(cfg)["s"]
 
 

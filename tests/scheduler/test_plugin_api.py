@@ -24,6 +24,7 @@ from scheduler.framework import (
     load_registry,
     same_state,
 )
+from tests import bundled_plugins
 from tests.scheduler.builders import node, pod
 
 REPO = Path(__file__).resolve().parents[2]
@@ -356,3 +357,12 @@ def test_the_cli_loads_a_plugin_folder_for_the_config(user_folder, tmp_path):
     # Past the plugins and the config: it stops at the credentials it was given.
     assert loaded.returncode == 2 and "/nonexistent/kubeconfig" in loaded.stderr, loaded.stderr
     assert f"plugin DiskType from {user_folder}" in loaded.stderr
+
+
+def test_the_bundled_examples_are_no_in_tree_plugins_and_load_as_user_plugins():
+    assert not {"NetworkAware", "LeastLoaded"} & set(in_tree_registry())
+    registry = bundled_plugins.registry()
+    assert registry.source_of("NetworkAware") == str(REPO / "plugins" / "network_aware")
+    assert registry.source_of("LeastLoaded") == str(REPO / "plugins" / "least_loaded")
+    assert "NetworkAware" in load_registry([*bundled_plugins.SOURCES, bundled_plugins.SOURCES[0]],
+                                           entry_points=False)  # a source named twice loads once

@@ -7,8 +7,6 @@ import pytest
 from scheduler.framework import Code
 from scheduler.model import PodSpecError, Taint, Toleration
 from scheduler.plugins import (
-    least_loaded,
-    network_aware,
     node_affinity,
     node_name,
     node_ports,
@@ -16,8 +14,6 @@ from scheduler.plugins import (
     node_unschedulable,
     taint_toleration,
 )
-from scheduler.plugins.least_loaded import LeastLoadedArgs
-from scheduler.plugins.network_aware import NetworkAwareArgs
 from scheduler.plugins.node_resources_fit import NodeResourcesFitArgs
 from tests.scheduler.builders import node, pod, required_affinity
 
@@ -303,85 +299,3 @@ def test_node_resources_fit_least_and_most_allocated_scores():
     weighted = NodeResourcesFitArgs.model_validate({"scoringStrategy": {"resources": [
         {"name": "cpu", "weight": 3}, {"name": "memory", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 5}]}})
     assert node_resources_fit.PLUGIN.score(p2, n, weighted) == (25 * 3 + 50) // 4
-
-
-# ----------------------------------------------------------------------------------- network aware
-
-HIGH_SPEED = {"my-network-preference": "high-speed"}
-
-
-@pytest.mark.parametrize(
-    ("annotations", "labels", "ok", "score"),
-    [
-        (None, {}, True, 0),
-        (None, {"network-topology": "high-speed"}, True, 0),
-        (HIGH_SPEED, {"network-topology": "high-speed"}, True, 100),
-        (HIGH_SPEED, {"network-topology": "standard"}, False, 0),
-        (HIGH_SPEED, {}, False, 0),
-        ({"my-network-preference": "standard"}, {}, True, 0),  # another preference: unaffected
-        ({"other": "high-speed"}, {}, True, 0),
-    ],
-)
-def test_network_aware(annotations, labels, ok, score):
-    p = pod(annotations=annotations)
-    n = node("n", labels=labels)
-    status = network_aware.PLUGIN.filter(p, n)
-    assert status.ok is ok
-    if not ok:
-        assert status.reasons == (("node(s) didn't have label network-topology=high-speed "
-                                  "requested by pod annotation my-network-preference"),)
-    assert network_aware.PLUGIN.score(p, n) == score
-
-
-@pytest.mark.parametrize("value", ["", "high speed", "-high-speed", "x" * 64, "fast!"])
-def test_network_aware_malformed_annotation_names_it(value):
-    p = pod(annotations={"my-network-preference": value})
-    with pytest.raises(PodSpecError) as err:
-        network_aware.PLUGIN.filter(p, node())
-    assert err.value.field == "metadata.annotations[my-network-preference]"
-    assert repr(value) in err.value.reason
-
-
-def test_network_aware_configurable_keys():
-    args = NetworkAwareArgs(annotationKey="example.com/net", labelKey="net", labelValue="rdma")
-    p = pod(annotations={"example.com/net": "rdma"})
-    assert network_aware.PLUGIN.filter(p, node(labels={"net": "rdma"}), args).ok
-    status = network_aware.PLUGIN.filter(p, node(labels={"network-topology": "high-speed"}), args)
-    assert status.reasons == ("node(s) didn't have label net=rdma requested by pod annotation example.com/net",)
-    # the default key is not read
-    assert network_aware.PLUGIN.filter(pod(annotations=HIGH_SPEED), node(), args).ok
-
-
-# ------------------------------------------------------------------------------------- least loaded
-
-
-def loaded(name: str, count: int, cpu: str = "4"):
-    return node(name, cpu=cpu, pods_on_it=[pod(f"{name}-{i}", requests={"cpu": "100m"}) for i in range(count)])
-
-
-@pytest.mark.parametrize(
-    ("counts", "strategy", "expected"),
-    [
-        ([0, 2, 4], "LeastAllocated", [100, 50, 0]),
-        ([0, 2, 4], "MostAllocated", [0, 50, 100]),
-        ([3, 3, 3], "LeastAllocated", [100, 100, 100]),
-        ([5, 6], "LeastAllocated", [100, 0]),
-        ([0, 1, 1000], "LeastAllocated", [100, 99, 0]),  # only the least loaded reaches 100
-    ],
-)
-def test_least_loaded_pod_count(counts, strategy, expected):
-    nodes = [loaded(f"n{i}", c) for i, c in enumerate(counts)]
-    args = LeastLoadedArgs(strategy=strategy)
-    assert least_loaded.PLUGIN.score_nodes(pod(), nodes, args) == expected
-
-
-def test_least_loaded_requested_resources():
-    # same pod count, different cpu use: n0 idle, n1 half full, n2 nearly full
-    nodes = [node("n0", cpu="4", memory="8Gi"),
-             node("n1", cpu="4", memory="8Gi", pods_on_it=[busy("2", "4Gi")]),
-             node("n2", cpu="4", memory="8Gi", pods_on_it=[busy("3500m", "7Gi")])]
-    p = pod(requests={"cpu": "100m", "memory": "100Mi"})
-    assert least_loaded.PLUGIN.score_nodes(p, nodes, LeastLoadedArgs(mode="requestedResources")) == [100, 42, 0]
-    packed = least_loaded.PLUGIN.score_nodes(p, nodes, LeastLoadedArgs(mode="requestedResources",
-                                                                        strategy="MostAllocated"))
-    assert packed == [0, 57, 100]

@@ -17,6 +17,7 @@ from scheduler.config import parse_config
 from scheduler.framework import build_profiles
 from scheduler.runtime.client import Client, load_configuration
 from scheduler.runtime.scheduler import LeaderSettings, RuntimeSettings, Scheduler
+from tests import bundled_plugins
 from tests.kubeapi.fixtures import free_port
 from tests.kubeapi.kubeconfig import write_kubeconfig
 from tests.kubeapi.objects import make_pod
@@ -82,7 +83,7 @@ def make_scheduler(
     seed: int = 1,
     bind_workers: int = 8,
 ) -> Scheduler:
-    cfg = parse_config(yaml.safe_load(config_text))
+    cfg = parse_config(yaml.safe_load(config_text), "config", bundled_plugins.registry())
     client = Client(load_configuration(str(kubeconfig)), qps=qps, burst=burst, pool_size=bind_workers + 8)
     settings = RuntimeSettings(leader=leader, serve=(("127.0.0.1", 0),), seed=seed, bind_workers=bind_workers)
     return Scheduler(client, build_profiles(cfg), settings)
@@ -91,7 +92,7 @@ def make_scheduler(
 def scheduler_process(args: list[str], stdout: int | IO[str] = subprocess.PIPE) -> subprocess.Popen:
     """`python -m scheduler ARGS` from this checkout, as a user runs it (output and errors to `stdout`)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "scheduler", *args],
+        [sys.executable, "-m", "scheduler", *args, *bundled_plugins.CLI_ARGS],
         cwd=REPO,
         text=True,
         stdout=stdout,

@@ -34,6 +34,7 @@ from scheduler.framework import build_profiles
 from scheduler.runtime.cache import Cache
 from scheduler.runtime.metrics import ExtenderMetrics
 from scheduler.runtime.server import HealthServer
+from tests import bundled_plugins
 from tests.kubeapi.fixtures import free_port
 from tests.kubeapi.objects import make_pod as kube_pod
 from tests.scheduler_api.harness import NETWORK_AWARE_CONFIG, SCHEDULER
@@ -46,7 +47,8 @@ NETWORK_REASON = ("node(s) didn't have label network-topology=high-speed request
 
 
 def _run(args: list[str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "scheduler", "extender", *args], cwd=REPO, text=True,
+    return subprocess.Popen([sys.executable, "-m", "scheduler", "extender", *args, *bundled_plugins.CLI_ARGS],
+                            cwd=REPO, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             env=dict(os.environ, PYTHONPATH=str(REPO)))
 
@@ -157,7 +159,8 @@ def test_kept_alive_connection_answers_without_waiting_for_delayed_acks() -> Non
     client's delayed ACK of the headers (40 ms on Linux), on every request of a kept-alive connection.
     Timed against the server `python -m scheduler extender` runs, in-process, with an empty cache."""
     metrics = ExtenderMetrics()
-    extender = Extender(Cache(), build_profiles(parse_config(yaml.safe_load(NETWORK_AWARE_CONFIG))), metrics)
+    extender = Extender(Cache(), build_profiles(parse_config(yaml.safe_load(NETWORK_AWARE_CONFIG), "config",
+                                                                 bundled_plugins.registry())), metrics)
     server = HealthServer("127.0.0.1", 0, registry=metrics.registry, healthy=lambda: (True, "ok"),
                           ready=lambda: (True, "ok"), post=extender.handle)
     server.start()

@@ -11,6 +11,10 @@ rounding down, so only nodes tied for the least load score 100. With this plugin
 other scores equal) and ties broken uniformly at random, placing pods one by one keeps the pod counts
 of the scored nodes within one of each other. On clusters over 100 nodes the framework scores a sample
 (percentageOfNodesToScore); set it to 100 to spread over every node.
+
+A bundled example of a plugin of one's own: it lives in its own folder outside the scheduler package, uses
+only the public API (``scheduler.framework``, ``scheduler.model``) and is loaded like any user plugin,
+``python -m scheduler --plugins plugins/least_loaded``; its tests are in ``tests/`` beside it.
 """
 
 from __future__ import annotations
@@ -54,5 +58,6 @@ def normalize(scores: list[int], args: LeastLoadedArgs) -> None:
     min_max_normalize(scores, lower_is_better=args.strategy == "LeastAllocated")
 
 
-PLUGIN = Plugin(NAME, args=LeastLoadedArgs, pre_score=pre_score, score_node=score_node,
-                normalize=normalize, default_weight=1, score_batch=score_batch)
+# The one way a plugin module declares its plugins (scheduler.framework.registry).
+PLUGINS = [Plugin(NAME, args=LeastLoadedArgs, pre_score=pre_score, score_node=score_node,
+                 normalize=normalize, default_weight=1, score_batch=score_batch)]

@@ -7,6 +7,10 @@ key and label value are pluginConfig args (annotationKey, labelKey, labelValue).
 annotation, or with another well-formed value, are unaffected (every node passes and scores 0). A value
 that could never be a label value (empty, spaces, over 63 characters) is a mistake in the pod, reported
 as a PodSpecError naming the annotation rather than silently ignored.
+
+A bundled example of a plugin of one's own: it lives in its own folder outside the scheduler package, uses
+only the public API (``scheduler.framework``, ``scheduler.model``) and is loaded like any user plugin,
+``python -m scheduler --plugins plugins/network_aware``; its tests are in ``tests/`` beside it.
 """
 
 from __future__ import annotations
@@ -64,5 +68,6 @@ def score_node(state: tuple[str, str, Status], node: NodeInfo) -> int:
 REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.NODE_LABELS_CHANGED
               | ClusterEvent.POD_ANNOTATIONS_CHANGED)
 
-PLUGIN = Plugin(NAME, args=NetworkAwareArgs, pre_filter=pre_filter, filter_node=filter_node,
-                pre_score=pre_score, score_node=score_node, default_weight=1, requeue_on=REQUEUE_ON)
+# The one way a plugin module declares its plugins (scheduler.framework.registry).
+PLUGINS = [Plugin(NAME, args=NetworkAwareArgs, pre_filter=pre_filter, filter_node=filter_node,
+                 pre_score=pre_score, score_node=score_node, default_weight=1, requeue_on=REQUEUE_ON)]
