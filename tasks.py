@@ -90,12 +90,15 @@ def up(c, lab=None, provision=True, inventory=None, package_source=None, timeout
                    "kube-scheduler-config.yaml)",
     "inventory": "side-load onto the hosts of this pyinfra inventory instead of the lab's VMs",
     "timeout": "seconds to wait for the scheduler's rollout (default: 300)",
-    "watch": "deploy again on every saved change under scheduler/ (a failed round waits for the next save)",
+    "watch": ("deploy again on every saved change under scheduler/ or a plugin folder of scheduler.plugins (a "
+              "failed round waits for the next save)"),
 })
 def deploy_scheduler(c, lab=None, kubeconfig=None, render_only=None, inventory=None, timeout=300, watch=False):
-    """Build the scheduler image, side-load it into every node, apply its config and manifests, wait.
+    """Check the lab's plugins and profile, build the scheduler image (with the plugin folders), side-load it
+    into every node, apply its config and manifests, wait.
 
-    Example: ./lab deploy-scheduler --watch   (rebuild, side-load, roll out on every save under scheduler/)
+    Example: ./lab deploy-scheduler --watch   (rebuild, side-load, roll out on every save under scheduler/ or a
+             plugin folder)
     """
     from labkit.scheduler_deploy.verb import run_verb  # pulls in pyinfra (slow): only this verb needs it
 
@@ -185,7 +188,8 @@ def restore(c, lab=None, name="base"):
 
 @task(name="doctor", help=LAB_HELP)
 def doctor_(c, lab=None):
-    """Check this host for the lab: Python packages, Vagrant, the provider, CPUs, memory, network.
+    """Check this host for the lab: Python packages, Vagrant, the provider, CPUs, memory, network, the lab's
+    files and its scheduler plugins (they load, and scheduler.profile fits them).
 
     Example: ./lab doctor --lab my-lab.yaml
     """

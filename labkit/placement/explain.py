@@ -34,20 +34,12 @@ import yaml
 from labdef.errors import UserError
 from labdef.lab import Lab
 from labkit.kube import Kube, pod_path
-from labkit.paths import PROJECT_ROOT
 from labkit.scheduler_deploy.manifests import render_config
 from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_config
-from scheduler.framework import ClusterView, Profile, Registry, ScheduleResult, load_registry
+from scheduler.framework import ClusterView, Profile, Registry, ScheduleResult
 from scheduler.model import PodInfo, PodSpecError
 from scheduler.runtime.cache import Cache
 from scheduler.runtime.eventhandlers import CacheHandlers
-
-# The bundled example plugins the default lab enables, loaded as the scheduler loads them (--plugins); until
-# the lab definition lists its plugin folders (issue 26, item 4).
-BUNDLED_PLUGINS = (PROJECT_ROOT / "plugins" / "network_aware", PROJECT_ROOT / "plugins" / "least_loaded")
-REGISTRY: Registry = load_registry([str(folder) for folder in BUNDLED_PLUGINS])
-NetworkAwareArgs = REGISTRY["NetworkAware"].args
-LeastLoadedArgs = REGISTRY["LeastLoaded"].args
 
 CONFIG_KEY = "config.yaml"
 KUBE_SCHEDULER_CONFIG_KEY = "kube-scheduler.yaml"  # present in extender mode (templates/scheduler/extender/)
@@ -106,7 +98,9 @@ def configmap_name(lab: Lab) -> str:
     return f"{lab.scheduler.name}-config"
 
 
-def load_scheduler_config(kube: Kube, lab: Lab, config_file: Path | None = None) -> SchedulerConfig:
+def load_scheduler_config(kube: Kube, lab: Lab, config_file: Path | None = None,
+                          plugins: Registry | None = None) -> SchedulerConfig:
+    """The scheduler's configuration, read with `plugins` (the lab's loaded: lab_plugins.registry)."""
     s = lab.scheduler
     configmap = kube.get_or_none(f"/api/v1/namespaces/{s.namespace}/configmaps/{configmap_name(lab)}")
     if configmap is not None:
@@ -116,24 +110,24 @@ def load_scheduler_config(kube: Kube, lab: Lab, config_file: Path | None = None)
         if text is None:
             raise ExplainError(f"{source}: no {CONFIG_KEY} key; redeploy with `./lab deploy-scheduler`")
         mode = "extender" if KUBE_SCHEDULER_CONFIG_KEY in data else "standalone"  # what is deployed
-        return SchedulerConfig(_parse(text, source), source, mode)
+        return SchedulerConfig(_parse(text, source, plugins), source, mode)
     if config_file is not None:
         try:
-            return SchedulerConfig(load_config(config_file, REGISTRY), f"file {config_file}", s.mode)
+            return SchedulerConfig(load_config(config_file, plugins), f"file {config_file}", s.mode)
         except ConfigError as err:
             raise ExplainError(str(err)) from None
-    return rendered_config(lab)
+    return rendered_config(lab, plugins)
 
 
-def rendered_config(lab: Lab) -> SchedulerConfig:
+def rendered_config(lab: Lab, plugins: Registry | None = None) -> SchedulerConfig:
     """The configuration deploy-scheduler would deploy for this lab definition."""
     source = "rendered from the lab definition"
-    return SchedulerConfig(_parse(render_config(lab), source), source, lab.scheduler.mode)
+    return SchedulerConfig(_parse(render_config(lab), source, plugins), source, lab.scheduler.mode)
 
 
-def _parse(text: str, source: str) -> KubeSchedulerConfiguration:
+def _parse(text: str, source: str, plugins: Registry | None) -> KubeSchedulerConfiguration:
     try:
-        return parse_config(yaml.safe_load(text), source, REGISTRY)
+        return parse_config(yaml.safe_load(text), source, plugins)
     except (ConfigError, yaml.YAMLError) as err:
         raise ExplainError(f"{source}: {err}") from None
 

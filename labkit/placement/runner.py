@@ -25,6 +25,7 @@ from typing import Any
 
 from labdef.errors import UserError
 from labdef.lab import Lab, missing_files
+from labkit import lab_plugins
 from labkit.console import Echo
 from labkit.kube import Kube, KubeError
 from labkit.placement.checks import ScenarioResult, check
@@ -34,6 +35,7 @@ from labkit.placement.options import PlacementOptions
 from labkit.placement.probe import probe
 from labkit.placement.scenarios import SCENARIOS_FILE, Scenario, ScenarioSet, load_scenarios
 from labkit.placement.session import MANAGED_BY, Session
+from scheduler.framework import Registry
 
 EXIT_OK, EXIT_MISS, EXIT_ERROR, EXIT_NO_SCHEDULER = 0, 1, 2, 3
 
@@ -158,17 +160,18 @@ def check_selectors(scenarios: list[Scenario], nodes: list[dict[str, Any]]) -> N
                                      f"{change.select} matches no node of this cluster (nodes: {names})")
 
 
-def check_lab_against_cluster(lab: Lab, config: SchedulerConfig) -> list[str]:
+def check_lab_against_cluster(lab: Lab, config: SchedulerConfig, plugins: Registry) -> list[str]:
     """What the deployed scheduler runs that the lab definition would not: a warning saying to redeploy."""
     warnings = []
     if config.mode != lab.scheduler.mode:
         warnings.append(f"{config.source} is deployed in {config.mode} mode, but the lab definition says "
                         f"scheduler.mode: {lab.scheduler.mode}; run `./lab deploy-scheduler` to deploy that")
         return warnings
-    if config.source == rendered_config(lab).source:
+    if config.source == rendered_config(lab, plugins).source:
         return warnings
     try:
-        drift = plugin_drift(config.plugins(lab.scheduler.name), rendered_config(lab).plugins(lab.scheduler.name))
+        drift = plugin_drift(config.plugins(lab.scheduler.name),
+                             rendered_config(lab, plugins).plugins(lab.scheduler.name))
     except ExplainError:
         return warnings  # the deployed profile is not the lab's scheduler's: the run says so itself
     if drift:
@@ -214,13 +217,14 @@ def run(lab: Lab, options: PlacementOptions, echo: Echo = lambda _line: None) ->
     started = time.monotonic()
     scenario_set: ScenarioSet = load_scenarios(scenario_files(lab, options))  # a bad file changes nothing
     scenarios = scenario_set.selected(options.include_restart, options.only)
+    plugins = lab_plugins.registry(lab)  # the deployed configuration names the lab's plugins
     with contextlib.closing(Kube.from_kubeconfig(options.kubeconfig, options.context)) as kube:
         nodes = kube.nodes()
         check_selectors(scenarios, nodes)
-        config = load_scheduler_config(kube, lab, options.scheduler_config)
+        config = load_scheduler_config(kube, lab, options.scheduler_config, plugins)
         report = RunReport(lab.name, kube.where, lab.scheduler.name, config_source=config.source,
                            mode=config.mode)
-        report.warnings = check_lab_against_cluster(lab, config) + leftover_namespaces(kube)
+        report.warnings = check_lab_against_cluster(lab, config, plugins) + leftover_namespaces(kube)
         session = Session(lab, kube, config, options, echo, scenario_set.pod)
         interrupted = False
         try:

@@ -169,12 +169,16 @@ def test_paths_in_the_definition_start_from_the_lab_files_folder(tmp_path, data)
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "scenarios.yaml").write_text("scenarios: []\n")
     data["placement"] = {"scenarios": ["mine/scenarios.yaml", "gone.yaml"]}
+    data["scheduler"]["plugins"] = ["./mine", "./gone_plugin", "an.installed.module"]
     lab_file = tmp_path / "lab.yaml"
     lab_file.write_text(yaml.safe_dump(data))
     lab = load_lab(lab_file)
     assert lab.path("mine/scenarios.yaml") == tmp_path / "mine" / "scenarios.yaml"
-    assert missing_files(lab) == [(f"placement.scenarios[1]: no file gone.yaml (looked in {tmp_path}, the lab "
-                                  "file's folder); give a scenarios file's path relative to it")]
+    assert missing_files(lab) == [
+        (f"scheduler.plugins[1]: no folder ./gone_plugin (looked in {tmp_path}, the lab file's folder); give a "
+         "plugin folder's path relative to it"),
+        (f"placement.scenarios[1]: no file gone.yaml (looked in {tmp_path}, the lab "
+         "file's folder); give a scenarios file's path relative to it")]
     assert with_changes(lab, {"scheduler.replicas": 2}).base_dir == tmp_path  # kept across changes
 
 

@@ -23,6 +23,7 @@ from labkit.placement.scenarios import SCENARIOS_FILE
 from tests.placement.conftest import Cluster, by_scenario
 from tests.placement.standins import (
     CONTROL_PLANE,
+    PLUGIN_FOLDERS,
     WORKERS,
     DeploymentStandIn,
     KubeletStandIn,
@@ -108,8 +109,8 @@ def test_wrong_label_value_in_the_lab_is_a_miss_with_the_why(cluster: Cluster, d
     for i in range(3):
         cluster.server.add_pod(f"busy-{i}", "default", node_name=WORKERS[0], cpu="10m")
     wrong = write_lab(cluster.workdir / "wrong-value.yaml",
-                      network_aware={"annotation_key": "my-network-preference", "label_key": LABEL,
-                                     "label_value": "ultra-fast"})
+                      network_aware={"annotationKey": "my-network-preference", "labelKey": LABEL,
+                                     "labelValue": "ultra-fast"})
     scenarios = network_scenarios(cluster.workdir / "ultra-fast.yaml", LABEL, "ultra-fast")
     code, report = cluster.run_json("--scenarios", str(scenarios), "--only", "high-speed", "--timeout", "20",
                                     lab_file=wrong)
@@ -138,8 +139,8 @@ def test_wrong_label_key_leaves_the_pod_pending_and_the_table_shows_why(cluster:
     network-topology: the labelled worker does not count, the high-speed pod cannot land anywhere. Run
     through `invoke test-placement` with two scenario files (--scenarios is repeatable)."""
     wrong = write_lab(cluster.workdir / "wrong-key.yaml",
-                      network_aware={"annotation_key": "my-network-preference", "label_key": "network-tier",
-                                     "label_value": "high-speed"})
+                      network_aware={"annotationKey": "my-network-preference", "labelKey": "network-tier",
+                                     "labelValue": "high-speed"})
     scenarios = network_scenarios(cluster.workdir / "network-tier.yaml", "network-tier", "high-speed")
     proc = cluster.run("--timeout", "5", "--scenarios", str(SCENARIOS_FILE), "--scenarios", str(scenarios),
                        lab_file=wrong, via_invoke=True)
@@ -188,7 +189,7 @@ def test_scheduler_running_beside_the_cluster(cluster: Cluster) -> None:
     """No Deployment or ConfigMap: the scheduler runs on the host; --scheduler-config names its config."""
     from labkit.scheduler_deploy.manifests import render_config
 
-    process = SchedulerProcess(render_config(make_lab()), cluster.kubeconfig, cluster.workdir)
+    process = SchedulerProcess(render_config(make_lab()), cluster.kubeconfig, cluster.workdir, PLUGIN_FOLDERS)
     process.start()
     try:
         code, report = cluster.run_json("--include-restart", "--scheduler-config", str(process.config_file))
@@ -398,7 +399,7 @@ def test_a_scheduler_ignoring_anti_affinity_misses_and_the_miss_explains_itself(
 
     config = yaml.safe_load(render_config(make_lab()))
     config["profiles"][0]["plugins"]["multiPoint"]["disabled"] = [{"name": "InterPodAffinity"}]
-    process = SchedulerProcess(yaml.safe_dump(config), cluster.kubeconfig, cluster.workdir)
+    process = SchedulerProcess(yaml.safe_dump(config), cluster.kubeconfig, cluster.workdir, PLUGIN_FOLDERS)
     process.start()
     try:
         code, report = cluster.run_json("--only", "anti-affinity", "--scheduler-config", str(process.config_file),

@@ -55,8 +55,8 @@ def test_a_miss_in_extender_mode_shows_the_extenders_verdicts(cluster: Cluster,
     """The lab and the user's scenario now say the label key is network-tier; the deployed extender filters on network-topology,
     so no node passes it: the explanation is the extender's, node by node."""
     wrong = extender_lab_file(cluster.workdir / "wrong-key.yaml",
-                              network_aware={"annotation_key": "my-network-preference", "label_key": "network-tier",
-                                             "label_value": "high-speed"})
+                              network_aware={"annotationKey": "my-network-preference", "labelKey": "network-tier",
+                                             "labelValue": "high-speed"})
     scenarios = str(network_scenarios(cluster.workdir / "network-tier.yaml", "network-tier", "high-speed"))
     code, report = cluster.run_json("--scenarios", scenarios, "--only", "high-speed", "--timeout", "10",
                                     lab_file=wrong)
