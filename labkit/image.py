@@ -11,8 +11,8 @@ included), the scheduler's sources and the lab's plugin folders (/opt/kubelab/pl
 image). Changing any of them gives a new tag, so a re-deploy rolls the pod; changing nothing gives the same
 tag, so nothing moves.
 
-    python -m labkit.image tag                 # print the image reference the lab would deploy
-    python -m labkit.image build [--out DIR]   # build it and print where the archive is
+    python -m labkit.image tag [--lab FILE]    # print the image reference the lab would deploy
+    python -m labkit.image build [--out DIR]   # build it (with the lab's plugin folders) and print the archive
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from packaging.utils import canonicalize_name
 
 from deploys.image_archive import ArchiveError, read_manifest_entry
 from labdef.errors import UserError
+from labdef.lab import load_lab
 from labkit import lab_plugins
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -486,6 +487,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python-version", help="Python minor version of --base, e.g. 3.11")
     parser.add_argument("--platform", default=DEFAULT_PLATFORM)
     parser.add_argument("--out", type=Path, default=PROJECT_ROOT / ".lab" / "images")
+    parser.add_argument("--lab", type=Path, default=None, help="lab definition whose plugin folders go in "
+                                                                "(default: lab.yaml)")
     args = parser.parse_args(argv)
     base = default_base()
     if args.base:
@@ -493,13 +496,14 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--base needs --python-version (wheels are downloaded for it)")
         base = BaseImage(args.base, args.python_version)
     try:
+        plugins = lab_plugins.folders(load_lab(args.lab))
         if args.command == "tag":
-            print(image_ref(args.repository, base, args.platform))
+            print(image_ref(args.repository, base, args.platform, plugins))
         else:
-            built = build_image(args.out, args.repository, base, args.platform)
+            built = build_image(args.out, args.repository, base, args.platform, plugins=plugins)
             print(f"{built.ref}\t{built.archive}\t{built.image_id}\tbuilt with {built.builder} "
                   f"in {built.seconds:.1f}s")
-    except ImageError as err:
+    except UserError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     return 0

@@ -301,3 +301,19 @@ def test_the_context_holds_each_plugin_folder_under_its_name(tmp_path: Path, plu
     empty = prepare_context(tmp_path / "empty", LOCK)
     assert (empty / "plugins").is_dir() and not list((empty / "plugins").iterdir())
     assert "COPY plugins/ /opt/kubelab/plugins/" in CONTAINERFILE.read_text()
+
+
+def test_the_tag_command_names_the_image_of_the_labs_plugin_folders(tmp_path: Path, plugin: Path, capsys) -> None:
+    """`python -m labkit.image tag --lab FILE`: the reference deploy-scheduler would deploy for that lab."""
+    from labkit.image import image_ref, main
+
+    data = _lab_data()
+    data["scheduler"]["plugins"] = [str(plugin)]
+    data["placement"] = {}
+    lab_file = tmp_path / "lab.yaml"
+    lab_file.write_text(yaml.safe_dump(data))
+    assert main(["tag", "--lab", str(lab_file)]) == 0
+    assert capsys.readouterr().out.strip() == image_ref(plugins=[plugin]) != image_ref()
+    (plugin / "requirements.txt").write_text("humanize>=4\n")
+    assert main(["tag", "--lab", str(lab_file)]) == 1
+    assert f"{plugin}/requirements.txt:1: 'humanize>=4' is not pinned" in capsys.readouterr().err
