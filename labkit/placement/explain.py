@@ -10,7 +10,9 @@ the scheduler has assumed but not yet bound (a moment's difference), and, at 100
 nodes the scheduler's percentageOfNodesToScore sampling would have visited (every node is explained).
 
 The plugins, their args and weights are the scheduler's own (`scheduler.framework.Profile` built from a
-KubeSchedulerConfiguration), read from the first of:
+KubeSchedulerConfiguration read with the lab's plugins loaded, labkit.lab_plugins: every registered plugin is
+explained by the same code, a user's as kube-scheduler's defaults; nothing here knows any plugin), read from
+the first of:
 1. the scheduler's ConfigMap in the cluster (`<name>-config` in the scheduler's namespace, key
    config.yaml) -- what the running scheduler was started with;
 2. a file given with --scheduler-config (a scheduler running beside the cluster);
