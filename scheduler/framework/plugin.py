@@ -1,4 +1,6 @@
-"""What every plugin is made of: a verdict type, a plugin descriptor, score normalisation helpers.
+"""What every plugin is made of: a verdict type (``Status``, ``Code``), its args (``Args``) and its descriptor
+(``Plugin``). A plugin module declares its descriptors in a module-level ``PLUGINS`` list
+(``scheduler.framework.registry``).
 
 A plugin answers one question from a read-only snapshot, like a kube-scheduler framework plugin:
 - Filter: may this pod go on this node? ``pre_filter(pod, args)`` runs once per scheduling cycle and
@@ -26,20 +28,25 @@ PodTopologySpread counts pods per zone over ``cluster.nodes``, ImageLocality the
 InterPodAffinity matching pods per topology domain from ``cluster.index``. The per-node halves stay as they
 are: whatever the node loop needs from other nodes is computed once, in the pre step.
 
-Requeue triggers: ``requeue_on`` names the cluster events (``scheduler.framework.cluster_event``) that can undo the
-plugin's rejection, such as a new node or a changed taint for TaintToleration; the scheduling queue retries a
+Requeue triggers: ``requeue_on`` names the cluster events (``scheduler.framework.cluster_event``) that can
+undo the plugin's rejection, such as a new node or a changed taint for TaintToleration; the scheduling queue retries a
 pod no node fits only on an event one of its rejecting plugins declares.
 
 Batch forms (optional, for speed): ``filter_batch(state, nodes)`` returns the verdicts aligned with
 ``nodes``, or ``None`` when every node passes; ``score_batch(state, nodes)`` returns the raw scores. They
-must give exactly what ``filter_node`` / ``score_node`` give node by node (tests/scheduler checks this);
+must give exactly what ``filter_node`` / ``score_node`` give node by node (tests/scheduler/test_batch_forms.py
+checks the bundled ones);
 they exist because a Python call per node and plugin is most of a decision's cost at 1,000+ nodes, and a
 comprehension that only reads attributes, or a quick "nothing to reject here" scan, is several times cheaper.
 The framework uses them when present and falls back to the per-node functions otherwise.
 
-Memo: ``per_node_memo`` lets a batch form keep per-node values between decisions (scheduler.framework.memo).
-Contracts: each function field has one call signature (``scheduler.framework.contracts``), and a plugin
-with a bad combination is refused when registered (``Registry``).
+Memo: ``per_node_memo`` lets a batch form keep per-node values between decisions (``scheduler.framework.memo``).
+Normalisation helpers (``default_normalize``, ``min_max_normalize``) are in ``scheduler.framework.normalize``.
+
+Contracts: each function field has one call signature (``scheduler.framework.contracts``: a Protocol per
+extension point), and a plugin with a bad combination (a batch form without its per-node form, a per-node
+half without the pre step making its state, ``replace_node`` without ``reads_cluster``...) is refused when
+it is registered (``Registry``), naming the plugin and where it came from.
 """
 
 from __future__ import annotations
