@@ -501,6 +501,10 @@ def _check_plugins(lab: Lab) -> Iterator[str]:
     folders: dict[str, int] = {}
     for i, source in enumerate(lab.scheduler.plugins):
         where = f"scheduler.plugins[{i}]"
+        if source.endswith(".py"):
+            yield (f"{where}: {source!r} is a file; give the folder holding the plugin (a Python package: an "
+                   "__init__.py declaring PLUGINS), e.g. ./my_plugin")
+            continue
         if not is_folder(source):
             if not MODULE_NAME.match(source):
                 yield (f"{where}: {source!r} is neither a folder (write ./{source} for one beside the lab file) "

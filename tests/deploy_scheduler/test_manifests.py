@@ -229,6 +229,7 @@ def test_a_profile_naming_its_scheduler_and_the_replaced_fields_are_refused() ->
     (["gpu aware"], "scheduler.plugins[0]: 'gpu aware' is neither a folder (write ./gpu aware"),
     (["a/gpu_aware", "b/gpu_aware"], "scheduler.plugins[1]: folder name 'gpu_aware' is also scheduler.plugins[0]'s"),
     (["./gpu-aware"], "scheduler.plugins[0]: folder name 'gpu-aware' is not a Python package name"),
+    (["gpu_aware.py"], "scheduler.plugins[0]: 'gpu_aware.py' is a file; give the folder holding the plugin"),
 ])
 def test_bad_plugin_sources_are_named(plugins: list[str], message: str) -> None:
     from labdef.lab import LabError, parse_lab
