@@ -91,14 +91,17 @@ def up(c, lab=None, provision=True, inventory=None, package_source=None, timeout
                    "kube-scheduler-config.yaml)",
     "inventory": "side-load onto the hosts of this pyinfra inventory instead of the lab's VMs",
     "timeout": "seconds to wait for the scheduler's rollout (default: 300)",
-    "watch": "deploy again on every saved change under scheduler/ (a failed round waits for the next save)",
+    "watch": ("deploy again on every saved change under scheduler/ or a plugin folder of scheduler.plugins (a "
+              "failed round waits for the next save)"),
 })
 def deploy_scheduler(c, lab=None, kubeconfig=None, render_only=None, inventory=None, timeout=300, watch=False):
-    """Build, side-load and roll out the scheduler.
+    """Build, side-load and roll out the scheduler with the lab's plugins.
 
-    Builds the image, side-loads it into every node, applies its config and manifests, waits for the rollout.
+    Checks the lab's plugins and profile, builds the image (with the plugin folders), side-loads it into every
+    node, applies its config and manifests, waits for the rollout.
 
-    Example: ./lab deploy-scheduler --watch   (rebuild, side-load, roll out on every save under scheduler/)
+    Example: ./lab deploy-scheduler --watch   (rebuild, side-load, roll out on every save under scheduler/ or a
+             plugin folder)
     """
     from labkit.scheduler_deploy.verb import run_verb  # pulls in pyinfra (slow): only this verb needs it
 
@@ -200,9 +203,10 @@ def restore(c, lab=None, name="base"):
 
 @task(name="doctor", help=LAB_HELP)
 def doctor_(c, lab=None):
-    """Check this host for what the lab needs.
+    """Check this host and the lab definition.
 
-    Python packages, Vagrant, the provider, CPUs, memory, network.
+    Python packages, Vagrant, the provider, CPUs, memory, network, the lab's files and its scheduler plugins
+    (they load, and scheduler.profile fits them).
 
     Example: ./lab doctor --lab my-lab.yaml
     """
@@ -217,14 +221,16 @@ def doctor_(c, lab=None):
         raise Exit("doctor found problems: fix the lines marked fail", code=1)
 
 
-@task(help=LAB_HELP | placement_options.HELP)
+@task(help=LAB_HELP | placement_options.HELP, iterable=["scenarios", "only"])
 def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=False, wait_running=False,
-                   include_restart=False, timeout=60, scheduler_config=None):
+                   include_restart=False, timeout=60, scheduler_config=None, scenarios=None, only=None):
     """Prove where the scheduler places pods.
 
-    Runs the placement scenarios, prints their verdicts, exits 1 on a miss.
+    Runs the placement scenarios (built-in, the lab's, or --scenarios FILE), prints their verdicts, exits 1 on a
+    miss.
 
     Example: ./lab test-placement --include-restart --json > verdicts.json
+             ./lab test-placement --scenarios my_plugin/scenarios.yaml --only my-case
     """
     from labkit.placement.cli import default_kubeconfig, execute  # the scheduler's framework: only this verb
 
@@ -232,7 +238,8 @@ def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=
     options = placement_options.PlacementOptions(
         kubeconfig=Path(kubeconfig) if kubeconfig else default_kubeconfig(definition), context=context,
         keep=keep, wait_running=wait_running, include_restart=include_restart, timeout=float(timeout),
-        scheduler_config=Path(scheduler_config) if scheduler_config else None)
+        scheduler_config=Path(scheduler_config) if scheduler_config else None,
+        scenarios_files=[Path(f) for f in scenarios] or None, only=list(only) or None)
     code = execute(definition, options, json_output=json)
     if code:
         raise Exit(code=code)

@@ -15,7 +15,7 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -23,6 +23,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
@@ -266,15 +267,35 @@ class Node(StrictModel):
     memory_mb: int = Field(2048, ge=512)
 
 
-class NetworkAware(StrictModel):
-    annotation_key: str = "my-network-preference"
-    label_key: str = "network-topology"
-    label_value: str = "high-speed"
+# A plugin source that is a module name (importable in the scheduler's image and on this host), not a folder.
+MODULE_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
-class LeastLoaded(StrictModel):
-    mode: Literal["podCount", "requestedResources"] = "podCount"
-    strategy: Literal["LeastAllocated", "MostAllocated"] = "LeastAllocated"
+def is_folder(source: str) -> bool:
+    """A scheduler.plugins entry is a folder when it looks like a path (has a '/' or starts with '.')."""
+    return "/" in source or source.startswith(".")
+
+
+class SchedulerProfile(StrictModel):
+    """A KubeSchedulerConfiguration profile without its schedulerName (scheduler.name gives it): which plugins
+    run at each extension point with which weights, and their args. Its plugin names and args are checked
+    against the scheduler's plugins with the lab's own loaded (doctor, deploy-scheduler, test-placement)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    plugins: dict[str, Any] = Field(default_factory=dict)
+    pluginConfig: list[dict[str, Any]] = Field(default_factory=list)
+    percentageOfNodesToScore: int | None = Field(None, ge=0, le=100)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _scheduler_name(cls, data: object) -> object:
+        if isinstance(data, dict) and "schedulerName" in data:
+            raise ValueError("schedulerName comes from scheduler.name; remove it from the profile")
+        return data
+
+    def fragment(self) -> dict[str, Any]:
+        """The profile as KubeSchedulerConfiguration data (unset fields left out)."""
+        return self.model_dump(exclude_none=True, exclude_defaults=True)
 
 
 KUBE_SCHEDULER_SECURE_PORT = 10259  # kube-scheduler's /healthz, /readyz and /metrics (HTTPS) in extender mode
@@ -325,8 +346,11 @@ class SchedulerSettings(StrictModel):
     extender: Extender = Extender()
     leader_elect: bool = True
     log_level: Literal["debug", "info", "warning", "error"] = "info"
-    network_aware: NetworkAware = NetworkAware()
-    least_loaded: LeastLoaded = LeastLoaded()
+    # Plugin folders (relative to the lab file; each a Python package declaring PLUGINS) or module names:
+    # shipped in the image (folders at /opt/kubelab/plugins/<folder name>) and loaded by the scheduler.
+    plugins: list[str] = Field(default_factory=list)
+    # The scheduler's profile (scheduler.name is its schedulerName).
+    profile: SchedulerProfile = SchedulerProfile()
     # deploy-scheduler: the side-loaded image (repository only: the tag is derived from the content),
     # the Deployment's size, and the port of /healthz, /readyz and /metrics.
     image: str = "localhost/kubelab-scheduler"
@@ -335,6 +359,19 @@ class SchedulerSettings(StrictModel):
     cpu_request: Quantity = "100m"
     memory_request: Quantity = "128Mi"
     memory_limit: Quantity = "256Mi"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _replaced_keys(cls, data: object) -> object:
+        # The two fields the bundled example plugins had before they became plugin folders like any other.
+        replaced = ("network_aware", "least_loaded")
+        problems = [f"{key}: replaced by scheduler.plugins (the plugin's folder) and scheduler.profile (the plugin "
+                    "enabled under plugins.multiPoint.enabled, its args under pluginConfig in camelCase, e.g. "
+                    "label_key -> labelKey); see the default lab.yaml"
+                    for key in replaced if isinstance(data, dict) and key in data]
+        if problems:
+            raise ValueError("\n".join(problems))
+        return data
 
     @field_validator("image")
     @classmethod
@@ -346,7 +383,19 @@ class SchedulerSettings(StrictModel):
 
 
 class Placement(StrictModel):
-    high_speed_nodes: list[str] = Field(default_factory=list)
+    # Scenario files test-placement runs after the built-in ones (labkit/placement/scenarios.yaml, unless
+    # builtin_scenarios is false), paths relative to the lab file: a plugin folder's scenarios.yaml.
+    scenarios: list[str] = Field(default_factory=list)
+    builtin_scenarios: bool = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _replaced_keys(cls, data: object) -> object:
+        if isinstance(data, dict) and "high_speed_nodes" in data:
+            raise ValueError("high_speed_nodes is replaced by the scenarios' own node selectors (nodes[].select in "
+                             "a scenarios file, e.g. a plugin folder's scenarios.yaml, listed under "
+                             "placement.scenarios); remove it")
+        return data
 
 
 class Lab(StrictModel):
@@ -359,6 +408,16 @@ class Lab(StrictModel):
     nodes: list[Node]
     scheduler: SchedulerSettings = SchedulerSettings()
     placement: Placement = Placement()
+    # The folder relative paths in the definition start from: the lab file's (set by parse_lab).
+    _base_dir: Path = PrivateAttr(default=DEFAULT_LAB_FILE.parent)
+
+    @property
+    def base_dir(self) -> Path:
+        return self._base_dir
+
+    def path(self, relative: str) -> Path:
+        """A path the definition names, relative to the lab file's folder."""
+        return (self._base_dir / relative).resolve()
 
     @property
     def control_plane(self) -> Node:
@@ -456,18 +515,44 @@ def _check_provider(lab: Lab) -> Iterator[str]:
         yield "provider.lxc_bridge: the lxc provider needs the name of the host bridge for the node addresses"
 
 
-def _check_placement(lab: Lab) -> Iterator[str]:
-    workers = {n.name for n in lab.workers}
-    for i, name in enumerate(lab.placement.high_speed_nodes):
-        if name not in workers:
-            yield (f"placement.high_speed_nodes[{i}]: {name!r} is not a worker in nodes "
-                   f"(workers: {', '.join(sorted(workers)) or 'none'})")
+def _check_plugins(lab: Lab) -> Iterator[str]:
+    folders: dict[str, int] = {}
+    for i, source in enumerate(lab.scheduler.plugins):
+        where = f"scheduler.plugins[{i}]"
+        if source.endswith(".py"):
+            yield (f"{where}: {source!r} is a file; give the folder holding the plugin (a Python package: an "
+                   "__init__.py declaring PLUGINS), e.g. ./my_plugin")
+            continue
+        if not is_folder(source):
+            if not MODULE_NAME.match(source):
+                yield (f"{where}: {source!r} is neither a folder (write ./{source} for one beside the lab file) "
+                       "nor a module name like my_pkg.my_plugin")
+            continue
+        name = Path(source.rstrip("/")).name
+        if not MODULE_NAME.match(name) or "." in name:
+            yield f"{where}: folder name {name!r} is not a Python package name (letters, digits and _)"
+        if name in folders:
+            yield (f"{where}: folder name {name!r} is also scheduler.plugins[{folders[name]}]'s; each folder goes "
+                   "to /opt/kubelab/plugins/<folder name> in the image: rename one")
+        folders.setdefault(name, i)
 
 
 def _check_scheduler(lab: Lab) -> Iterator[str]:
+    yield from _check_plugins(lab)
     if lab.scheduler.replicas > 1 and not lab.scheduler.leader_elect:
         yield (f"scheduler.replicas: {lab.scheduler.replicas} replicas without leader election would all "
                "schedule the same pods; set scheduler.leader_elect: true or replicas: 1")
+
+
+def missing_files(lab: Lab) -> list[str]:
+    """The files the definition names that are not there, one line per field. Checked by the verbs that read
+    them (and doctor), not on every load: a lab file copied elsewhere still drives its machines."""
+    folders = [f"scheduler.plugins[{i}]: no folder {name} (looked in {lab.base_dir}, the lab file's folder); "
+               "give a plugin folder's path relative to it" for i, name in enumerate(lab.scheduler.plugins)
+               if is_folder(name) and not lab.path(name).is_dir()]
+    return folders + [f"placement.scenarios[{i}]: no file {name} (looked in {lab.base_dir}, the lab file's folder); "
+                      "give a scenarios file's path relative to it" for i, name in enumerate(lab.placement.scenarios)
+                      if not lab.path(name).is_file()]
 
 
 PROBLEM, WARNING = "problem", "warning"
@@ -564,18 +649,22 @@ def validate(lab: Lab, allowed_ranges: list[ipaddress.IPv4Network] | None = None
     """Cross-field rules pydantic's per-field checks cannot express."""
     ranges = allowed_ranges if allowed_ranges is not None else _allowed_host_only_ranges()
     versions_refused = [message for kind, message in _version_findings(lab) if kind == PROBLEM]
-    return [*_check_nodes(lab), *_check_network(lab, ranges), *_check_provider(lab), *_check_placement(lab),
+    return [*_check_nodes(lab), *_check_network(lab, ranges), *_check_provider(lab),
             *_check_scheduler(lab), *versions_refused]
 
 
 def parse_lab(data: object, source: str = "<lab>",
-              allowed_ranges: list[ipaddress.IPv4Network] | None = None) -> Lab:
+              allowed_ranges: list[ipaddress.IPv4Network] | None = None, base_dir: Path | None = None) -> Lab:
+    """The validated definition; relative paths in it start from `base_dir` (default: the project's root,
+    where the default lab.yaml lives)."""
     if not isinstance(data, dict):
         raise LabError(source, ["(top level): expected a mapping of keys such as name, nodes, network"])
     try:
         lab = Lab.model_validate(data)
     except ValidationError as err:
         raise LabError(source, field_problems(err)) from None
+    if base_dir is not None:
+        lab._base_dir = Path(base_dir).resolve()
     problems = validate(lab, allowed_ranges)
     if problems:
         raise LabError(source, problems)
@@ -591,7 +680,7 @@ def with_changes(lab: Lab, changes: dict[str, object], source: str = "<override>
         for key in parents:
             target = target[key]
         target[leaf] = value
-    return parse_lab(data, source)
+    return parse_lab(data, source, base_dir=lab.base_dir)
 
 
 def load_lab(path: str | Path | None = None,
@@ -607,7 +696,7 @@ def load_lab(path: str | Path | None = None,
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         raise LabError(str(path), [f"{where}not valid YAML ({getattr(err, 'problem', err)})"]) from None
-    return parse_lab(data, str(path), allowed_ranges)
+    return parse_lab(data, str(path), allowed_ranges, base_dir=path.parent)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,6 +11,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateNotFound
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
@@ -22,7 +23,7 @@ class TemplateError(LookupError):
 
 @cache
 def environment() -> Environment:
-    return Environment(
+    env = Environment(
         loader=FileSystemLoader(str(TEMPLATES_DIR)),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
@@ -30,6 +31,13 @@ def environment() -> Environment:
         lstrip_blocks=True,
         autoescape=False,  # YAML, TOML and shell files, never HTML
     )
+    env.filters["toyaml"] = to_yaml
+    return env
+
+
+def to_yaml(value: Any) -> str:
+    """A value as block YAML in its own key order (for data a template places whole, e.g. a profile)."""
+    return yaml.safe_dump(value, sort_keys=False, default_flow_style=False).rstrip("\n")
 
 
 def render(template_name: str, **values: Any) -> str:

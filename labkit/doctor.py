@@ -16,8 +16,10 @@ from packaging.requirements import Requirement
 
 from labdef import versions
 from labdef.errors import UserError
-from labdef.lab import Lab, version_warnings
+from labdef.lab import Lab, missing_files, version_warnings
+from labkit import lab_plugins
 from labkit.vagrant import PROVIDER_TOOLS, VAGRANT_INSTALL_HINT, require_virtualbox_pair, tool_output
+from scheduler.framework import in_tree_registry
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 
@@ -149,6 +151,29 @@ def check_versions(lab: Lab) -> Iterator[Check]:
         yield Check(f"versions ({field})", WARN, detail)
 
 
+def check_lab_files(lab: Lab) -> Iterator[Check]:
+    """The files the lab definition names (scenario files) are there."""
+    missing = missing_files(lab)
+    if missing:
+        yield Check("lab files", FAIL, "; ".join(missing))
+    elif lab.placement.scenarios or lab.scheduler.plugins:
+        yield Check("lab files", OK, f"the plugin folders and scenario files it names are in {lab.base_dir}")
+
+
+def check_scheduler_plugins(lab: Lab) -> Iterator[Check]:
+    """The lab's plugins load and scheduler.profile fits them, as the scheduler will check both."""
+    if missing_files(lab):
+        return  # check_lab_files names them
+    try:
+        plugins = lab_plugins.checked_registry(lab)
+    except UserError as err:
+        yield Check("scheduler plugins", FAIL, str(err))
+        return
+    own = [name for name in plugins if name not in in_tree_registry()]
+    yield Check("scheduler plugins", OK, f"{len(own)} of the lab's loaded ({', '.join(own) or 'none'}); "
+                                        "scheduler.profile fits them")
+
+
 def run_checks(lab: Lab) -> list[Check]:
     return [*check_python_deps(), *check_vagrant(lab), *check_host_size(lab), *check_network(lab),
-            *check_versions(lab)]
+            *check_versions(lab), *check_lab_files(lab), *check_scheduler_plugins(lab)]

@@ -6,11 +6,13 @@ docker-archive tarball, the format `ctr -n k8s.io images import` reads without g
 holds exactly one platform (a multi-platform or attested save fails there with "content digest not found").
 
 The tag is derived from everything that goes into the image: the Containerfile, the base image and its
-Python version, the platform, the pinned runtime dependencies and the scheduler's sources. Changing any of
-them gives a new tag, so a re-deploy rolls the pod; changing nothing gives the same tag, so nothing moves.
+Python version, the platform, the pinned runtime dependencies (the plugin folders' pinned requirements
+included), the scheduler's sources and the lab's plugin folders (/opt/kubelab/plugins/<folder name> in the
+image). Changing any of them gives a new tag, so a re-deploy rolls the pod; changing nothing gives the same
+tag, so nothing moves.
 
-    python -m labkit.image tag                 # print the image reference the lab would deploy
-    python -m labkit.image build [--out DIR]   # build it and print where the archive is
+    python -m labkit.image tag [--lab FILE]    # print the image reference the lab would deploy
+    python -m labkit.image build [--out DIR]   # build it (with the lab's plugin folders) and print the archive
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from packaging.utils import canonicalize_name
 
 from deploys.image_archive import ArchiveError, read_manifest_entry
 from labdef.errors import UserError
+from labdef.lab import load_lab
+from labkit import lab_plugins
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SCHEDULER_DIR = PROJECT_ROOT / "scheduler"
@@ -170,11 +174,32 @@ def lock_requirements(requirements: Sequence[str], python_version: str) -> list[
     return sorted(locked.values())
 
 
+def plugin_files(root: Path) -> list[Path]:
+    """A plugin folder's files as they go into the image, sorted: no caches, no hidden files."""
+    return sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+                  and not any(part.startswith(".") for part in p.relative_to(root).parts) and p.suffix != ".pyc")
+
+
+def with_plugin_requirements(lock: Sequence[str], plugins: Sequence[Path]) -> list[str]:
+    """The lock plus each plugin folder's pinned requirements; a pin that contradicts another is refused."""
+    pinned = {canonicalize_name(Requirement(line).name): (line, "the scheduler's own dependencies") for line in lock}
+    for folder in plugins:
+        for line in lab_plugins.requirements(folder):
+            name = canonicalize_name(Requirement(line).name)
+            if name in pinned and pinned[name][0] != line:
+                raise ImageError(f"{folder / lab_plugins.REQUIREMENTS_FILE}: {line} contradicts {pinned[name][0]} "
+                                 f"of {pinned[name][1]}; pin the same version")
+            pinned.setdefault(name, (line, str(folder / lab_plugins.REQUIREMENTS_FILE)))
+    return sorted(line for line, _ in pinned.values())
+
+
 def content_tag(base: BaseImage, platform: str = DEFAULT_PLATFORM, lock: Sequence[str] | None = None,
                 containerfile: Path = CONTAINERFILE, sources: Sequence[Path] | None = None,
-                source_root: Path = SCHEDULER_DIR) -> str:
-    """`<scheduler version>-<12 hex>`: a digest of everything the image is made of."""
-    lock = lock_requirements(runtime_requirements(), base.python_version) if lock is None else lock
+                source_root: Path = SCHEDULER_DIR, plugins: Sequence[Path] = ()) -> str:
+    """`<scheduler version>-<12 hex>`: a digest of everything the image is made of (``plugins``: the plugin
+    folders, each shipped under its folder name)."""
+    if lock is None:
+        lock = with_plugin_requirements(lock_requirements(runtime_requirements(), base.python_version), plugins)
     sources = scheduler_sources(source_root) if sources is None else sources
     digest = hashlib.sha256()
 
@@ -187,6 +212,9 @@ def content_tag(base: BaseImage, platform: str = DEFAULT_PLATFORM, lock: Sequenc
     part("lock", "\n".join(lock).encode())
     for path in sources:
         part(f"src:{path.relative_to(source_root).as_posix()}", path.read_bytes())
+    for folder in plugins:
+        for path in plugin_files(folder):
+            part(f"plugin:{folder.name}/{path.relative_to(folder).as_posix()}", path.read_bytes())
     return f"{scheduler_version(source_root)}-{digest.hexdigest()[:12]}"
 
 
@@ -199,8 +227,8 @@ def scheduler_version(source_root: Path = SCHEDULER_DIR) -> str:
 
 
 def image_ref(repository: str = DEFAULT_IMAGE, base: BaseImage | None = None,
-              platform: str = DEFAULT_PLATFORM) -> str:
-    return f"{repository}:{content_tag(base or default_base(), platform)}"
+              platform: str = DEFAULT_PLATFORM, plugins: Sequence[Path] = ()) -> str:
+    return f"{repository}:{content_tag(base or default_base(), platform, plugins=plugins)}"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -249,8 +277,9 @@ def provide_wheels(context: Path, python_version: str, platform: str,
     partial.rename(cache)  # whole or not at all: an interrupted download is not taken for a finished one
 
 
-def prepare_context(dest: Path, lock: Sequence[str]) -> Path:
-    """Lay out the build context: Containerfile, requirements.lock and scheduler/*.py (wheels come later).
+def prepare_context(dest: Path, lock: Sequence[str], plugins: Sequence[Path] = ()) -> Path:
+    """Lay out the build context: Containerfile, requirements.lock, scheduler/*.py and plugins/<folder name>/
+    for each plugin folder (wheels come later).
 
     The tag is computed from this copy, so it describes exactly what is built even if the working tree
     changes meanwhile.
@@ -264,14 +293,21 @@ def prepare_context(dest: Path, lock: Sequence[str]) -> Path:
         target = dest / "scheduler" / path.relative_to(SCHEDULER_DIR)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, target)
+    (dest / "plugins").mkdir()  # COPY needs it, even empty
+    for folder in plugins:
+        for path in plugin_files(folder):
+            target = dest / "plugins" / folder.name / path.relative_to(folder)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
     return dest
 
 
 def context_tag(context: Path, base: BaseImage, platform: str) -> str:
-    lock = (context / "requirements.lock").read_text().split()
+    lock = (context / "requirements.lock").read_text().splitlines()
     sources = context / "scheduler"
+    plugins = sorted(p for p in (context / "plugins").iterdir() if p.is_dir())
     return content_tag(base, platform, lock, containerfile=context / "Containerfile",
-                       sources=scheduler_sources(sources), source_root=sources)
+                       sources=scheduler_sources(sources), source_root=sources, plugins=plugins)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -393,21 +429,23 @@ class BuildPlan:
 
 
 def plan_build(out_dir: Path, repository: str = DEFAULT_IMAGE, base: BaseImage | None = None,
-               platform: str = DEFAULT_PLATFORM) -> BuildPlan:
+               platform: str = DEFAULT_PLATFORM, plugins: Sequence[Path] = ()) -> BuildPlan:
+    """The context laid out and the tag computed from it; ``plugins``: the lab's plugin folders."""
     base = base or default_base()
-    context = prepare_context(out_dir / "context", lock_requirements(runtime_requirements(), base.python_version))
+    lock = with_plugin_requirements(lock_requirements(runtime_requirements(), base.python_version), plugins)
+    context = prepare_context(out_dir / "context", lock, plugins)
     tag = context_tag(context, base, platform)
     return BuildPlan(context, f"{repository}:{tag}", out_dir / f"scheduler-{tag}.tar", base, platform)
 
 
 def build_image(out_dir: Path, repository: str = DEFAULT_IMAGE, base: BaseImage | None = None,
                 platform: str = DEFAULT_PLATFORM, builder: Builder | None = None,
-                log: Callable[[str], None] = print) -> BuiltImage:
+                log: Callable[[str], None] = print, plugins: Sequence[Path] = ()) -> BuiltImage:
     """Build the scheduler image on this host and save it as `<out_dir>/scheduler-<tag>.tar`.
 
     An existing archive for the same content tag is reused: the tag already says nothing changed.
     """
-    plan = plan_build(out_dir, repository, base, platform)
+    plan = plan_build(out_dir, repository, base, platform, plugins)
     if plan.done:
         log(f"image {plan.ref} already built: {plan.archive}")
         return plan.result("cached", 0.0)
@@ -449,6 +487,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python-version", help="Python minor version of --base, e.g. 3.11")
     parser.add_argument("--platform", default=DEFAULT_PLATFORM)
     parser.add_argument("--out", type=Path, default=PROJECT_ROOT / ".lab" / "images")
+    parser.add_argument("--lab", type=Path, default=None, help="lab definition whose plugin folders go in "
+                                                                "(default: lab.yaml)")
     args = parser.parse_args(argv)
     base = default_base()
     if args.base:
@@ -456,13 +496,14 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--base needs --python-version (wheels are downloaded for it)")
         base = BaseImage(args.base, args.python_version)
     try:
+        plugins = lab_plugins.folders(load_lab(args.lab))
         if args.command == "tag":
-            print(image_ref(args.repository, base, args.platform))
+            print(image_ref(args.repository, base, args.platform, plugins))
         else:
-            built = build_image(args.out, args.repository, base, args.platform)
+            built = build_image(args.out, args.repository, base, args.platform, plugins=plugins)
             print(f"{built.ref}\t{built.archive}\t{built.image_id}\tbuilt with {built.builder} "
                   f"in {built.seconds:.1f}s")
-    except ImageError as err:
+    except UserError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     return 0

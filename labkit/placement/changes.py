@@ -1,5 +1,6 @@
 """What a placement run changes in the cluster, recorded as it happens so it can all be undone: the run's
-namespace, node labels (the original value of each, or its absence) and the scheduler Deployment's replicas.
+namespace, node labels (the original value of each, or its absence), node taints and cordons (each node's
+original spec.taints and spec.unschedulable), PriorityClasses and the scheduler Deployment's replicas.
 
 Undo runs on success, failure and Ctrl-C (the runner calls it from `finally`); each step is independent, so
 one failing does not stop the others, and each is safe to repeat.
@@ -7,6 +8,7 @@ one failing does not stop the others, and each is safe to repeat.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 
@@ -29,6 +31,7 @@ class Changes:
     kube: Kube
     namespace: str | None = None
     labels: dict[str, dict[str, str | None]] = field(default_factory=dict)  # node -> key -> original
+    specs: dict[str, dict[str, object]] = field(default_factory=dict)  # node -> taints/unschedulable -> original
     deployment: tuple[str, str, int] | None = None  # (namespace, name, original replicas)
     priority_classes: list[str] = field(default_factory=list)  # created by the run
 
@@ -42,24 +45,47 @@ class Changes:
             return
         self.kube.merge_patch(f"/api/v1/nodes/{node}", {"metadata": {"labels": {key: value}}})
 
-    def restore_labels(self) -> list[str]:
+    def set_spec(self, node: str, key: str, value: object, current: object) -> None:
+        """Set a node's spec.taints or spec.unschedulable, remembering its value before the run's first change."""
+        originals = self.specs.setdefault(node, {})
+        originals.setdefault(key, current)
+        if current == value:
+            return
+        self.kube.merge_patch(f"/api/v1/nodes/{node}", {"spec": {key: value}})
+
+    def restore_nodes(self) -> list[str]:
+        """Every changed node back to its labels, taints and cordon before the run; what was restored."""
         done = []
-        for node, originals in self.labels.items():
+        for node in sorted({*self.labels, *self.specs}):
+            labels, spec = self.labels.get(node, {}), self.specs.get(node, {})
+            patch: dict[str, object] = {}
+            if labels:
+                patch["metadata"] = {"labels": dict(labels)}
+            if spec:
+                patch["spec"] = dict(spec)
             try:
-                self.kube.merge_patch(f"/api/v1/nodes/{node}", {"metadata": {"labels": dict(originals)}})
+                self.kube.merge_patch(f"/api/v1/nodes/{node}", patch)
             except KubeError as err:
                 if not err.not_found:  # a node that left the cluster has nothing to restore
                     raise
-            done.extend(f"{node} {k}={v}" if v is not None else f"{node} {k} (unset)" for k, v in originals.items())
+            done.extend(f"{node} {k}={v}" if v is not None else f"{node} {k} (unset)" for k, v in labels.items())
+            done.extend(f"{node} {_spec_text(k, v)}" for k, v in spec.items())
         self.labels.clear()
+        self.specs.clear()
         return done
 
-    def label_undo_commands(self) -> list[str]:
+    def node_undo_commands(self) -> list[str]:
         cmds = []
         for node, originals in self.labels.items():
             for key, value in originals.items():
                 cmds.append(f"kubectl label node {node} {key}={value} --overwrite" if value is not None
                             else f"kubectl label node {node} {key}-")
+        for node, originals in self.specs.items():
+            if "unschedulable" in originals:
+                cmds.append(f"kubectl {'cordon' if originals['unschedulable'] else 'uncordon'} {node}")
+            if "taints" in originals:
+                body = json.dumps({"spec": {"taints": originals["taints"] or None}}, separators=(",", ":"))
+                cmds.append(f"kubectl patch node {node} --type merge -p '{body}'")
         return cmds
 
     # ------------------------------------------------------------------------------ scheduler replicas
@@ -123,7 +149,7 @@ class Changes:
         problems: list[str] = []
         steps = [("scheduler replicas", self.restore_replicas), ("priority classes", self.delete_priority_classes)]
         if not keep:
-            steps += [("test pods", self._pods_step), ("node labels", self._labels_step),
+            steps += [("test pods", self._pods_step), ("nodes", self._nodes_step),
                       ("namespace", self._namespace_step)]
         for what, step in steps:
             try:
@@ -138,10 +164,16 @@ class Changes:
         count = self.delete_pods()
         return f"deleted {count} test pod(s)" if count else None
 
-    def _labels_step(self) -> str | None:
-        restored = self.restore_labels()
-        return f"restored node labels: {'; '.join(restored)}" if restored else None
+    def _nodes_step(self) -> str | None:
+        restored = self.restore_nodes()
+        return f"restored nodes: {'; '.join(restored)}" if restored else None
 
     def _namespace_step(self) -> str | None:
         name = self.delete_namespace()
         return f"deleted namespace {name}" if name else None
+
+
+def _spec_text(key: str, value: object) -> str:
+    if key == "unschedulable":
+        return "cordoned" if value else "uncordoned"
+    return f"taints {json.dumps(value)}" if value else "no taints"

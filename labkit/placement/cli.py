@@ -78,8 +78,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--probe-seconds", type=float, default=PlacementOptions.probe_seconds,
                    help=f"how long to wait for a sign of the scheduler (default: {PlacementOptions.probe_seconds:.0f})")
     p.add_argument("--scheduler-config", type=Path, help=HELP["scheduler-config"])
-    p.add_argument("--scenarios", type=Path, default=None, help="scenarios file (default: the bundled one)")
-    p.add_argument("--only", action="append", help="run only this scenario id (repeatable)")
+    p.add_argument("--scenarios", type=Path, action="append", help=HELP["scenarios"])
+    p.add_argument("--only", action="append", help=HELP["only"])
     return p
 
 
@@ -87,9 +87,8 @@ def options_from(args: argparse.Namespace, lab: Lab) -> PlacementOptions:
     options = PlacementOptions(
         kubeconfig=args.kubeconfig or default_kubeconfig(lab), context=args.context, keep=args.keep,
         wait_running=args.wait_running, include_restart=args.include_restart, timeout=args.timeout,
-        probe_seconds=args.probe_seconds, scheduler_config=args.scheduler_config, only=args.only)
-    if args.scenarios:
-        options.scenarios_file = args.scenarios
+        probe_seconds=args.probe_seconds, scheduler_config=args.scheduler_config, only=args.only,
+        scenarios_files=args.scenarios)
     return options
 
 

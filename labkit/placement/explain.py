@@ -10,7 +10,9 @@ the scheduler has assumed but not yet bound (a moment's difference), and, at 100
 nodes the scheduler's percentageOfNodesToScore sampling would have visited (every node is explained).
 
 The plugins, their args and weights are the scheduler's own (`scheduler.framework.Profile` built from a
-KubeSchedulerConfiguration), read from the first of:
+KubeSchedulerConfiguration read with the lab's plugins loaded, labkit.lab_plugins: every registered plugin is
+explained by the same code, a user's as kube-scheduler's defaults; nothing here knows any plugin), read from
+the first of:
 1. the scheduler's ConfigMap in the cluster (`<name>-config` in the scheduler's namespace, key
    config.yaml) -- what the running scheduler was started with;
 2. a file given with --scheduler-config (a scheduler running beside the cluster);
@@ -34,20 +36,12 @@ import yaml
 from labdef.errors import UserError
 from labdef.lab import Lab
 from labkit.kube import Kube, pod_path
-from labkit.paths import PROJECT_ROOT
 from labkit.scheduler_deploy.manifests import render_config
 from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_config
-from scheduler.framework import ClusterView, Profile, Registry, ScheduleResult, load_registry
+from scheduler.framework import ClusterView, Profile, Registry, ScheduleResult
 from scheduler.model import PodInfo, PodSpecError
 from scheduler.runtime.cache import Cache
 from scheduler.runtime.eventhandlers import CacheHandlers
-
-# The bundled example plugins the default lab enables, loaded as the scheduler loads them (--plugins); until
-# the lab definition lists its plugin folders (issue 26, item 4).
-BUNDLED_PLUGINS = (PROJECT_ROOT / "plugins" / "network_aware", PROJECT_ROOT / "plugins" / "least_loaded")
-REGISTRY: Registry = load_registry([str(folder) for folder in BUNDLED_PLUGINS])
-NetworkAwareArgs = REGISTRY["NetworkAware"].args
-LeastLoadedArgs = REGISTRY["LeastLoaded"].args
 
 CONFIG_KEY = "config.yaml"
 KUBE_SCHEDULER_CONFIG_KEY = "kube-scheduler.yaml"  # present in extender mode (templates/scheduler/extender/)
@@ -72,18 +66,33 @@ class SchedulerConfig:
         raise ExplainError(f"{self.source}: no profile for schedulerName {scheduler_name!r} (profiles: {names}); "
                            "set scheduler.name in the lab definition to one of them")
 
-    def network_aware_args(self, scheduler_name: str) -> NetworkAwareArgs | None:
-        """The NetworkAware args the scheduler filters with, or None when that filter is not enabled."""
-        for plugin, args in self.profile(scheduler_name).filters:
-            if plugin.name == "NetworkAware":
-                return args  # type: ignore[return-value]
-        return None
+    def plugins(self, scheduler_name: str) -> dict[str, dict[str, Any]]:
+        """Every plugin the profile runs, by name: its args as the scheduler parsed them (defaults filled in)
+        and, for a score plugin, its weight."""
+        for resolved in self.config.resolved_profiles():
+            if resolved.scheduler_name != scheduler_name:
+                continue
+            found: dict[str, dict[str, Any]] = {}
+            points = [*((p, a, None) for p, a in resolved.filters), *resolved.scores,
+                      *([(*resolved.post_filter, None)] if resolved.post_filter else [])]
+            for plugin, args, weight in points:
+                entry = found.setdefault(plugin.name, {"args": args.model_dump(mode="json")})
+                if weight is not None:
+                    entry["weight"] = weight
+            return found
+        self.profile(scheduler_name)  # raises, naming the profiles there are
+        return {}
 
-    def least_loaded_args(self, scheduler_name: str) -> tuple[LeastLoadedArgs, int] | None:
-        """LeastLoaded's args and weight in the scheduler's score phase, or None when it does not score."""
-        for plugin, args, weight in self.profile(scheduler_name).scores:
-            if plugin.name == "LeastLoaded":
-                return args, weight  # type: ignore[return-value]
+    def missing_plugins(self, scheduler_name: str, required: dict[str, dict[str, Any]]) -> str | None:
+        """Why the profile does not run `required` (plugin name -> args it must have), or None when it does."""
+        running = self.plugins(scheduler_name)
+        for name, want in required.items():
+            if name not in running:
+                return f"the scheduler's profile {scheduler_name} does not enable {name}"
+            have = running[name]["args"]
+            differ = [f"{k} {have.get(k)!r} (scenario: {v!r})" for k, v in want.items() if have.get(k) != v]
+            if differ:
+                return f"the scheduler runs {name} with {', '.join(differ)}"
         return None
 
 
@@ -91,7 +100,9 @@ def configmap_name(lab: Lab) -> str:
     return f"{lab.scheduler.name}-config"
 
 
-def load_scheduler_config(kube: Kube, lab: Lab, config_file: Path | None = None) -> SchedulerConfig:
+def load_scheduler_config(kube: Kube, lab: Lab, config_file: Path | None = None,
+                          plugins: Registry | None = None) -> SchedulerConfig:
+    """The scheduler's configuration, read with `plugins` (the lab's loaded: lab_plugins.registry)."""
     s = lab.scheduler
     configmap = kube.get_or_none(f"/api/v1/namespaces/{s.namespace}/configmaps/{configmap_name(lab)}")
     if configmap is not None:
@@ -101,19 +112,24 @@ def load_scheduler_config(kube: Kube, lab: Lab, config_file: Path | None = None)
         if text is None:
             raise ExplainError(f"{source}: no {CONFIG_KEY} key; redeploy with `./lab deploy-scheduler`")
         mode = "extender" if KUBE_SCHEDULER_CONFIG_KEY in data else "standalone"  # what is deployed
-        return SchedulerConfig(_parse(text, source), source, mode)
+        return SchedulerConfig(_parse(text, source, plugins), source, mode)
     if config_file is not None:
         try:
-            return SchedulerConfig(load_config(config_file, REGISTRY), f"file {config_file}", s.mode)
+            return SchedulerConfig(load_config(config_file, plugins), f"file {config_file}", s.mode)
         except ConfigError as err:
             raise ExplainError(str(err)) from None
-    return SchedulerConfig(_parse(render_config(lab), "rendered from the lab definition"),
-                           "rendered from the lab definition", s.mode)
+    return rendered_config(lab, plugins)
 
 
-def _parse(text: str, source: str) -> KubeSchedulerConfiguration:
+def rendered_config(lab: Lab, plugins: Registry | None = None) -> SchedulerConfig:
+    """The configuration deploy-scheduler would deploy for this lab definition."""
+    source = "rendered from the lab definition"
+    return SchedulerConfig(_parse(render_config(lab), source, plugins), source, lab.scheduler.mode)
+
+
+def _parse(text: str, source: str, plugins: Registry | None) -> KubeSchedulerConfiguration:
     try:
-        return parse_config(yaml.safe_load(text), source, REGISTRY)
+        return parse_config(yaml.safe_load(text), source, plugins)
     except (ConfigError, yaml.YAMLError) as err:
         raise ExplainError(f"{source}: {err}") from None
 
@@ -226,7 +242,7 @@ def explain_readable_pod(pod_obj: dict[str, Any], cluster: ClusterView, profile:
     best = max((v.total for v in verdicts if v.total is not None), default=None)
     would = [v.node for v in verdicts if best is not None and v.total == best]
     message = result.message or _choice(result.node_name, would, bound_to)
-    notes = _scheduler_name_notes(pod, profile) + _network_notes(pod, profile)
+    notes = _scheduler_name_notes(pod, profile)
     return Explanation(_key(pod_obj), config_source, _ranked(verdicts, result.node_name), message, would, notes,
                        result.node_name, bound_to, {plugin.name: weight for plugin, _args, weight in profile.scores},
                        profile.scheduler_name)
@@ -263,20 +279,6 @@ def _scheduler_name_notes(pod: PodInfo, profile: Profile) -> list[str]:
         return []
     note = (f"the pod names schedulerName {pod.scheduler_name}, not {profile.scheduler_name}: this scheduler "
             f"never places it; shown is what {profile.scheduler_name} would do with it")
-    return [note]
-
-
-def _network_notes(pod: PodInfo, profile: Profile) -> list[str]:
-    """A pod annotated for a network value the scheduler does not act on is silently unconstrained: say so."""
-    args = next((a for p, a in profile.filters if isinstance(a, NetworkAwareArgs)), None) or next(
-        (a for p, a, _weight in profile.scores if isinstance(a, NetworkAwareArgs)), None)
-    if args is None:
-        return []
-    value = pod.annotations.get(args.annotationKey)
-    if value is None or value == args.labelValue:
-        return []
-    note = (f"NetworkAware ignores this pod: its annotation {args.annotationKey}={value} is not the scheduler's "
-            f"labelValue {args.labelValue!r}, so any node may take it")
     return [note]
 
 

@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from labdef.lab import Lab
+from labkit import lab_plugins
 from labkit.kube import Kube, pod_path
 from labkit.placement.admission import AdmissionRefused, ClusterPolicy, admit
 from labkit.placement.explain import (
@@ -52,8 +53,9 @@ def explain_target(lab: Lab, options: ExplainOptions) -> Explanation:
     if options.pod.startswith("-"):  # invoke takes `./lab explain --help` as a pod named --help
         raise ExplainError(f"{options.pod!r} is not a pod name; for help: ./lab explain --help")
     manifest = load_what_if(options.what_if, options.pod, options.namespace) if options.what_if else None
+    plugins = lab_plugins.registry(lab)  # every plugin the scheduler runs, the lab's own included
     with contextlib.closing(Kube.from_kubeconfig(options.kubeconfig, options.context)) as kube:
-        config = load_scheduler_config(kube, lab, options.scheduler_config)
+        config = load_scheduler_config(kube, lab, options.scheduler_config, plugins)
         if manifest is None:
             return explain_in_cluster(kube, options.namespace or DEFAULT_NAMESPACE, options.pod, config,
                                       lab.scheduler.name)

@@ -14,8 +14,8 @@ from labkit.placement.explain import Explanation
 
 
 def abbreviations(plugins: list[str]) -> dict[str, str]:
-    """A short column name per plugin: its capitals (LeastLoaded -> LL); plugins sharing them keep a letter
-    more of each word (NodeAffinity, NetworkAware -> NoAf, NeAw)."""
+    """A short column name per plugin: its capitals (ImageLocality -> IL); plugins sharing them keep a letter
+    more of each word (NodeAffinity, NumaAware -> NoAf, NuAw)."""
     capitals = {p: "".join(re.findall(r"[A-Z]", p)) or p for p in plugins}
     clashing = {c for c in capitals.values() if list(capitals.values()).count(c) > 1}
     return {p: "".join(w[:2] for w in re.findall(r"[A-Z][a-z]*", p)) if c in clashing else c

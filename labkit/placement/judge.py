@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 PASS, MISS, SKIP = "pass", "miss", "skipped"
 FIT_ERROR = re.compile(r"^0/(\d+) nodes are available")
-# kube-scheduler's InterPodAffinity reason for a node where the pod's own required anti-affinity term matches
-# a pod in the node's domain (ErrReasonAntiAffinityRulesNotMatch).
-ANTI_AFFINITY_REASON = "node(s) didn't match pod anti-affinity rules"
 
 
 @dataclass(frozen=True)
@@ -73,17 +70,6 @@ class Verdict:
         return self.verdict != MISS
 
 
-def labelled_node(pod: PodState, labelled: Iterable[str], label: str) -> Verdict:
-    labelled = sorted(labelled)
-    if pod.node is None:
-        failed = pod.events_with("FailedScheduling")
-        why = f": {failed[-1].message}" if failed else " and has no FailedScheduling event"
-        return Verdict(MISS, f"not bound{why}")
-    if pod.node in labelled:
-        return Verdict(PASS, f"bound to {pod.node}, which carries {label}")
-    return Verdict(MISS, f"bound to {pod.node}, which lacks {label} (labelled: {', '.join(labelled) or 'none'})")
-
-
 def water_fill(before: Mapping[str, int], count: int) -> list[int]:
     """Pod counts per node (sorted) after placing `count` pods one by one, each on a least-loaded node.
 
@@ -97,59 +83,105 @@ def water_fill(before: Mapping[str, int], count: int) -> list[int]:
     return counts
 
 
-def spread(before: Mapping[str, int], placed: Mapping[str, str | None], eligible: Iterable[str]) -> Verdict:
-    """`before`: pods on each eligible node before the batch; `placed`: pod -> node (None = not bound).
+def all_bound(states: Sequence[PodState]) -> Verdict | None:
+    """None when every pod is bound, else the miss naming the Pending ones."""
+    pending = [s for s in states if s.node is None]
+    if not pending:
+        return None
+    names = ", ".join(p.name for p in pending[:5])
+    why = _last_failure(pending) or " and no FailedScheduling event"
+    return Verdict(MISS, f"{len(pending)} of {len(states)} pods not bound ({names}){why}")
 
-    Least-loaded places each pod on a node with the fewest pods, so the batch fills the emptiest
-    eligible nodes first; once they are level, counts stay within one of each other (max - min <= 1).
+
+def pending(states: Sequence[PodState], count: int | None, reason: str | None, num_nodes: int) -> Verdict:
+    """`count` pods (None: all) Pending, each with a FailedScheduling event in kube-scheduler's
+    "0/N nodes are available: ..." form counting the cluster's nodes and containing `reason`, and the
+    condition PodScheduled=False reason Unschedulable."""
+    waiting = [s for s in states if s.node is None]
+    want = len(states) if count is None else count
+    if len(waiting) != want:
+        bound = ", ".join(f"{s.name}->{s.node}" for s in states if s.node)
+        return Verdict(MISS, f"{len(waiting)} of {len(states)} pods Pending, expected {want} (bound: {bound or 'none'})"
+                             f"{_last_failure(waiting)}")
+    for pod in waiting:
+        failed = pod.events_with("FailedScheduling")
+        if not failed:
+            return Verdict(MISS, f"{pod.name} Pending but no FailedScheduling event was recorded")
+        message = failed[-1].message
+        match = FIT_ERROR.match(message)
+        if match is None:
+            return Verdict(MISS, f"{pod.name}: FailedScheduling is not in the '0/N nodes are available: ...' form: "
+                                 f"{message}")
+        if int(match.group(1)) != num_nodes:
+            return Verdict(MISS, f"{pod.name}: FailedScheduling counts {match.group(1)} nodes, the cluster has "
+                                 f"{num_nodes}: {message}")
+        if reason and reason not in message:
+            return Verdict(MISS, f"{pod.name}: FailedScheduling does not say {reason!r}: {message}")
+        cond = pod.scheduled_condition
+        if cond is None or cond.get("status") != "False" or cond.get("reason") != "Unschedulable":
+            have = "none" if cond is None else f"{cond.get('status')}/{cond.get('reason')}"
+            return Verdict(MISS, f"{pod.name}: PodScheduled condition is {have}, expected False/Unschedulable; "
+                                 f"event: {message}")
+    names = ", ".join(p.name for p in waiting)
+    return Verdict(PASS, f"{names} Pending, PodScheduled=False Unschedulable{_last_failure(waiting)}")
+
+
+def bound_to(states: Sequence[PodState], matching: Collection[str], described: str) -> Verdict:
+    """Every bound pod is on one of the `matching` nodes (`described` says which those are)."""
+    bound = [s for s in states if s.node]
+    wrong = [s for s in bound if s.node not in matching]
+    where = ", ".join(sorted(matching)) or "none"
+    if wrong:
+        return Verdict(MISS, f"{wrong[0].name} bound to {wrong[0].node}, not to {described} ({where})")
+    nodes = ", ".join(sorted({s.node for s in bound if s.node}))
+    return Verdict(PASS, f"bound to {nodes} ({described})")
+
+
+def spread(states: Sequence[PodState], eligible: Iterable[str], within: int,
+           before: Mapping[str, int] | None = None) -> Verdict:
+    """The bound pods over the eligible nodes: none elsewhere, pods per node at most `within` apart.
+
+    With `before` (the pods already on each eligible node) every pod counts, as a least-loaded spread sees
+    them: pods placed one by one on a least-loaded node fill the emptiest nodes first, so when the batch
+    cannot bring the counts within `within`, they must be exactly as level as it can make them.
     """
     eligible = sorted(eligible)
     if not eligible:
-        return Verdict(MISS, "no schedulable worker passes the scheduler's filters for a plain pod")
-    unbound = sorted(p for p, n in placed.items() if n is None)
-    if unbound:
-        return Verdict(MISS, f"{len(unbound)} of {len(placed)} pods not bound: {', '.join(unbound[:5])}")
-    stray = sorted(f"{p}->{n}" for p, n in placed.items() if n not in eligible)
+        return Verdict(MISS, "no node passes the scheduler's filters for one pod of the scenario")
+    bound = [s for s in states if s.node]
+    stray = sorted(f"{s.name}->{s.node}" for s in bound if s.node not in eligible)
     if stray:
-        return Verdict(MISS, f"bound outside the eligible workers ({', '.join(eligible)}): {', '.join(stray)}")
-    new = {n: sum(1 for node in placed.values() if node == n) for n in eligible}
-    after = {n: before.get(n, 0) + new[n] for n in eligible}
-    shown = ", ".join(f"{n} {before.get(n, 0)}+{new[n]}" for n in eligible)
+        return Verdict(MISS, f"bound outside the eligible nodes ({', '.join(eligible)}): {', '.join(stray)}")
+    new = Counter(s.node for s in bound)
+    if before is None:
+        after = {n: new[n] for n in eligible}
+        shown = ", ".join(f"{n} {after[n]}" for n in eligible)
+        label = "pods per node"
+    else:
+        after = {n: before.get(n, 0) + new[n] for n in eligible}
+        shown = ", ".join(f"{n} {before.get(n, 0)}+{new[n]}" for n in eligible)
+        label = "pods per node (before+new)"
     gap = max(after.values()) - min(after.values())
-    expected = water_fill({n: before.get(n, 0) for n in eligible}, len(placed))
-    if sorted(after.values()) != expected:
-        return Verdict(MISS, f"not least-loaded: pods per node (before+new): {shown}; expected counts {expected}")
-    return Verdict(PASS, f"pods per node (before+new): {shown}; max-min {gap}")
+    if before is not None:
+        level = water_fill({n: before.get(n, 0) for n in eligible}, len(bound))
+        if level[-1] - level[0] > within and sorted(after.values()) != level:
+            return Verdict(MISS, f"not as level as the batch could make them: {label}: {shown}; expected counts {level}")
+        if level[-1] - level[0] > within:
+            return Verdict(PASS, f"{label}: {shown}; as level as {len(bound)} pods make them")
+    if gap > within:
+        return Verdict(MISS, f"{label}: {shown}; max-min {gap} > {within}")
+    return Verdict(PASS, f"{label}: {shown}; max-min {gap}")
 
 
-def unschedulable(pod: PodState, num_nodes: int, label_key: str) -> Verdict:
-    if pod.node is not None:
-        return Verdict(MISS, f"bound to {pod.node} although no node carries the high-speed label")
-    failed = pod.events_with("FailedScheduling")
-    if not failed:
-        return Verdict(MISS, "Pending but no FailedScheduling event was recorded")
-    message = failed[-1].message
-    match = FIT_ERROR.match(message)
-    if match is None:
-        return Verdict(MISS, f"FailedScheduling is not in the '0/N nodes are available: ...' form: {message}")
-    if int(match.group(1)) != num_nodes:
-        return Verdict(MISS, f"FailedScheduling counts {match.group(1)} nodes, the cluster has {num_nodes}: {message}")
-    if label_key not in message:
-        return Verdict(MISS, f"FailedScheduling does not name the missing label {label_key}: {message}")
-    cond = pod.scheduled_condition
-    if cond is None or cond.get("status") != "False" or cond.get("reason") != "Unschedulable":
-        have = "none" if cond is None else f"{cond.get('status')}/{cond.get('reason')}"
-        return Verdict(MISS, f"PodScheduled condition is {have}, expected False/Unschedulable; event: {message}")
-    return Verdict(PASS, f"Pending, PodScheduled=False Unschedulable; {message}")
-
-
-def ignored(pod: PodState, seconds: float) -> Verdict:
-    if pod.node is not None:
-        return Verdict(MISS, f"bound to {pod.node}: some scheduler serves this name")
-    if pod.events:
-        return Verdict(MISS, f"has events although no scheduler serves it: {pod.events[-1]}")
-    if pod.scheduled_condition is not None:
-        return Verdict(MISS, f"has a PodScheduled condition ({pod.scheduled_condition.get('reason')})")
+def untouched(states: Sequence[PodState], seconds: float) -> Verdict:
+    """Pending with no event and no PodScheduled condition: no scheduler acted on the pods."""
+    for pod in states:
+        if pod.node is not None:
+            return Verdict(MISS, f"{pod.name} bound to {pod.node}: some scheduler serves this name")
+        if pod.events:
+            return Verdict(MISS, f"{pod.name} has events although no scheduler should act on it: {pod.events[-1]}")
+        if pod.scheduled_condition is not None:
+            return Verdict(MISS, f"{pod.name} has a PodScheduled condition ({pod.scheduled_condition.get('reason')})")
     return Verdict(PASS, f"Pending with no events after {seconds:.0f} s")
 
 
@@ -165,55 +197,6 @@ def bound_after_restart(at_zero: PodState, after: PodState, pending_s: float, bi
                          f"{bind_s:.1f} s after scaling back to {replicas}")
 
 
-def one_per_node(states: list[PodState], eligible: Iterable[str]) -> Verdict:
-    """Pods with a required anti-affinity against each other per node: exactly one on each eligible node,
-    and every other pod Pending with kube-scheduler's anti-affinity reason in its FailedScheduling event."""
-    eligible = sorted(eligible)
-    if not eligible:
-        return Verdict(MISS, "no node passes the scheduler's filters for one pod of the set")
-    per_node = Counter(s.node for s in states if s.node)
-    shared = sorted(f"{n} x{c}" for n, c in per_node.items() if c > 1)
-    if shared:
-        return Verdict(MISS, f"nodes holding more than one: {', '.join(shared)} (the anti-affinity was not honoured)")
-    stray = sorted(n for n in per_node if n not in eligible)
-    if stray:
-        return Verdict(MISS, f"bound outside the eligible nodes ({', '.join(eligible)}): {', '.join(stray)}")
-    pending = [s for s in states if s.node is None]
-    empty = [n for n in eligible if n not in per_node]
-    if empty:
-        return Verdict(MISS, f"no pod on {', '.join(empty)}, eligible; {len(pending)} Pending{_last_failure(pending)}")
-    for pod in pending:
-        failed = pod.events_with("FailedScheduling")
-        if not failed:
-            return Verdict(MISS, f"{pod.name} Pending with no FailedScheduling event")
-        if ANTI_AFFINITY_REASON not in failed[-1].message:
-            return Verdict(MISS, f"{pod.name}: FailedScheduling does not say {ANTI_AFFINITY_REASON!r}: "
-                                 f"{failed[-1].message}")
-    return Verdict(PASS, f"one each on {', '.join(eligible)}; {', '.join(p.name for p in pending) or 'none'} "
-                         f"Pending{_last_failure(pending)}")
-
-
-def even_spread(states: list[PodState], eligible: Iterable[str], max_skew: int = 1) -> Verdict:
-    """Pods with a DoNotSchedule topology spread over nodes: every pod bound to an eligible node, the counts
-    per eligible node differing by at most max_skew."""
-    eligible = sorted(eligible)
-    if not eligible:
-        return Verdict(MISS, "no node passes the scheduler's filters for one pod of the set")
-    pending = [s for s in states if s.node is None]
-    if pending:
-        names = ", ".join(p.name for p in pending[:5])
-        return Verdict(MISS, f"{len(pending)} of {len(states)} pods not bound ({names}){_last_failure(pending)}")
-    stray = sorted(f"{s.name}->{s.node}" for s in states if s.node not in eligible)
-    if stray:
-        return Verdict(MISS, f"bound outside the eligible nodes ({', '.join(eligible)}): {', '.join(stray)}")
-    per_node = Counter(s.node for s in states)
-    shown = ", ".join(f"{n} {per_node[n]}" for n in eligible)
-    gap = max(per_node[n] for n in eligible) - min(per_node[n] for n in eligible)
-    if gap > max_skew:
-        return Verdict(MISS, f"pods per node: {shown}; max-min {gap} > maxSkew {max_skew}")
-    return Verdict(PASS, f"pods per node: {shown}; max-min {gap} (maxSkew {max_skew})")
-
-
 def _last_failure(pending: list[PodState]) -> str:
     """': <the last FailedScheduling message>' of the first pending pod that has one, else ''."""
     for pod in pending:
@@ -223,20 +206,24 @@ def _last_failure(pending: list[PodState]) -> str:
     return ""
 
 
-def preempted(fillers: Mapping[str, str], after: Iterable[PodState], pod: PodState) -> Verdict:
-    """A high-priority pod on a cluster whose workers low-priority ``fillers`` (name -> node) filled: exactly
-    one filler preempted (gone, with a Preempted event), and the pod bound to that filler's node."""
+def preempted(fillers: Mapping[str, str], after: Iterable[PodState], pods: Sequence[PodState], count: int) -> Verdict:
+    """Pods of a higher priority on a cluster the lower-priority ``fillers`` (name -> node) filled: exactly
+    `count` fillers preempted (gone, each with a Preempted event) and the pods bound on the nodes they left."""
     gone = [s for s in after if s.node is None]
-    if pod.node is None:
-        failed = pod.events_with("FailedScheduling")
-        detail = f": {failed[-1].message}" if failed else ""
-        return Verdict(MISS, f"not bound; {len(gone)} low-priority pod(s) preempted{detail}")
-    if len(gone) != 1:
-        return Verdict(MISS, f"bound to {pod.node} after {len(gone)} low-priority pods went (want exactly 1)")
-    victim = gone[0]
-    if fillers[victim.name] != pod.node:
-        return Verdict(MISS, f"bound to {pod.node}, but the preempted {victim.name} was on {fillers[victim.name]}")
-    events = victim.events_with("Preempted")
-    if not events:
-        return Verdict(MISS, f"{victim.name} was deleted without a Preempted event")
-    return Verdict(PASS, f"bound to {pod.node} after preempting {victim.name} ({events[-1].message})")
+    waiting = [p for p in pods if p.node is None]
+    if waiting:
+        return Verdict(MISS, f"{waiting[0].name} not bound; {len(gone)} lower-priority pod(s) preempted"
+                             f"{_last_failure(waiting)}")
+    if len(gone) != count:
+        return Verdict(MISS, f"bound to {', '.join(sorted({p.node for p in pods if p.node}))} after {len(gone)} "
+                             f"lower-priority pods went (want exactly {count})")
+    freed = {fillers[v.name] for v in gone}
+    elsewhere = [p for p in pods if p.node not in freed]
+    if elsewhere:
+        victims = ", ".join(f"{v.name} on {fillers[v.name]}" for v in gone)
+        return Verdict(MISS, f"{elsewhere[0].name} bound to {elsewhere[0].node}, but the preempted were {victims}")
+    for victim in gone:
+        if not victim.events_with("Preempted"):
+            return Verdict(MISS, f"{victim.name} was deleted without a Preempted event")
+    shown = ", ".join(f"{v.name} ({v.events_with('Preempted')[-1].message})" for v in gone)
+    return Verdict(PASS, f"bound to {', '.join(sorted(freed))} after preempting {shown}")

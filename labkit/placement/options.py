@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from labkit.placement.scenarios import SCENARIOS_FILE
-
 
 @dataclass
 class PlacementOptions:
@@ -20,7 +18,7 @@ class PlacementOptions:
     probe_seconds: float = 15.0  # how long the scheduler probe waits for a sign of life
     scheduler_config: Path | None = None
     only: list[str] | None = None
-    scenarios_file: Path = SCENARIOS_FILE
+    scenarios_files: list[Path] | None = None  # None: the built-in file and the lab's placement.scenarios
     poll: float = 0.2
     label_settle_seconds: float = 1.0
 
@@ -30,9 +28,12 @@ HELP = {
     "kubeconfig": "cluster to test (default: the lab's exported kubeconfig)",
     "context": "kubeconfig context (default: its current one)",
     "json": "print the report as JSON",
-    "keep": "leave the namespace, pods and node labels for inspection",
+    "keep": "leave the namespace and the last scenario's pods and node changes for inspection",
     "wait-running": "also wait for bound pods to be Running",
     "include-restart": "also scale the scheduler to 0 and back (a pod must wait, then be bound)",
     "timeout": f"seconds to wait for each binding or event (default: {PlacementOptions.timeout:.0f})",
     "scheduler-config": "config of a scheduler running outside the cluster (for the explanations)",
+    "scenarios": ("run the scenarios of this file (repeatable) instead of the built-in ones and the lab "
+                  "definition's placement.scenarios"),
+    "only": "run only the scenario of this id (repeatable)",
 }

@@ -14,7 +14,7 @@ from labkit.placement.session import Session
 def probe(session: Session) -> str | None:
     """None when the scheduler shows a sign of life (binds a plain pod or reports on it), else why not."""
     name = "probe"
-    body = session.pod_manifest(name, "probe", high_speed=False, scheduler_name=session.lab.scheduler.name)
+    body = session.pod_manifest(name, "probe", scheduler_name=session.lab.scheduler.name)
     session.kube.create(pod_path(session.namespace), body)
 
     def alive() -> bool:

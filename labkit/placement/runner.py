@@ -4,11 +4,12 @@ One run:
 1. connect (kubeconfig, context), read the nodes and the scheduler's configuration (explain.py);
 2. create a namespace of its own (generated name, session.py) and probe the scheduler with one plain pod
    (probe.py): a cluster without the scheduler gets one message saying so and how to deploy it, not timeouts;
-3. each scenario: set the high-speed label as it asks, then the check for what it expects (checks.py):
-   create its pods from templates/placement/, wait (bounded) for bindings or events, judge them (judge.py);
-   a miss records the pods' events and, per node, the scheduler's filter reasons and scores for the pod;
-4. undo everything on success, failure or Ctrl-C/SIGTERM (changes.py); --keep leaves the namespace, pods
-   and labels for inspection (the scheduler's replicas are always restored).
+3. each scenario (the scenario files: scenarios.py): set its nodes as it asks, create its pods from
+   templates/placement/ with its patch, wait (bounded) for bindings or events, judge them (checks.py,
+   judge.py); a miss records the pods' events and, per node, the scheduler's filter reasons and scores for
+   the pod; then delete its pods and restore its nodes before the next;
+4. undo everything on success, failure or Ctrl-C/SIGTERM (changes.py); --keep leaves the namespace and the
+   last scenario's pods and node changes for inspection (the scheduler's replicas are always restored).
 """
 
 from __future__ import annotations
@@ -19,19 +20,22 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from labdef.errors import UserError
-from labdef.lab import Lab
+from labdef.lab import Lab, missing_files
+from labkit import lab_plugins
 from labkit.console import Echo
 from labkit.kube import Kube, KubeError
-from labkit.placement.checks import CHECKS, ScenarioResult
-from labkit.placement.explain import SchedulerConfig, load_scheduler_config
+from labkit.placement.checks import ScenarioResult, check
+from labkit.placement.explain import ExplainError, SchedulerConfig, load_scheduler_config, rendered_config
 from labkit.placement.judge import MISS, PASS
 from labkit.placement.options import PlacementOptions
 from labkit.placement.probe import probe
-from labkit.placement.scenarios import Scenario
+from labkit.placement.scenarios import SCENARIOS_FILE, Scenario, ScenarioSet, load_scenarios
 from labkit.placement.session import MANAGED_BY, Session
+from scheduler.framework import Registry
 
 EXIT_OK, EXIT_MISS, EXIT_ERROR, EXIT_NO_SCHEDULER = 0, 1, 2, 3
 
@@ -105,11 +109,21 @@ def uninterruptible() -> Iterator[None]:
 # ------------------------------------------------------------------------------------------- run
 
 
+def scenario_files(lab: Lab, options: PlacementOptions) -> list[Path]:
+    """--scenarios FILE (repeatable) if given, else the built-in file and the lab's placement.scenarios."""
+    if options.scenarios_files:
+        return list(options.scenarios_files)
+    missing = missing_files(lab)
+    if missing:
+        raise PlacementError("the lab definition names files that are not there:\n" + "\n".join(missing))
+    builtin = [SCENARIOS_FILE] if lab.placement.builtin_scenarios else []
+    return builtin + [lab.path(p) for p in lab.placement.scenarios]
+
+
 def run_scenario(session: Session, scenario: Scenario) -> ScenarioResult:
-    """Set the scenario's label, run the check for what it expects, and with --wait-running wait for Running."""
+    """The scenario's check, and with --wait-running a wait for its bound pods to be Running."""
     started = time.monotonic()
-    session.set_high_speed_label(scenario.high_speed_label)
-    result = CHECKS[scenario.expect.placement](session, scenario)
+    result = check(session, scenario)
     if session.options.wait_running and result.verdict.verdict == PASS and any(p.node for p in result.pods):
         late = session.wait_running(result.pods)
         if late is not None:
@@ -119,8 +133,7 @@ def run_scenario(session: Session, scenario: Scenario) -> ScenarioResult:
     return result
 
 
-def run_scenarios(session: Session, report: RunReport) -> None:
-    scenarios = session.scenarios.selected(session.options.include_restart, session.options.only)
+def run_scenarios(session: Session, scenarios: list[Scenario], report: RunReport) -> None:
     session.create_namespace()
     report.namespace = session.namespace
     session.echo(f"namespace {session.namespace}")
@@ -128,37 +141,63 @@ def run_scenarios(session: Session, report: RunReport) -> None:
     if problem:
         report.problem = problem
         return
-    for scenario in scenarios:
+    for i, scenario in enumerate(scenarios):
         session.echo(f"scenario {scenario.id}: {scenario.title}")
         report.results.append(run_scenario(session, scenario))
+        if i < len(scenarios) - 1:  # the last one's state is the run's undo's (--keep leaves it)
+            restored = session.end_scenario()
+            if restored:
+                session.echo(f"restored {'; '.join(restored)}")
 
 
-def check_lab_against_cluster(lab: Lab, nodes: list[dict[str, Any]], config: SchedulerConfig) -> list[str]:
-    """Lab settings the cluster contradicts: unknown high-speed nodes are errors, drift a warning."""
-    names = {n["metadata"]["name"] for n in nodes}
-    missing = [n for n in lab.placement.high_speed_nodes if n not in names]
-    if missing:
-        raise PlacementError(
-            f"placement.high_speed_nodes names {', '.join(missing)}, which the cluster does not have "
-            f"(nodes: {', '.join(sorted(names)) or 'none'}); set it to workers of this cluster")
+def check_selectors(scenarios: list[Scenario], nodes: list[dict[str, Any]]) -> None:
+    """Every node a scenario names by name or role is in this cluster: refused before anything changes."""
+    names = ", ".join(sorted(n["metadata"]["name"] for n in nodes)) or "none"
+    for scenario in scenarios:
+        for i, change in enumerate(scenario.nodes):
+            if change.select.labels is None and not change.select.pick(nodes):
+                raise PlacementError(f"{scenario.source}: scenario {scenario.id!r}: nodes[{i}].select: "
+                                     f"{change.select} matches no node of this cluster (nodes: {names})")
+
+
+def check_lab_against_cluster(lab: Lab, config: SchedulerConfig, plugins: Registry) -> list[str]:
+    """What the deployed scheduler runs that the lab definition would not: a warning saying to redeploy."""
     warnings = []
     if config.mode != lab.scheduler.mode:
         warnings.append(f"{config.source} is deployed in {config.mode} mode, but the lab definition says "
                         f"scheduler.mode: {lab.scheduler.mode}; run `./lab deploy-scheduler` to deploy that")
-    args = config.network_aware_args(lab.scheduler.name)
-    want = lab.scheduler.network_aware
-    if args is None:
-        warnings.append(f"{config.source}: NetworkAware is not enabled for {lab.scheduler.name}, so nothing "
-                        "steers high-speed pods; redeploy with `./lab deploy-scheduler`")
-    else:
-        drift = [f"{field} {theirs!r} (lab: {ours!r})" for field, theirs, ours in (
-            ("annotationKey", args.annotationKey, want.annotation_key),
-            ("labelKey", args.labelKey, want.label_key),
-            ("labelValue", args.labelValue, want.label_value)) if theirs != ours]
-        if drift:
-            warnings.append(f"the scheduler runs NetworkAware with {', '.join(drift)} from {config.source}: "
-                            "the lab definition changed since it was deployed; run `./lab deploy-scheduler`")
+        return warnings
+    if config.source == rendered_config(lab, plugins).source:
+        return warnings
+    try:
+        drift = plugin_drift(config.plugins(lab.scheduler.name),
+                             rendered_config(lab, plugins).plugins(lab.scheduler.name))
+    except ExplainError:
+        return warnings  # the deployed profile is not the lab's scheduler's: the run says so itself
+    if drift:
+        warnings.append(f"{config.source} differs from the lab definition: {'; '.join(drift)}: the lab definition "
+                        "changed since it was deployed; run `./lab deploy-scheduler`")
     return warnings
+
+
+def plugin_drift(deployed: dict[str, dict[str, Any]], lab: dict[str, dict[str, Any]]) -> list[str]:
+    """Each plugin enabled on one side only, or run with other args or weight, in the deployed order."""
+    drift = []
+    for name in [*deployed, *(n for n in lab if n not in deployed)]:
+        if name not in lab:
+            drift.append(f"it enables {name}, the lab does not")
+        elif name not in deployed:
+            drift.append(f"it does not enable {name}, the lab does")
+        else:
+            theirs, ours = deployed[name], lab[name]
+            changed = [f"{k} {theirs['args'].get(k)!r} (lab: {ours['args'].get(k)!r})"
+                       for k in [*theirs["args"], *(k for k in ours["args"] if k not in theirs["args"])]
+                       if theirs["args"].get(k) != ours["args"].get(k)]
+            if theirs.get("weight") != ours.get("weight"):
+                changed.append(f"weight {theirs.get('weight')} (lab: {ours.get('weight')})")
+            if changed:
+                drift.append(f"it runs {name} with {', '.join(changed)}")
+    return drift
 
 
 def leftover_namespaces(kube: Kube) -> list[str]:
@@ -176,17 +215,21 @@ def run(lab: Lab, options: PlacementOptions, echo: Echo = lambda _line: None) ->
     """Run the selected scenarios and return the report. Raises PlacementError when nothing can run,
     KeyboardInterrupt (after cleaning up) when interrupted."""
     started = time.monotonic()
+    scenario_set: ScenarioSet = load_scenarios(scenario_files(lab, options))  # a bad file changes nothing
+    scenarios = scenario_set.selected(options.include_restart, options.only)
+    plugins = lab_plugins.registry(lab)  # the deployed configuration names the lab's plugins
     with contextlib.closing(Kube.from_kubeconfig(options.kubeconfig, options.context)) as kube:
         nodes = kube.nodes()
-        config = load_scheduler_config(kube, lab, options.scheduler_config)
+        check_selectors(scenarios, nodes)
+        config = load_scheduler_config(kube, lab, options.scheduler_config, plugins)
         report = RunReport(lab.name, kube.where, lab.scheduler.name, config_source=config.source,
                            mode=config.mode)
-        report.warnings = check_lab_against_cluster(lab, nodes, config) + leftover_namespaces(kube)
-        session = Session(lab, kube, config, options, echo)
+        report.warnings = check_lab_against_cluster(lab, config, plugins) + leftover_namespaces(kube)
+        session = Session(lab, kube, config, options, echo, scenario_set.pod)
         interrupted = False
         try:
             with sigterm_as_interrupt():
-                run_scenarios(session, report)
+                run_scenarios(session, scenarios, report)
         except KeyboardInterrupt:
             interrupted = True
             raise
@@ -204,7 +247,7 @@ def undo(session: Session, report: RunReport, keep: bool, echo: Echo | None) -> 
     printed (an interrupted run)."""
     with uninterruptible():
         if keep and session.namespace:
-            report.kept = [f"kubectl delete namespace {session.namespace}", *session.changes.label_undo_commands()]
+            report.kept = [f"kubectl delete namespace {session.namespace}", *session.changes.node_undo_commands()]
         report.cleanup, problems = session.changes.undo(keep=keep)
         report.warnings.extend(problems)
     if echo is not None:

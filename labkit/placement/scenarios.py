@@ -1,31 +1,36 @@
-"""The placement scenarios as data: `scenarios.yaml` beside this module, parsed into `ScenarioSet`.
+"""The placement scenarios as data: YAML files in one generic vocabulary, parsed into `ScenarioSet`.
 
-Each scenario says which pods to create (how many, whether they ask for the high-speed network, which
-scheduler they name, the constraints among them), what to do with the high-speed node label while it runs, and what placement to
-expect. The runner turns that into pods (templates/placement/pod.yaml.j2) and the judge checks it.
-A bad file is rejected up front with the field's path, like the lab definition.
+`scenarios.yaml` beside this module holds the built-in ones (they need only kube-scheduler's default
+plugins); a plugin folder brings its own (`plugins/<name>/scenarios.yaml`), listed in the lab definition's
+`placement.scenarios` or given with `--scenarios FILE`. The vocabulary is documented at the top of
+`scenarios.yaml`. Nothing here knows any plugin: a scenario sets node labels, taints or cordons, creates
+pods (the base pod with a patch, a count, a priority) and states what must follow (bound where, spread
+how evenly, Pending why, preempted how many). The runner does it (checks.py) and the judge checks it.
+A bad file is rejected before anything changes, naming the file, the scenario and the field.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from labdef.errors import UserError
 from labdef.lab import StrictModel
 from scheduler.validation import field_problems
 
 SCENARIOS_FILE = Path(__file__).resolve().parent / "scenarios.yaml"
-
-Placement = Literal["labelled-node", "least-loaded-spread", "unschedulable", "ignored", "bound-after-restart",
-                    "one-per-node", "even-spread", "preempts"]
+CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"  # kubeadm's, with an empty value
+# What a pod patch may not set: the run owns these (pods.scheduler and pods.priority set the last two).
+RUN_OWNED = ("metadata.name", "metadata.namespace", "metadata.generateName", "spec.nodeName",
+             "spec.schedulerName", "spec.priorityClassName", "spec.priority")
 
 
 class ScenarioError(UserError):
-    """The scenarios file is unusable; the message names the file and each bad field."""
+    """A scenarios file is unusable; the message names the file, the scenario and each bad field."""
 
 
 class PodDefaults(StrictModel):
@@ -35,18 +40,85 @@ class PodDefaults(StrictModel):
     memory: str = "16Mi"
 
 
+class NodeSelector(StrictModel):
+    """Nodes of the cluster under test: by name, by role (kubeadm's control-plane label; index counts the
+    role's nodes in name order), or by labels they carry. Roles and indexes keep a file usable on any lab."""
+
+    name: str | None = None
+    role: Literal["control-plane", "worker", "any"] | None = None
+    index: int | None = Field(None, ge=0)
+    labels: dict[str, str] | None = None
+
+    @model_validator(mode="after")
+    def _one_way(self) -> NodeSelector:
+        given = [k for k in ("name", "role", "labels") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of name, role or labels")
+        if self.index is not None and self.role is None:
+            raise ValueError("index goes with role (the role's nodes, in name order)")
+        return self
+
+    def pick(self, nodes: Sequence[Mapping[str, Any]]) -> list[str]:
+        """The names of the matching nodes, in name order."""
+        ordered = sorted(nodes, key=lambda n: n["metadata"]["name"])
+        if self.name is not None:
+            return [n["metadata"]["name"] for n in ordered if n["metadata"]["name"] == self.name]
+        if self.labels is not None:
+            return [n["metadata"]["name"] for n in ordered
+                    if all((n["metadata"].get("labels") or {}).get(k) == v for k, v in self.labels.items())]
+        role = [n["metadata"]["name"] for n in ordered if self.role == "any" or node_role(n) == self.role]
+        if self.index is None:
+            return role
+        return role[self.index:self.index + 1]
+
+    def __str__(self) -> str:
+        if self.name is not None:
+            return f"node {self.name}"
+        if self.labels is not None:
+            return "nodes with " + ",".join(f"{k}={v}" for k, v in self.labels.items())
+        what = "nodes" if self.role == "any" else f"{self.role} nodes"
+        return what if self.index is None else f"{self.role} #{self.index}"
+
+
+def node_role(node: Mapping[str, Any]) -> str:
+    return "control-plane" if CONTROL_PLANE_LABEL in (node["metadata"].get("labels") or {}) else "worker"
+
+
+class Taint(StrictModel):
+    key: str = Field(min_length=1)
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+    def as_api(self) -> dict[str, str]:
+        return {k: v for k, v in (("key", self.key), ("value", self.value), ("effect", self.effect)) if v is not None}
+
+
+class NodeChange(StrictModel):
+    """What the scenario sets on the selected nodes while it runs; the run restores each node afterwards."""
+
+    select: NodeSelector
+    labels: dict[str, str | None] = Field(default_factory=dict)  # null removes the label
+    taints: list[Taint] = Field(default_factory=list)  # added to the node's own
+    cordon: bool | None = None  # true: spec.unschedulable; false: uncordon
+
+    @model_validator(mode="after")
+    def _changes_something(self) -> NodeChange:
+        if not self.labels and not self.taints and self.cordon is None:
+            raise ValueError("set at least one of labels, taints or cordon")
+        return self
+
+
 class Pods(StrictModel):
     count: int | None = Field(None, ge=1, le=500)
-    # spread scenarios: this many pods per eligible node (the batch must be able to level them)
+    # spread scenarios: this many pods per eligible node (the nodes the scheduler's filters allow for one)
     per_eligible_node: int | None = Field(None, ge=1, le=50)
     # per_eligible_node: this many pods more than per_eligible_node x the eligible nodes
     extra: int = Field(0, ge=0, le=50)
-    network: Literal["high-speed"] | None = None
     scheduler: Literal["lab", "unserved"] = "lab"
-    # Constraints among the scenario's pods (selected by their scenario label), over kubernetes.io/hostname:
-    # a required podAntiAffinity term, or a topologySpreadConstraints entry with maxSkew 1.
-    anti_affinity: Literal["required"] | None = None
-    topology_spread: Literal["DoNotSchedule"] | None = None
+    # A JSON merge patch (RFC 7386) on the base pod: maps merge, null removes, lists are replaced whole.
+    patch: dict[str, Any] = Field(default_factory=dict)
+    # The pods' priority: the run creates a PriorityClass with this value and deletes it afterwards.
+    priority: int | None = Field(None, ge=-2_000_000_000, le=1_000_000_000)
 
     @model_validator(mode="after")
     def _one_count(self) -> Pods:
@@ -56,40 +128,134 @@ class Pods(StrictModel):
             raise ValueError("extra goes with per_eligible_node (pods beyond those per eligible node)")
         return self
 
+    @field_validator("patch")
+    @classmethod
+    def _patch(cls, patch: dict[str, Any]) -> dict[str, Any]:
+        owned = [path for path in RUN_OWNED if _has_path(patch, path.split("."))]
+        if owned:
+            raise ValueError("\n".join(f"{path}: set by the run, not by a patch (pods.scheduler and "
+                                       "pods.priority choose the scheduler and the priority)" for path in owned))
+        for key in ("metadata", "spec"):
+            if key in patch and not isinstance(patch[key], dict):
+                raise ValueError(f"{key}: must be a mapping")
+        return patch
+
+    def total(self, eligible: int) -> int:
+        return self.count if self.count is not None else (self.per_eligible_node or 0) * eligible + self.extra
+
+
+def _has_path(data: Mapping[str, Any], path: list[str]) -> bool:
+    for key in path:
+        if not isinstance(data, Mapping) or key not in data:
+            return False
+        data = data[key]
+    return True
+
+
+class Fill(StrictModel):
+    """Before the scenario's pods: one pod per eligible node requesting all of its free cpu, at this
+    priority, each bound before the next (the largest first): the cluster is then full."""
+
+    priority: int = Field(ge=-2_000_000_000, le=1_000_000_000)
+
+
+class Bound(StrictModel):
+    nodes: NodeSelector | None = None  # unset: any node
+
+
+class Pending(StrictModel):
+    count: int | None = Field(None, ge=1)  # unset: every pod of the scenario
+    # Text the FailedScheduling event must contain (kube-scheduler's reasons, "0/N nodes are available: ...")
+    reason: str | None = None
+
+
+class Spread(StrictModel):
+    within: int = Field(ge=0)  # max - min pods per eligible node
+    # scenario: the scenario's pods only (topology spread); all: every pod on the node, those already
+    # there included (when they are too uneven for the batch to level, it must level them as far as it can)
+    counting: Literal["scenario", "all"] = "scenario"
+
+
+class Untouched(StrictModel):
+    seconds: float = Field(5.0, gt=0, le=600)  # how long the pods must stay Pending with no event
+
+
+class AfterRestart(StrictModel):
+    pending_seconds: float = Field(3.0, gt=0, le=600)  # Pending time with the scheduler scaled to zero
+
 
 class Expect(StrictModel):
-    placement: Placement
-    observe_seconds: float = Field(5.0, gt=0, le=600)  # ignored: how long the pod must stay untouched
-    pending_seconds: float = Field(3.0, gt=0, le=600)  # bound-after-restart: Pending time at zero replicas
+    bound: Bound | None = None
+    pending: Pending | None = None
+    spread: Spread | None = None
+    preempted: int | None = Field(None, ge=1)  # fill pods preempted, each with a Preempted event
+    untouched: Untouched | None = None
+    bound_after_restart: AfterRestart | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Expect:
+        given = [k for k in type(self).model_fields if getattr(self, k) is not None]
+        if not given:
+            raise ValueError("expect at least one of " + ", ".join(type(self).model_fields))
+        for alone in ("untouched", "bound_after_restart"):
+            if alone in given and len(given) > 1:
+                raise ValueError(f"{alone} goes alone (it waits in its own way): remove "
+                                 + ", ".join(k for k in given if k != alone))
+        if self.bound is not None and self.pending is not None and self.pending.count is None:
+            raise ValueError("pending.count: say how many stay Pending when others are expected bound")
+        return self
+
+    def describe(self) -> str:
+        """The short `expected` column of the verdict table."""
+        parts = []
+        if self.bound is not None:
+            parts.append(f"bound to {self.bound.nodes}" if self.bound.nodes else "bound")
+        if self.spread is not None:
+            parts.append(f"spread within {self.spread.within}" + (" (all pods)" if self.spread.counting == "all"
+                                                                     else ""))
+        if self.preempted is not None:
+            parts.append(f"{self.preempted} preempted")
+        if self.pending is not None:
+            parts.append(f"{self.pending.count or 'all'} Pending" + (f": {self.pending.reason}"
+                                                                     if self.pending.reason else ""))
+        if self.untouched is not None:
+            parts.append("Pending, no events")
+        if self.bound_after_restart is not None:
+            parts.append("waits at 0 replicas, then bound")
+        return "; ".join(parts)
+
+
+class Requires(StrictModel):
+    """The scheduler's profile must enable these plugins (with these args), else the scenario is skipped."""
+
+    plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)  # plugin name -> args it must have
 
 
 class Scenario(StrictModel):
     id: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$")
     title: str
-    high_speed_label: Literal["applied", "removed", "untouched"] = "untouched"
+    requires: Requires = Requires()
+    nodes: list[NodeChange] = Field(default_factory=list)
+    fill: Fill | None = None
     pods: Pods
     expect: Expect
     opt_in: Literal["include-restart"] | None = None
+    source: str = Field("", exclude=True)  # the file it came from (set by the loader, not the file)
 
     @model_validator(mode="after")
     def _consistent(self) -> Scenario:
-        kind = self.expect.placement
-        if kind == "labelled-node" and (self.high_speed_label != "applied" or self.pods.network is None):
-            raise ValueError("labelled-node needs high_speed_label: applied and pods.network: high-speed")
-        if kind == "unschedulable" and (self.high_speed_label != "removed" or self.pods.network is None):
-            raise ValueError("unschedulable needs high_speed_label: removed and pods.network: high-speed")
-        if kind == "least-loaded-spread" and self.pods.per_eligible_node is None:
-            raise ValueError("least-loaded-spread needs pods.per_eligible_node (the batch size per worker)")
-        if kind == "ignored" and self.pods.scheduler != "unserved":
-            raise ValueError("ignored needs pods.scheduler: unserved")
-        if kind == "one-per-node" and (self.pods.anti_affinity is None or self.pods.per_eligible_node != 1):
-            raise ValueError("one-per-node needs pods.anti_affinity: required and pods.per_eligible_node: 1")
-        if kind == "even-spread" and (self.pods.topology_spread is None or self.pods.per_eligible_node is None):
-            raise ValueError("even-spread needs pods.topology_spread and pods.per_eligible_node")
-        if kind == "preempts" and self.pods.count != 1:
-            raise ValueError("preempts needs pods.count: 1 (the high-priority pod; the fillers are one per worker)")
-        if kind == "bound-after-restart" and self.opt_in != "include-restart":
-            raise ValueError("bound-after-restart changes the cluster's scheduler: set opt_in: include-restart")
+        expect = self.expect
+        if expect.preempted is not None and self.fill is None:
+            raise ValueError("expect.preempted needs fill (the lower-priority pods to preempt)")
+        if expect.preempted is not None and self.pods.priority is None:
+            raise ValueError("expect.preempted needs pods.priority (above fill.priority)")
+        if self.fill is not None and self.pods.priority is not None and self.pods.priority <= self.fill.priority:
+            raise ValueError("pods.priority must be above fill.priority, or nothing can be preempted")
+        pending = expect.pending.count if expect.pending is not None else None
+        if pending is not None and self.pods.count is not None and pending > self.pods.count:
+            raise ValueError(f"expect.pending.count: {pending} is more than pods.count")
+        if expect.bound_after_restart is not None and self.opt_in != "include-restart":
+            raise ValueError("expect.bound_after_restart changes the cluster's scheduler: set opt_in: include-restart")
         return self
 
 
@@ -117,17 +283,32 @@ class ScenarioSet(StrictModel):
         return chosen
 
 
+def _named(problem: str, data: Mapping[str, Any]) -> str:
+    """`scenarios[2].pods.count: ...` -> `scenario 'spread' (scenarios[2]): pods.count: ...`."""
+    head, dot, rest = problem.partition("].")
+    if not problem.startswith("scenarios[") or not dot:
+        return problem
+    try:
+        index = int(head.removeprefix("scenarios["))
+        name = data["scenarios"][index]["id"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return problem
+    return f"scenario {name!r} ({head}]): {rest}"
+
+
 def parse_scenarios(data: object, source: str = "<scenarios>") -> ScenarioSet:
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: expected a mapping with a `scenarios` list")
     try:
-        return ScenarioSet.model_validate(data)
+        parsed = ScenarioSet.model_validate(data)
     except ValidationError as err:
-        lines = "\n".join(f"  - {p}" for p in field_problems(err))
+        lines = "\n".join(f"  - {_named(p, data)}" for p in field_problems(err))
         raise ScenarioError(f"{source}: the placement scenarios are invalid:\n{lines}") from None
+    return parsed.model_copy(update={"scenarios": [s.model_copy(update={"source": source})
+                                                   for s in parsed.scenarios]})
 
 
-def load_scenarios(path: str | Path = SCENARIOS_FILE) -> ScenarioSet:
+def load_scenario_file(path: str | Path) -> ScenarioSet:
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -136,3 +317,17 @@ def load_scenarios(path: str | Path = SCENARIOS_FILE) -> ScenarioSet:
     except yaml.YAMLError as err:
         raise ScenarioError(f"{path}: not valid YAML: {err}") from None
     return parse_scenarios(data, str(path))
+
+
+def load_scenarios(paths: Iterable[str | Path] = (SCENARIOS_FILE,)) -> ScenarioSet:
+    """One set from several files, in order: the first file's `pod` defaults; ids unique across files."""
+    sets = [load_scenario_file(p) for p in paths]
+    if not sets:
+        raise ScenarioError("no scenarios file given")
+    seen: dict[str, str] = {}
+    for scenario in (s for one in sets for s in one.scenarios):
+        if scenario.id in seen:
+            raise ScenarioError(f"{scenario.source}: scenario {scenario.id!r} is also in {seen[scenario.id]}; "
+                                "give one of them another id")
+        seen[scenario.id] = scenario.source
+    return ScenarioSet.model_construct(pod=sets[0].pod, scenarios=[s for one in sets for s in one.scenarios])

@@ -1,6 +1,7 @@
 """One placement run's workspace on the cluster: its namespace, its test pods (rendered from
-templates/placement/), reading them back with their events, bounded waits, and the high-speed node label.
-The probe (probe.py) and the scenario checks (checks.py) work through it."""
+templates/placement/ with the scenario's patch), reading them back with their events, bounded waits, the
+scenario's node changes and PriorityClasses. The probe (probe.py) and the scenario check (checks.py) work
+through it."""
 
 from __future__ import annotations
 
@@ -19,11 +20,10 @@ from labkit.placement.changes import Changes
 from labkit.placement.explain import ExplainError, Explanation, SchedulerConfig, explain_in_cluster
 from labkit.placement.judge import MISS, Event, PodState, Verdict
 from labkit.placement.options import PlacementOptions
-from labkit.placement.scenarios import PodDefaults, Pods, Scenario, ScenarioSet, load_scenarios
+from labkit.placement.scenarios import NodeChange, PodDefaults, Scenario
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kubelab-placement"}
 SCENARIO_LABEL = "kubelab.io/placement-scenario"
-HOSTNAME_KEY = "kubernetes.io/hostname"
 NAMESPACE_PREFIX = "placement-"
 
 
@@ -34,35 +34,31 @@ def pod_image(defaults: PodDefaults, lab: Lab) -> str:
     return defaults.image or versions.pause_image(minor) or versions.pause_image(max(versions.KUBERNETES))
 
 
-def render_pod(defaults: PodDefaults, lab: Lab, name: str, namespace: str, scenario: str,
-               annotations: dict[str, str], scheduler_name: str, pods: Pods | None = None, *,
-               priority_class: str | None = None, cpu: str | None = None) -> dict[str, Any]:
-    """One test pod from templates/placement/pod.yaml.j2, with the constraints `pods` asks for (``cpu``
-    overrides the scenarios' default)."""
-    constraints = pod_constraints(pods, scenario) if pods is not None else {}
-    text = render("placement/pod.yaml.j2", name=name, namespace=namespace,
-                  labels={**MANAGED_BY, SCENARIO_LABEL: scenario}, annotations=annotations,
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch: maps merge, null removes a key, anything else replaces."""
+    if not isinstance(patch, dict):
+        return patch
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+def render_pod(defaults: PodDefaults, lab: Lab, name: str, namespace: str, scenario: str, scheduler_name: str,
+               patch: dict[str, Any] | None = None, *, priority_class: str | None = None,
+               cpu: str | None = None) -> dict[str, Any]:
+    """One test pod: templates/placement/pod.yaml.j2 (``cpu`` overrides the scenarios' default) with the
+    scenario's merge patch on top; the run's labels stay whatever the patch says."""
+    labels = {**MANAGED_BY, SCENARIO_LABEL: scenario}
+    text = render("placement/pod.yaml.j2", name=name, namespace=namespace, labels=labels,
                   scheduler_name=scheduler_name, image=pod_image(defaults, lab), cpu=cpu or defaults.cpu,
-                  memory=defaults.memory, affinity=constraints.get("affinity"),
-                  topology_spread_constraints=constraints.get("topologySpreadConstraints"),
-                  priority_class_name=priority_class)
-    return yaml.safe_load(text)
-
-
-def pod_constraints(pods: Pods, scenario: str) -> dict[str, Any]:
-    """The scenario's constraints among its own pods (selected by their scenario label), per node."""
-    own = {"matchLabels": {SCENARIO_LABEL: scenario}}
-    constraints: dict[str, Any] = {}
-    if pods.anti_affinity == "required":
-        constraints["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-            {"labelSelector": own, "topologyKey": HOSTNAME_KEY}]}}
-    if pods.topology_spread is not None:
-        # Honor: a node whose taints the pod does not tolerate (the control plane) is no domain; with the
-        # default Ignore it would count as a domain holding 0 pods, and hold every other node at maxSkew.
-        constraints["topologySpreadConstraints"] = [{
-            "maxSkew": 1, "topologyKey": HOSTNAME_KEY, "whenUnsatisfiable": pods.topology_spread,
-            "labelSelector": own, "nodeTaintsPolicy": "Honor"}]
-    return constraints
+                  memory=defaults.memory, priority_class_name=priority_class)
+    pod = merge_patch(yaml.safe_load(text), patch or {})
+    pod["metadata"]["labels"] = {**(pod["metadata"].get("labels") or {}), **labels}
+    return pod
 
 
 def render_namespace() -> dict[str, Any]:
@@ -73,23 +69,19 @@ EVENT_GRACE_SECONDS = 5.0  # how long a bound pod's Scheduled event may trail it
 
 
 class Session:
-    """The run's namespace, pods and label changes on one cluster, with the options' waits."""
+    """The run's namespace, pods and node changes on one cluster, with the options' waits."""
 
-    def __init__(self, lab: Lab, kube: Kube, config: SchedulerConfig, options: PlacementOptions, echo: Echo) -> None:
+    def __init__(self, lab: Lab, kube: Kube, config: SchedulerConfig, options: PlacementOptions, echo: Echo,
+                 pod_defaults: PodDefaults | None = None) -> None:
         self.lab = lab
         self.kube = kube
         self.config = config
         self.options = options
         self.echo = echo
+        self.pod_defaults = pod_defaults or PodDefaults()
         self.changes = Changes(kube)
         self.namespace = ""
-        self.scenarios: ScenarioSet = load_scenarios(options.scenarios_file)
-        s = lab.scheduler.network_aware
-        self.label_key, self.label_value, self.annotation_key = s.label_key, s.label_value, s.annotation_key
-
-    @property
-    def label(self) -> str:
-        return f"{self.label_key}={self.label_value}"
+        self.priority_classes: dict[int, str] = {}  # value -> the run's PriorityClass
 
     def wait(self, predicate: Callable[[], Any], timeout: float) -> Any:
         """Poll until predicate() is truthy or the timeout passes; returns its last value."""
@@ -100,25 +92,33 @@ class Session:
                 return value
             time.sleep(self.options.poll)
 
-    def pod_manifest(self, name: str, scenario: str, *, high_speed: bool, scheduler_name: str,
-                     pods: Pods | None = None, **overrides: Any) -> dict[str, Any]:
-        annotations = {self.annotation_key: self.label_value} if high_speed else {}
-        return render_pod(self.scenarios.pod, self.lab, name, self.namespace, scenario, annotations, scheduler_name,
-                          pods, **overrides)
+    def pod_manifest(self, name: str, scenario: str, *, scheduler_name: str, patch: dict[str, Any] | None = None,
+                     **overrides: Any) -> dict[str, Any]:
+        return render_pod(self.pod_defaults, self.lab, name, self.namespace, scenario, scheduler_name, patch,
+                          **overrides)
 
     def scenario_pod(self, scenario: Scenario, name: str, **overrides: Any) -> dict[str, Any]:
-        """A pod as the scenario's `pods` asks: the high-speed annotation, the lab's or an unserved scheduler;
+        """A pod as the scenario's `pods` asks: its patch, the lab's or an unserved scheduler, its priority;
         ``overrides``: render_pod's priority_class and cpu."""
         unserved = f"nobody-{self.namespace}"  # unique per run, so no scheduler can be serving it
-        return self.pod_manifest(name, scenario.id, high_speed=scenario.pods.network is not None,
-                                 scheduler_name=unserved if scenario.pods.scheduler == "unserved"
-                                 else self.lab.scheduler.name, pods=scenario.pods, **overrides)
+        if scenario.pods.priority is not None:
+            overrides.setdefault("priority_class", self.priority_class(scenario.pods.priority))
+        return self.pod_manifest(name, scenario.id, scheduler_name=unserved if scenario.pods.scheduler == "unserved"
+                                 else self.lab.scheduler.name, patch=scenario.pods.patch, **overrides)
 
     def create_pods(self, scenario: Scenario, count: int, prefix: str = "", **overrides: Any) -> list[str]:
         names = [f"{scenario.id}-{prefix}{i}" for i in range(1, count + 1)]
         for name in names:
             self.kube.create(pod_path(self.namespace), self.scenario_pod(scenario, name, **overrides))
         return names
+
+    def priority_class(self, value: int) -> str:
+        """The run's PriorityClass of this value, created on first use (deleted at the end of the run)."""
+        if value not in self.priority_classes:
+            name = f"{self.namespace}-priority-{value}".replace("--", "-minus-")
+            self.changes.create_priority_class(name, value)
+            self.priority_classes[value] = name
+        return self.priority_classes[value]
 
     def read(self, name: str, with_events: bool = True) -> PodState:
         obj = self.kube.pod(self.namespace, name)
@@ -156,10 +156,15 @@ class Session:
         return latest
 
     def wait_decided(self, names: list[str]) -> list[PodState]:
-        """Wait until each pod is bound or reported unschedulable (a FailedScheduling event); their states."""
+        """Wait until each pod is bound or reported unschedulable (a FailedScheduling event and the condition
+        PodScheduled=False, which a scheduler may write a moment apart); their states."""
+        def reported(state: PodState) -> bool:
+            cond = state.scheduled_condition
+            return bool(state.events_with("FailedScheduling") and cond and cond.get("status") == "False")
+
         def decided() -> list[PodState] | None:
             states = self.read_all(names)
-            return states if all(s.node or s.events_with("FailedScheduling") for s in states) else None
+            return states if all(s.node or reported(s) for s in states) else None
 
         return self.wait(decided, self.options.timeout) or self.read_all(names)
 
@@ -183,35 +188,39 @@ class Session:
         except (KubeError, ExplainError) as err:
             return Explanation(f"{self.namespace}/{name}", self.config.source, [], f"cannot explain: {err}")
 
-    # ---------------------------------------------------------------------------------------- labels
+    # ---------------------------------------------------------------------------------------- nodes
 
-    def nodes_by_name(self) -> dict[str, dict[str, Any]]:
-        return {n["metadata"]["name"]: n for n in self.kube.nodes()}
-
-    def set_high_speed_label(self, wanted: str) -> None:
-        """The scenario's high_speed_label: applied, removed, or untouched."""
-        if wanted == "applied":
-            self.apply_high_speed_label()
-        elif wanted == "removed":
-            self.remove_high_speed_label()
-
-    def apply_high_speed_label(self) -> None:
-        nodes = self.nodes_by_name()
-        for name in self.lab.placement.high_speed_nodes:
-            labels = nodes[name]["metadata"].get("labels") or {}
-            self.changes.set_label(name, self.label_key, self.label_value, labels.get(self.label_key))
-
-    def remove_high_speed_label(self) -> None:
-        removed = False
-        for name, node in self.nodes_by_name().items():
-            labels = node["metadata"].get("labels") or {}
-            if labels.get(self.label_key) == self.label_value:
-                self.changes.set_label(name, self.label_key, None, labels[self.label_key])
-                removed = True
-        if removed:
+    def apply_node_changes(self, changes: list[NodeChange]) -> None:
+        """The scenario's labels, taints and cordons on its selected nodes (restored by end_scenario)."""
+        if not changes:
+            return
+        nodes = {n["metadata"]["name"]: n for n in self.kube.nodes()}
+        changed = False
+        for change in changes:
+            for name in change.select.pick(list(nodes.values())):
+                meta, spec = nodes[name]["metadata"], nodes[name].get("spec") or {}
+                labels = meta.get("labels") or {}
+                for key, value in change.labels.items():
+                    changed |= labels.get(key) != value
+                    self.changes.set_label(name, key, value, labels.get(key))
+                if change.taints:
+                    current = spec.get("taints") or []
+                    wanted = current + [t.as_api() for t in change.taints if t.as_api() not in current]
+                    changed |= wanted != current
+                    self.changes.set_spec(name, "taints", wanted, spec.get("taints"))
+                if change.cordon is not None:
+                    changed |= bool(spec.get("unschedulable")) != change.cordon
+                    self.changes.set_spec(name, "unschedulable", change.cordon or None, spec.get("unschedulable"))
+        if changed:
             # The scheduler sees node and pod changes on separate watches: give the node change a head
-            # start, or a pod created at once may be placed by a cache that still has the label.
+            # start, or a pod created at once may be placed by a cache that does not have it yet.
             time.sleep(self.options.label_settle_seconds)
+
+    def end_scenario(self) -> list[str]:
+        """Between scenarios: delete the scenario's pods first (a Pending one would be bound once the nodes
+        are restored), then restore the nodes it changed."""
+        self.changes.delete_pods()
+        return self.changes.restore_nodes()
 
     def create_namespace(self) -> str:
         created = self.kube.create("/api/v1/namespaces", render_namespace())

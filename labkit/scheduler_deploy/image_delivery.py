@@ -14,6 +14,7 @@ from pyinfra.facts.server import Arch
 from deploys.image_archive import ArchiveError, Blob, ImageArchive, read_archive
 from deploys.scheduler_image import build_scheduler_image_in_vm, side_load_scheduler_image
 from labdef.lab import Lab
+from labkit import lab_plugins
 from labkit.console import Echo
 from labkit.image import (
     DEFAULT_PLATFORM,
@@ -119,7 +120,7 @@ def ensure_image(lab: Lab, inventory: Inventory, out_dir: Path, echo: Echo = pri
                  image_platform: str = DEFAULT_PLATFORM) -> BuiltImage:
     """The archive for the scheduler's current content: reused when built before, else built where a tool
     works (build tools are probed only when there is something to build)."""
-    plan = plan_build(out_dir, lab.scheduler.image, platform=image_platform)
+    plan = plan_build(out_dir, lab.scheduler.image, platform=image_platform, plugins=lab_plugins.folders(lab))
     if plan.done:
         echo(f"image {plan.ref} already built: {plan.archive}")
         return plan.result("cached", 0.0)

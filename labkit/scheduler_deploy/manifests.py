@@ -7,6 +7,7 @@ the kube-scheduler's KubeSchedulerConfiguration (checked by ``kube_scheduler_con
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ import yaml
 
 from labdef.lab import KUBE_SCHEDULER_SECURE_PORT, Lab
 from labdef.render import render
+from labkit import lab_plugins
 from labkit.scheduler_deploy.kube_scheduler_config import check_kube_scheduler_config
 
 TEMPLATE_DIR = "scheduler"
@@ -61,14 +63,24 @@ def selector_labels(lab: Lab) -> dict[str, str]:
     return {key: labels[key] for key in ("app.kubernetes.io/name", "app.kubernetes.io/instance")}
 
 
+def scheduler_profile(lab: Lab) -> dict[str, Any]:
+    """The profile our scheduler runs: the lab's scheduler.profile under scheduler.name. In extender mode the
+    extender's: the plugins the profile enables with kube-scheduler's defaults disabled (kube-scheduler runs
+    those itself: scoring them twice would weigh them double)."""
+    fragment = lab.scheduler.profile.fragment()
+    if lab.scheduler.mode == "extender":
+        plugins = copy.deepcopy(fragment.get("plugins") or {})
+        multi_point = plugins.setdefault("multiPoint", {})
+        multi_point["disabled"] = [{"name": "*"}, *(multi_point.get("disabled") or [])]
+        fragment = {**fragment, "plugins": plugins}
+    return {"schedulerName": lab.scheduler.name, **fragment}
+
+
 def render_config(lab: Lab) -> str:
-    """Our scheduler's configuration; in extender mode the extender's, which runs only our own plugins
-    (kube-scheduler runs its defaults itself: scoring them twice would weigh them double)."""
+    """Our scheduler's configuration (in extender mode the extender's)."""
     s = lab.scheduler
     return render(f"{TEMPLATE_DIR}/config.yaml.j2", name=s.name, namespace=s.namespace,
-                  leader_elect=s.leader_elect, port=s.port,
-                  network_aware=s.network_aware, least_loaded=s.least_loaded,
-                  only_our_plugins=s.mode == "extender")
+                  leader_elect=s.leader_elect, port=s.port, profile=scheduler_profile(lab))
 
 
 def render_kube_scheduler_config(lab: Lab) -> str:
@@ -119,6 +131,7 @@ def render_manifests(lab: Lab, image: str) -> list[Manifest]:
         "memory_request": s.memory_request,
         "memory_limit": s.memory_limit,
         "run_as_user": RUN_AS_USER,
+        "plugin_args": lab_plugins.scheduler_args(lab),
     }
     if s.mode == "extender":
         return _extender_manifests(lab, values)

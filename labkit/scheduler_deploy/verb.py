@@ -11,8 +11,9 @@ from typing import Any
 from pyinfra.api import Inventory
 
 from labdef.lab import Lab
+from labkit import lab_plugins
 from labkit.console import Echo
-from labkit.image import image_ref
+from labkit.image import SCHEDULER_DIR, image_ref
 from labkit.kube import Kube
 from labkit.paths import LabPaths
 from labkit.pyinfra_run import lab_hosts
@@ -62,27 +63,33 @@ def deploy_scheduler(lab: Lab, kubeconfig: Path, inventory: Inventory, image_dir
 def run_verb(lab: Lab, lab_file: Path, kubeconfig: Path | None = None, render_only: Path | None = None,
              inventory_file: str | Path | None = None, timeout: float = 300, echo: Echo = print,
              watch: bool = False) -> None:
-    """What `./lab deploy-scheduler` does; with `render_only`, only write the manifests there (in extender
+    """What `./lab deploy-scheduler` does, once the lab's plugins load and its profile fits them (else a
+    UserError naming the field, and nothing built, written or applied); with `render_only`, only write the manifests there (in extender
     mode also kube-scheduler's and the extender's configurations, each alone, to run them oneself); with
-    `watch`, again on every saved change under scheduler/."""
+    `watch`, again on every saved change under scheduler/ or a plugin folder."""
     if render_only:
-        for path in write_manifests(render_manifests(lab, image_ref(lab.scheduler.image, platform=host_platform())),
-                                    render_only):
+        lab_plugins.checked_registry(lab)  # a profile the plugins refuse is never written
+        image = image_ref(lab.scheduler.image, platform=host_platform(), plugins=lab_plugins.folders(lab))
+        for path in write_manifests(render_manifests(lab, image), render_only):
             echo(f"wrote {path}")
         if lab.scheduler.mode == "extender":
             kube_scheduler, extender = write_extender_mode_configs(lab, render_only)
             echo(f"wrote {kube_scheduler} (for kube-scheduler --config) and {extender} (for `python -m scheduler "
-                 f"extender --config {extender} --kubeconfig FILE --listen 127.0.0.1:{lab.scheduler.extender.port}`)")
+                 f"extender --config {extender} --kubeconfig FILE --listen 127.0.0.1:{lab.scheduler.extender.port}"
+                 + "".join(f" --plugins {source}" for source in lab_plugins.host_sources(lab)) + "`)")
         return
     paths = LabPaths.for_lab(lab.name)
 
     def deploy() -> dict[str, Any]:
+        # Each round: the plugin folders may have changed since the last one; nothing is built or applied
+        # for a profile they refuse.
+        lab_plugins.checked_registry(lab)
         # A fresh inventory each round: pyinfra's hosts keep the operations of the last run they were part
         # of, and a second run over the same Host objects fails on them (KeyError in State.get_op_order).
         return deploy_scheduler(lab, kubeconfig or paths.kubeconfig, lab_hosts(lab, lab_file, inventory_file),
                                 paths.state_dir / "images", timeout, echo)
 
     if watch:
-        watch_and_deploy(deploy, echo)
+        watch_and_deploy(deploy, echo, [SCHEDULER_DIR, *lab_plugins.folders(lab)])
     else:
         deploy()

@@ -193,7 +193,8 @@ def test_checksum_follows_both_configurations(lab: Lab) -> None:
         return one(each, "Deployment")["spec"]["template"]["metadata"]["annotations"][CHECKSUM_ANNOTATION]
 
     assert checksum(extender_lab(weight=2)) != checksum(lab)  # kube-scheduler's configuration
-    changed_ours = with_changes(lab, {"scheduler.least_loaded.strategy": "MostAllocated"})
+    changed_ours = with_changes(lab, {"scheduler.profile": {
+        "pluginConfig": [{"name": "LeastLoaded", "args": {"mode": "podCount", "strategy": "MostAllocated"}}]}})
     assert checksum(changed_ours) != checksum(lab)  # the extender's
     assert checksum(with_changes(lab, {"scheduler.replicas": 2})) == checksum(lab)
 
@@ -202,6 +203,7 @@ def test_render_only_writes_the_manifests_and_kube_schedulers_configuration(tmp_
     lab_file = tmp_path / "lab.yaml"
     data = yaml.safe_load(DEFAULT_LAB_FILE.read_text())
     data["scheduler"]["mode"] = "extender"
+    data["scheduler"]["plugins"] = [str(DEFAULT_LAB_FILE.parent / p) for p in data["scheduler"]["plugins"]]
     lab_file.write_text(yaml.safe_dump(data))
     lines: list[str] = []
     out = tmp_path / "out"
@@ -215,9 +217,26 @@ def test_render_only_writes_the_manifests_and_kube_schedulers_configuration(tmp_
     parse_config(yaml.safe_load((out / EXTENDER_CONFIG_FILE).read_text()), EXTENDER_CONFIG_FILE,
                  bundled_plugins.registry())
     assert any(f"python -m scheduler extender --config {out / EXTENDER_CONFIG_FILE} --kubeconfig FILE --listen "
-               "127.0.0.1:8888" in line for line in lines), lines
+               f"127.0.0.1:8888 --plugins {DEFAULT_LAB_FILE.parent / 'plugins' / 'network_aware'} --plugins "
+               f"{DEFAULT_LAB_FILE.parent / 'plugins' / 'least_loaded'}`" in line for line in lines), lines
 
 
 def test_render_only_in_standalone_mode_writes_no_kube_scheduler_configuration(tmp_path: Path) -> None:
     run_verb(load_lab(), DEFAULT_LAB_FILE, render_only=tmp_path, echo=lambda _line: None)
     assert not (tmp_path / KUBE_SCHEDULER_CONFIG_FILE).exists() and not (tmp_path / EXTENDER_CONFIG_FILE).exists()
+
+
+def test_the_extender_serves_the_plugins_the_profile_enables(lab: Lab) -> None:
+    """kube-scheduler runs its default plugins itself: the extender's profile is the lab's with them disabled,
+    and the extender container gets the plugin folders as the standalone scheduler does."""
+    profile = {"plugins": {"multiPoint": {"enabled": [{"name": "GpuAware", "weight": 2}]},
+                           "score": {"disabled": [{"name": "GpuAware"}]}},
+               "pluginConfig": [{"name": "GpuAware", "args": {"min": 2}}]}
+    mine = with_changes(lab, {"scheduler.profile": profile, "scheduler.plugins": ["../elsewhere/gpu_aware"]})
+    config = yaml.safe_load(one(mine, "ConfigMap")["data"]["config.yaml"])
+    assert config["profiles"] == [{
+        "schedulerName": "my-custom-scheduler",
+        "plugins": {"multiPoint": {"enabled": [{"name": "GpuAware", "weight": 2}], "disabled": [{"name": "*"}]},
+                    "score": {"disabled": [{"name": "GpuAware"}]}},
+        "pluginConfig": [{"name": "GpuAware", "args": {"min": 2}}]}]
+    assert "--plugins=/opt/kubelab/plugins/gpu_aware" in containers(mine)["extender"]["args"]

@@ -180,10 +180,11 @@ def test_lab_rejects_several_replicas_without_leader_election() -> None:
 def test_deploy_reuses_a_built_archive_without_probing_build_tools(tmp_path: Path, monkeypatch) -> None:
     """No build tool is asked (`docker info` and friends) when the archive for this content exists."""
     import labkit.image
+    from labkit import lab_plugins
     from labkit.scheduler_deploy.image_delivery import ensure_image
 
     lab = parse_lab(_lab_data(), "lab.yaml")
-    plan = labkit.image.plan_build(tmp_path, lab.scheduler.image)
+    plan = labkit.image.plan_build(tmp_path, lab.scheduler.image, plugins=lab_plugins.folders(lab))
     _archive(plan.archive, [{"Config": f"{'cd' * 32}.json", "RepoTags": [plan.ref], "Layers": []}])
 
     def no_probe(*args: object) -> None:
@@ -235,3 +236,84 @@ def test_a_failed_wheel_download_is_not_kept(tmp_path: Path) -> None:
     with pytest.raises(ImageError, match="no index"):
         provide_wheels(tmp_path / "ctx", "3.12", "linux/amd64", run=failing)
     assert not list(tmp_path.glob("wheels-*"))
+
+
+@pytest.fixture
+def plugin(tmp_path: Path) -> Path:
+    """A user's plugin folder outside the repository."""
+    folder = tmp_path / "mine" / "gpu_aware"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text("PLUGINS = []\n")
+    (folder / "requirements.txt").write_text("# what the plugin needs\nhumanize==4.9.0\n\nrich==13.7.1  # pinned\n")
+    return folder
+
+
+def test_tag_covers_the_plugin_folders_and_their_requirements(sources: Path, plugin: Path) -> None:
+    def with_plugin() -> str:
+        return content_tag(BASE, "linux/amd64", LOCK, sources=scheduler_sources(sources),
+                           source_root=sources, plugins=[plugin])
+
+    before = with_plugin()
+    assert before != tag(sources)  # the folder counts
+    assert with_plugin() == before
+    (plugin / "__init__.py").write_text("PLUGINS = []  # changed\n")
+    assert with_plugin() != before  # changing a plugin file changes the tag
+    changed = with_plugin()
+    (plugin / "__pycache__").mkdir()
+    (plugin / "__pycache__" / "x.cpython-312.pyc").write_bytes(b"\0")
+    (plugin / ".x.swp").write_text("swap")
+    assert with_plugin() == changed  # caches and hidden files are not shipped
+
+
+def test_plugin_requirements_join_the_lock_and_the_tag(plugin: Path) -> None:
+    from labkit.image import with_plugin_requirements
+
+    assert with_plugin_requirements(LOCK, [plugin]) == ["humanize==4.9.0", "kubernetes==36.0.3", "rich==13.7.1",
+                                                        "urllib3==2.8.0"]
+    (plugin / "requirements.txt").write_text("urllib3==2.7.0\n")
+    with pytest.raises(ImageError, match=rf"{plugin}/requirements.txt: urllib3==2.7.0 contradicts urllib3==2.8.0 "
+                                         "of the scheduler's own dependencies"):
+        with_plugin_requirements(LOCK, [plugin])
+
+
+@pytest.mark.parametrize(("line", "number"), [("humanize>=4", 2), ("humanize", 2), ("-e git+https://x/y", 2),
+                                              ("humanize==4.9.0 --hash=sha256:ab", 2)])
+def test_an_unpinned_requirement_is_refused_by_file_and_line(plugin: Path, line: str, number: int) -> None:
+    from labkit.lab_plugins import PluginFolderError, requirements
+
+    (plugin / "requirements.txt").write_text(f"rich==13.7.1\n{line}\n")
+    with pytest.raises(PluginFolderError, match=rf"{plugin}/requirements.txt:{number}: .* is not pinned"):
+        requirements(plugin)
+
+
+def test_the_context_holds_each_plugin_folder_under_its_name(tmp_path: Path, plugin: Path) -> None:
+    from labkit.image import context_tag, prepare_context
+
+    (plugin / "tests").mkdir()
+    (plugin / "tests" / "test_it.py").write_text("def test(): pass\n")
+    context = prepare_context(tmp_path / "context", LOCK, [plugin])
+    shipped = sorted(p.relative_to(context / "plugins").as_posix() for p in (context / "plugins").rglob("*")
+                     if p.is_file())
+    assert shipped == ["gpu_aware/__init__.py", "gpu_aware/requirements.txt", "gpu_aware/tests/test_it.py"]
+    # the tag computed from the context is the one computed from the folders themselves
+    assert context_tag(context, BASE, "linux/amd64") == content_tag(
+        BASE, "linux/amd64", LOCK, containerfile=CONTAINERFILE, plugins=[plugin])
+    empty = prepare_context(tmp_path / "empty", LOCK)
+    assert (empty / "plugins").is_dir() and not list((empty / "plugins").iterdir())
+    assert "COPY plugins/ /opt/kubelab/plugins/" in CONTAINERFILE.read_text()
+
+
+def test_the_tag_command_names_the_image_of_the_labs_plugin_folders(tmp_path: Path, plugin: Path, capsys) -> None:
+    """`python -m labkit.image tag --lab FILE`: the reference deploy-scheduler would deploy for that lab."""
+    from labkit.image import image_ref, main
+
+    data = _lab_data()
+    data["scheduler"]["plugins"] = [str(plugin)]
+    data["placement"] = {}
+    lab_file = tmp_path / "lab.yaml"
+    lab_file.write_text(yaml.safe_dump(data))
+    assert main(["tag", "--lab", str(lab_file)]) == 0
+    assert capsys.readouterr().out.strip() == image_ref(plugins=[plugin]) != image_ref()
+    (plugin / "requirements.txt").write_text("humanize>=4\n")
+    assert main(["tag", "--lab", str(lab_file)]) == 1
+    assert f"{plugin}/requirements.txt:1: 'humanize>=4' is not pinned" in capsys.readouterr().err

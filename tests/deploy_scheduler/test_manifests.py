@@ -6,6 +6,7 @@ Validation uses kubernetes-validate (strict: unknown fields fail) against the la
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import kubernetes_validate
@@ -146,7 +147,8 @@ def test_checksum_follows_the_config_only(lab: Lab) -> None:
 
     text = objects(lab)["ConfigMap"]["data"]["config.yaml"]
     assert checksum(lab) == hashlib.sha256(text.encode()).hexdigest()
-    assert checksum(lab_with(least_loaded={"mode": "podCount", "strategy": "MostAllocated"})) != checksum(lab)
+    packing = {"pluginConfig": [{"name": "LeastLoaded", "args": {"mode": "podCount", "strategy": "MostAllocated"}}]}
+    assert checksum(lab_with(profile=packing)) != checksum(lab)
     assert checksum(lab_with(leader_elect=False)) != checksum(lab)
     # Not config: same checksum, so scaling or a new image does not count as a config change.
     assert checksum(lab_with(replicas=2)) == checksum(lab)
@@ -180,4 +182,59 @@ def test_render_only_names_the_image_built_for_this_hosts_architecture(tmp_path:
     run_verb(load_lab(), DEFAULT_LAB_FILE, render_only=tmp_path, echo=lambda _line: None)
     dep = yaml.safe_load(max(tmp_path.glob("*deployment*")).read_text())
     image = dep["spec"]["template"]["spec"]["containers"][0]["image"]
-    assert image == image_ref("localhost/kubelab-scheduler", platform="linux/arm64") != image_ref("localhost/kubelab-scheduler")
+    folders = [DEFAULT_LAB_FILE.parent / "plugins" / n for n in ("network_aware", "least_loaded")]
+    assert image == image_ref("localhost/kubelab-scheduler", platform="linux/arm64", plugins=folders)
+    assert image != image_ref("localhost/kubelab-scheduler", plugins=folders)
+    assert image != image_ref("localhost/kubelab-scheduler", platform="linux/arm64")  # the folders count
+
+
+def test_the_profile_is_the_lab_definitions_data_for_any_plugin(tmp_path: Path) -> None:
+    """No plugin name lives in a template: a user's plugin folder and profile render as given, the folder
+    passed to the scheduler where the image holds it, a module name as it is."""
+    profile = {"plugins": {"filter": {"enabled": [{"name": "GpuAware"}]},
+                           "score": {"enabled": [{"name": "GpuAware", "weight": 3}],
+                                     "disabled": [{"name": "NodeResourcesBalancedAllocation"}]}},
+               "pluginConfig": [{"name": "GpuAware", "args": {"annotation": "example.com/gpu", "min": 2}}],
+               "percentageOfNodesToScore": 50}
+    lab = lab_with(plugins=["../elsewhere/gpu_aware", "my_pkg.plugins"], profile=profile)
+    config = yaml.safe_load(objects(lab)["ConfigMap"]["data"]["config.yaml"])
+    assert config["profiles"] == [{"schedulerName": "my-custom-scheduler", **profile}]
+    args = pod_spec(lab)["containers"][0]["args"]
+    assert args[-2:] == ["--plugins=/opt/kubelab/plugins/gpu_aware", "--plugins=my_pkg.plugins"]
+    for template in (DEFAULT_LAB_FILE.parent / "templates").rglob("*.j2"):
+        for name in ("NetworkAware", "LeastLoaded", "high-speed"):
+            assert name not in template.read_text(), template
+
+
+def test_a_profile_naming_its_scheduler_and_the_replaced_fields_are_refused() -> None:
+    from labdef.lab import LabError, parse_lab
+
+    data = yaml.safe_load(DEFAULT_LAB_FILE.read_text())
+    data["scheduler"]["profile"]["schedulerName"] = "x"
+    with pytest.raises(LabError, match="scheduler.profile: schedulerName comes from scheduler.name"):
+        parse_lab(data)
+    data = yaml.safe_load(DEFAULT_LAB_FILE.read_text())
+    data["scheduler"]["network_aware"] = {"label_key": "network-topology"}
+    data["scheduler"]["least_loaded"] = {"mode": "podCount"}
+    with pytest.raises(LabError) as err:
+        parse_lab(data)
+    text = str(err.value)
+    assert ("scheduler.network_aware: replaced by scheduler.plugins (the plugin's folder) and scheduler.profile "
+            "(the plugin enabled under plugins.multiPoint.enabled, its args under pluginConfig in camelCase, e.g. "
+            "label_key -> labelKey)") in text
+    assert "scheduler.least_loaded: replaced by scheduler.plugins (the plugin's folder)" in text
+
+
+@pytest.mark.parametrize(("plugins", "message"), [
+    (["gpu aware"], "scheduler.plugins[0]: 'gpu aware' is neither a folder (write ./gpu aware"),
+    (["a/gpu_aware", "b/gpu_aware"], "scheduler.plugins[1]: folder name 'gpu_aware' is also scheduler.plugins[0]'s"),
+    (["./gpu-aware"], "scheduler.plugins[0]: folder name 'gpu-aware' is not a Python package name"),
+    (["gpu_aware.py"], "scheduler.plugins[0]: 'gpu_aware.py' is a file; give the folder holding the plugin"),
+])
+def test_bad_plugin_sources_are_named(plugins: list[str], message: str) -> None:
+    from labdef.lab import LabError, parse_lab
+
+    data = yaml.safe_load(DEFAULT_LAB_FILE.read_text())
+    data["scheduler"]["plugins"] = plugins
+    with pytest.raises(LabError, match=re.escape(message)):
+        parse_lab(data)

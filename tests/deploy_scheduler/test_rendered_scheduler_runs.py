@@ -1,5 +1,5 @@
-"""The rendered config and the Deployment's own args start the real scheduler, whose health endpoints
-answer where the probes look and which places a pod.
+"""The rendered config and the Deployment's own args (the plugin folders included) start the real scheduler,
+whose health endpoints answer where the probes look and which places a pod.
 
 The scheduler runs as a subprocess on this host (`python -m scheduler` with the Deployment's args, the
 ConfigMap's config, and --kubeconfig for tests/kubeapi, the in-repo Kubernetes API test server that stands
@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from labkit import lab_plugins
+from labkit.lab_plugins import IMAGE_PLUGINS_DIR
 from labkit.scheduler_deploy.manifests import render_manifests
-from tests import bundled_plugins
 from tests.deploy_scheduler.test_manifests import lab_with
 from tests.kubeapi.fixtures import free_port
 
@@ -46,11 +47,14 @@ def test_rendered_scheduler_starts_answers_its_probes_and_binds(kube_api, kube_a
     config = tmp_path / "config.yaml"
     config.write_text(objs["ConfigMap"]["data"]["config.yaml"])
     container = objs["Deployment"]["spec"]["template"]["spec"]["containers"][0]
-    args = [arg.replace(CONFIG_MOUNT, str(config)) for arg in container["args"]]
+    # The image's paths on this host: the config file, and each plugin folder where the image would hold it.
+    here = {CONFIG_MOUNT: str(config)} | {f"{IMAGE_PLUGINS_DIR}/{f.name}": str(f) for f in lab_plugins.folders(lab)}
+    args = [f"{flag}={here.get(value, value)}" if sep else flag
+            for flag, sep, value in (arg.partition("=") for arg in container["args"])]
+    assert sum(arg.startswith("--plugins=") for arg in args) == len(lab.scheduler.plugins)
     kube_api.add_nodes(2)
 
-    proc = subprocess.Popen([sys.executable, "-m", "scheduler", *args, "--kubeconfig", str(kube_api_kubeconfig),
-                             *bundled_plugins.CLI_ARGS],
+    proc = subprocess.Popen([sys.executable, "-m", "scheduler", *args, "--kubeconfig", str(kube_api_kubeconfig)],
                             cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:

@@ -29,6 +29,7 @@ def test_render_only_writes_the_manifests_for_review(tmp_path: Path) -> None:
 def test_a_lab_that_was_never_brought_up_is_refused_before_any_build(tmp_path: Path) -> None:
     data = yaml.safe_load((REPO / "lab.yaml").read_text())
     data["name"] = "never-up-deploy-test"
+    data["scheduler"]["plugins"] = [str(REPO / p) for p in data["scheduler"]["plugins"]]  # the lab file moved
     lab_file = tmp_path / "lab.yaml"
     lab_file.write_text(yaml.safe_dump(data))
     result = invoke("--lab", str(lab_file))

@@ -17,13 +17,13 @@ from labkit.scheduler_deploy.watch import watch_and_deploy
 class Loop:
     """watch_and_deploy in a thread; `deploys` counts rounds, `lines` is what it printed."""
 
-    def __init__(self, root: Path, fail_on: set[int] = frozenset()) -> None:
-        self.root, self.fail_on = root, fail_on
+    def __init__(self, roots: list[Path], fail_on: set[int] = frozenset()) -> None:
+        self.root, self.plugin, self.fail_on = roots[0], roots[1], fail_on
         self.lines: list[str] = []
         self.deploys = 0
         self.stop = threading.Event()
         self.thread = threading.Thread(target=watch_and_deploy,
-                                       args=(self.deploy, self.lines.append, root, self.stop), daemon=True)
+                                       args=(self.deploy, self.lines.append, roots, self.stop), daemon=True)
 
     def deploy(self) -> None:
         self.deploys += 1
@@ -40,8 +40,9 @@ class Loop:
 
 @pytest.fixture
 def loop(tmp_path):
-    (tmp_path / "plugins").mkdir()
-    running = Loop(tmp_path, fail_on={2})
+    (tmp_path / "scheduler" / "plugins").mkdir(parents=True)
+    (tmp_path / "elsewhere" / "my_plugin").mkdir(parents=True)  # a plugin folder outside the tree
+    running = Loop([tmp_path / "scheduler", tmp_path / "elsewhere" / "my_plugin"], fail_on={2})
     running.thread.start()
     yield running
     running.stop.set()
@@ -52,7 +53,15 @@ def test_deploys_at_start_and_again_after_each_save(loop):
     loop.wait_for(1)
     (loop.root / "plugins" / "x.py").write_text("x = 1\n")
     loop.wait_for(2)
-    assert "changed: plugins/x.py" in loop.lines
+    assert "changed: scheduler/plugins/x.py" in loop.lines
+
+
+def test_a_save_in_a_plugin_folder_deploys_again(loop):
+    loop.wait_for(1)
+    assert loop.lines[-1] == f"watching {loop.root}, {loop.plugin} for changes (Ctrl-C ends it)"
+    (loop.plugin / "filter.py").write_text("x = 1\n")
+    loop.wait_for(2)
+    assert "changed: my_plugin/filter.py" in loop.lines
 
 
 def test_a_failed_round_is_reported_and_the_loop_goes_on(loop):
@@ -94,6 +103,10 @@ def test_every_round_gets_a_fresh_inventory(monkeypatch, tmp_path):
     used = []
     monkeypatch.setattr(verb, "lab_hosts", lambda *args: object())
     monkeypatch.setattr(verb, "deploy_scheduler", lambda lab, kubeconfig, inventory, *rest: used.append(inventory))
-    monkeypatch.setattr(verb, "watch_and_deploy", lambda deploy, echo: (deploy(), deploy()))
+    watched = []
+    monkeypatch.setattr(verb, "watch_and_deploy", lambda deploy, echo, roots: (watched.extend(roots), deploy(), deploy()))
     verb.run_verb(load_lab(DEFAULT_LAB_FILE), DEFAULT_LAB_FILE, tmp_path / "kubeconfig", watch=True)
     assert len(used) == 2 and used[0] is not used[1]
+    # scheduler/ and the lab's plugin folders
+    root = DEFAULT_LAB_FILE.parent
+    assert watched == [root / "scheduler", root / "plugins" / "network_aware", root / "plugins" / "least_loaded"]

@@ -25,7 +25,7 @@ def make_lab(workers: int | None = None, **overrides: dict[str, Any]) -> Lab:
              "memory_mb": 2048}
             for i in range(1, workers + 1)
         ]
-        data["placement"] = {"high_speed_nodes": ["k8s-worker-01"]}
+        data["placement"] = {"scenarios": ["plugins/network_aware/scenarios.yaml"]}
     for section, values in overrides.items():
         data[section] = {**data.get(section, {}), **values}
     return parse_lab(data, "test-lab")

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from labdef.lab import load_lab
+from labkit import lab_plugins
 from labkit.image import BaseImage, Builder, BuiltImage, build_image
 from tests.image.base import (
     Containerd,
@@ -18,6 +20,8 @@ from tests.image.base import (
     private_containerd,
     shared_buildah_and_base,
 )
+
+PLUGIN_FOLDERS = lab_plugins.folders(load_lab())  # the default lab's: what deploy-scheduler ships
 
 
 @pytest.fixture(scope="session")
@@ -37,11 +41,11 @@ def local_base(image_tools: None) -> BaseImage:
 
 @pytest.fixture(scope="session")
 def built(buildah: Builder, local_base: BaseImage, tmp_path_factory) -> BuiltImage:
-    """The scheduler image built once for the suite."""
+    """The scheduler image built once for the suite, with the default lab's plugin folders in it."""
     out = tmp_path_factory.mktemp("images")
     lines: list[str] = []
     started = time.monotonic()
-    image = build_image(out, base=local_base, builder=buildah, log=lines.append)
+    image = build_image(out, base=local_base, builder=buildah, log=lines.append, plugins=PLUGIN_FOLDERS)
     print(f"\nbuild: {image.ref} with {image.builder} in {image.seconds:.1f}s "
           f"(with context and wheels {time.monotonic() - started:.1f}s)")
     return image

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from labkit.image import DEFAULT_PLATFORM, build_image, context_tag, scheduler_version
+from labkit.lab_plugins import IMAGE_PLUGINS_DIR
 from tests.image.base import config_blob_digest
+from tests.image.conftest import PLUGIN_FOLDERS
 
 pytestmark = pytest.mark.image
 
@@ -44,6 +46,13 @@ def test_containerd_imports_and_runs_the_image(built, containerd) -> None:
     assert scheduler_version() in version
     uid = containerd.ctr("run", "--rm", built.ref, "uid-check", "id", "-u")
     assert uid.strip() == "65532"
+    # the lab's plugin folders, where the manifests' --plugins point, load as the scheduler loads them
+    args = [arg for folder in PLUGIN_FOLDERS for arg in ("--plugins", f"{IMAGE_PLUGINS_DIR}/{folder.name}")]
+    loaded = containerd.ctr("run", "--rm", built.ref, "plugins-check", "python", "-c",
+                            "import sys; from scheduler.framework import load_registry; r = load_registry(sys.argv[2::2]); "
+                            "print(sorted({r.source_of(name) for name in r}))", *args)
+    for folder in PLUGIN_FOLDERS:
+        assert f"'{IMAGE_PLUGINS_DIR}/{folder.name}'" in loaded, loaded
 
 
 def test_rebuilding_unchanged_content_reuses_the_archive(built, buildah, local_base) -> None:

@@ -6,7 +6,7 @@ import ipaddress
 import pytest
 import yaml
 
-from labdef.lab import DEFAULT_LAB_FILE, LabError, load_lab, parse_lab
+from labdef.lab import DEFAULT_LAB_FILE, LabError, load_lab, missing_files, parse_lab, with_changes
 
 VBOX_DEFAULT = [ipaddress.ip_network("192.168.56.0/21")]
 
@@ -90,8 +90,8 @@ CASES = {
     "negative request": (lambda d: d["scheduler"].update(cpu_request="-100m"), "scheduler.cpu_request: '-100m' is negative"),
     "malformed request": (lambda d: d["scheduler"].update(memory_request="12 GB"), "scheduler.memory_request: '12 GB' is not a quantity"),
     "bad scheduler name": (lambda d: d["scheduler"].update(name="My_Scheduler"), "scheduler.name: 'My_Scheduler' must be a DNS label"),
-    "high-speed node unknown": (lambda d: d["placement"].update(high_speed_nodes=["nope"]),
-                                "placement.high_speed_nodes[0]: 'nope' is not a worker"),
+    "old high_speed_nodes": (lambda d: d["placement"].update(high_speed_nodes=["k8s-worker-01"]),
+                             "placement: high_speed_nodes is replaced by the scenarios' own node selectors"),
     "unknown scheduler mode": (lambda d: d["scheduler"].update(mode="webhook"),
                                "scheduler.mode: Input should be 'standalone' or 'extender'"),
     "extender weight 0": (lambda d: d["scheduler"]["extender"].update(weight=0),
@@ -153,7 +153,6 @@ def test_not_a_mapping():
 
 
 def test_with_changes_revalidates(data):
-    from labdef.lab import with_changes
 
     lab = parse_lab(data, allowed_ranges=VBOX_DEFAULT)
     mirror = with_changes(lab, {"kubernetes.package_source": "file:///srv/kube-debs/"})
@@ -175,3 +174,25 @@ def test_extender_mode_and_its_defaults(data):
 def test_standalone_is_the_default_mode(data):
     del data["scheduler"]["mode"]
     assert parse_lab(data, allowed_ranges=VBOX_DEFAULT).scheduler.mode == "standalone"
+
+
+def test_paths_in_the_definition_start_from_the_lab_files_folder(tmp_path, data):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "scenarios.yaml").write_text("scenarios: []\n")
+    data["placement"] = {"scenarios": ["mine/scenarios.yaml", "gone.yaml"]}
+    data["scheduler"]["plugins"] = ["./mine", "./gone_plugin", "an.installed.module"]
+    lab_file = tmp_path / "lab.yaml"
+    lab_file.write_text(yaml.safe_dump(data))
+    lab = load_lab(lab_file)
+    assert lab.path("mine/scenarios.yaml") == tmp_path / "mine" / "scenarios.yaml"
+    assert missing_files(lab) == [
+        (f"scheduler.plugins[1]: no folder ./gone_plugin (looked in {tmp_path}, the lab file's folder); give a "
+         "plugin folder's path relative to it"),
+        (f"placement.scenarios[1]: no file gone.yaml (looked in {tmp_path}, the lab "
+         "file's folder); give a scenarios file's path relative to it")]
+    assert with_changes(lab, {"scheduler.replicas": 2}).base_dir == tmp_path  # kept across changes
+
+
+def test_the_default_lab_names_files_that_are_there():
+    lab = load_lab(DEFAULT_LAB_FILE)
+    assert lab.placement.scenarios and missing_files(lab) == []

@@ -85,3 +85,16 @@ def test_host_memory_on_linux_comes_from_proc_meminfo(tmp_path):
 def test_lxc_lab_on_macos_says_it_needs_linux(tmp_path):
     (check,) = doctor.check_network(lxc_lab(), sys_class_net=tmp_path, platform="darwin")
     assert check.verdict == doctor.FAIL and "needs a Linux host" in check.detail
+
+
+def test_the_plugin_folders_and_scenario_files_the_lab_names_must_be_there(tmp_path):
+    data = yaml.safe_load(DEFAULT_LAB_FILE.read_text())
+    lab_file = tmp_path / "lab.yaml"
+    lab_file.write_text(yaml.safe_dump(data))  # copied away from the plugin folders it names
+    [check] = doctor.check_lab_files(load_lab(lab_file))
+    assert check.verdict == doctor.FAIL
+    assert check.detail.startswith("scheduler.plugins[0]: no folder plugins/network_aware")
+    assert "placement.scenarios[0]: no file plugins/network_aware/scenarios.yaml" in check.detail
+    assert list(doctor.check_scheduler_plugins(load_lab(lab_file))) == []  # not loaded: named above
+    [check] = doctor.check_lab_files(load_lab(DEFAULT_LAB_FILE))
+    assert check.verdict == doctor.OK

@@ -141,7 +141,8 @@ def test_containerd_verdict_follows_releases_md(minor, version, verdict):
 
 
 def test_doctor_reports_the_checked_pairings_and_the_warnings(monkeypatch):
-    for host_check in ("check_python_deps", "check_vagrant", "check_host_size", "check_network"):
+    for host_check in ("check_python_deps", "check_vagrant", "check_host_size", "check_network", "check_lab_files",
+                       "check_scheduler_plugins"):
         monkeypatch.setattr(doctor, host_check, lambda *args: [])
     assert [c.name for c in doctor.run_checks(lab_with())] == ["calico", "containerd", "kubeadm"]
     checks = {c.name: c for c in doctor.check_versions(lab_with())}

@@ -28,9 +28,9 @@ from typing import Any, Self
 import yaml
 
 from labdef.lab import Lab
+from labkit import lab_plugins
 from labkit.kube import Kube, pod_path
 from labkit.paths import PROJECT_ROOT
-from tests import bundled_plugins
 from tests.kubeapi import KubeApiServer
 from tests.kubeapi.errors import ApiError
 from tests.kubeapi.fixtures import free_port
@@ -59,7 +59,7 @@ class ExtenderDeploymentStandIn:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "scheduler", "extender", "--config", str(self.config_file),
                  "--kubeconfig", str(self.kubeconfig), "--listen", f"127.0.0.1:{self.port}",
-                 *bundled_plugins.CLI_ARGS],
+                 *(arg for source in lab_plugins.host_sources(self.lab) for arg in ("--plugins", source))],
                 cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT)
         self.server.wait_for(self._ready, timeout=30)
         self._record_running_pod()

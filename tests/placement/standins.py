@@ -20,15 +20,16 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Self
 
 import yaml
 
 from labdef.lab import Lab, parse_lab
+from labkit import lab_plugins
 from labkit.paths import PROJECT_ROOT
 from labkit.scheduler_deploy.manifests import render_manifests
-from tests import bundled_plugins
 from tests.kubeapi import KubeApiServer
 from tests.kubeapi.errors import ApiError
 
@@ -38,13 +39,23 @@ CONTROL_PLANE_TAINT = {"key": "node-role.kubernetes.io/control-plane", "effect":
 TEST_IMAGE = "localhost/kubelab-scheduler:placement-test"
 
 
-def lab_data(*, network_aware: dict[str, str] | None = None, least_loaded: dict[str, str] | None = None,
-             high_speed_nodes: list[str] | None = None) -> dict:
-    scheduler: dict[str, Any] = {"name": "my-custom-scheduler", "namespace": "kube-system"}
-    if network_aware:
-        scheduler["network_aware"] = network_aware
-    if least_loaded:
-        scheduler["least_loaded"] = least_loaded
+BUNDLED = ("network_aware", "least_loaded")
+PLUGIN_FOLDERS = [str(PROJECT_ROOT / "plugins" / name) for name in BUNDLED]
+PLUGIN_SCENARIOS = [f"{folder}/scenarios.yaml" for folder in PLUGIN_FOLDERS]
+NETWORK_AWARE_ARGS = {"annotationKey": "my-network-preference", "labelKey": "network-topology", "labelValue": "high-speed"}
+LEAST_LOADED_ARGS = {"mode": "podCount", "strategy": "LeastAllocated"}
+
+
+def lab_data(*, network_aware: dict[str, str] | None = None, least_loaded: dict[str, str] | None = None) -> dict:
+    """The placement lab, shipping the bundled plugin folders and enabling them as the default lab.yaml does
+    (``network_aware``/``least_loaded``: their pluginConfig args instead of the default ones)."""
+    scheduler: dict[str, Any] = {"name": "my-custom-scheduler", "namespace": "kube-system",
+                                 "plugins": list(PLUGIN_FOLDERS), "profile": {
+                                     "plugins": {"multiPoint": {"enabled": [{"name": "NetworkAware"},
+                                                                            {"name": "LeastLoaded"}]}},
+                                     "pluginConfig": [
+                                         {"name": "NetworkAware", "args": dict(network_aware or NETWORK_AWARE_ARGS)},
+                                         {"name": "LeastLoaded", "args": dict(least_loaded or LEAST_LOADED_ARGS)}]}}
     return {
         "name": "placelab",
         "nodes": [
@@ -53,7 +64,7 @@ def lab_data(*, network_aware: dict[str, str] | None = None, least_loaded: dict[
               for i, w in enumerate(WORKERS)),
         ],
         "scheduler": scheduler,
-        "placement": {"high_speed_nodes": high_speed_nodes if high_speed_nodes is not None else [WORKERS[0]]},
+        "placement": {"scenarios": PLUGIN_SCENARIOS},
     }
 
 
@@ -63,6 +74,15 @@ def make_lab(**kwargs: Any) -> Lab:
 
 def write_lab(path: Path, **kwargs: Any) -> Path:
     path.write_text(yaml.safe_dump(lab_data(**kwargs), sort_keys=False))
+    return path
+
+
+def network_scenarios(path: Path, label_key: str, label_value: str) -> Path:
+    """plugins/network_aware/scenarios.yaml with another label key or value, as a user's own file would say."""
+    text = (PROJECT_ROOT / "plugins" / "network_aware" / "scenarios.yaml").read_text()
+    path.write_text(text.replace("network-topology", label_key).replace("high-speed", label_value)
+                    .replace(f"id: {label_value}", "id: high-speed")
+                    .replace(f"id: no-{label_value}-node", "id: no-high-speed-node"))
     return path
 
 
@@ -97,12 +117,14 @@ def local_config(config_text: str) -> str:
 
 
 class SchedulerProcess:
-    """The real scheduler as a subprocess: `python -m scheduler --config FILE --kubeconfig FILE`."""
+    """The real scheduler as a subprocess: `python -m scheduler --config FILE --kubeconfig FILE --plugins ...`
+    (``plugins``: the lab's plugin sources on this host, where the image would hold them)."""
 
-    def __init__(self, config_text: str, kubeconfig: Path, workdir: Path) -> None:
+    def __init__(self, config_text: str, kubeconfig: Path, workdir: Path, plugins: Sequence[str] = ()) -> None:
         self.config_file = workdir / "scheduler-config.yaml"
         self.config_file.write_text(local_config(config_text))
         self.kubeconfig = kubeconfig
+        self.plugins = [arg for source in plugins for arg in ("--plugins", source)]
         self.log_file = workdir / "scheduler.log"
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -110,7 +132,7 @@ class SchedulerProcess:
         with self.log_file.open("ab") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "scheduler", "--config", str(self.config_file),
-                 "--kubeconfig", str(self.kubeconfig), *bundled_plugins.CLI_ARGS], cwd=PROJECT_ROOT, stdout=log,
+                 "--kubeconfig", str(self.kubeconfig), *self.plugins], cwd=PROJECT_ROOT, stdout=log,
                 stderr=subprocess.STDOUT)
 
     def stop(self) -> None:
@@ -140,7 +162,8 @@ class DeploymentStandIn:
         self.namespace, self.name = lab.scheduler.namespace, lab.scheduler.name
         config = server.get_object("configmaps", f"{self.name}-config", self.namespace)
         assert config is not None, "deploy_scheduler() first"
-        self.process = SchedulerProcess(config["data"]["config.yaml"], kubeconfig, workdir)
+        self.process = SchedulerProcess(config["data"]["config.yaml"], kubeconfig, workdir,
+                                        lab_plugins.host_sources(lab))
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="deployment-stand-in", daemon=True)
         self.starts = 0

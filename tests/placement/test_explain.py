@@ -85,13 +85,13 @@ def test_a_pod_the_scheduler_cannot_read_is_explained_not_raised():
     assert why.message.startswith("the scheduler cannot read this pod")
 
 
-def test_an_annotation_value_the_scheduler_does_not_act_on_is_noted():
+def test_an_annotation_value_the_scheduler_does_not_act_on_leaves_every_node_feasible():
+    """The explainer knows no plugin: what a plugin does with an annotation shows in its verdicts only."""
     nodes, pods = cluster()
     config = lab_config()
     pod = make_pod("uf", "ns", scheduler_name=SCHEDULER, annotations={"my-network-preference": "ultra-fast"})
     why = explain_pod(pod, cluster_view(nodes, pods, []), config.profile(SCHEDULER), config.source)
-    assert why.notes == [("NetworkAware ignores this pod: its annotation my-network-preference=ultra-fast is not "
-                          "the scheduler's labelValue 'high-speed', so any node may take it")]
+    assert why.notes == []
     assert {n.node for n in why.nodes if n.fits} == {"a", "b"}
 
 
@@ -280,3 +280,27 @@ def test_a_claim_bound_to_a_local_volume_is_judged_by_the_volumes_node_affinity(
     assert by_node["a"].reasons == ["VolumeBinding: node(s) had volume node affinity conflict"]
     assert by_node["b"].fits
     assert why.chosen == "b"
+
+
+def test_a_plugin_the_lab_ships_is_explained_by_the_same_code(tmp_path):
+    """A user's plugin folder named in scheduler.plugins (not one kubelab knows): its verdicts and scores are
+    shown like every registered plugin's, through the lab's registry."""
+    from labdef.lab import parse_lab
+    from labkit import lab_plugins
+    from labkit.placement.explain import rendered_config
+    from tests import user_plugin
+    from tests.placement.standins import lab_data
+
+    folder = user_plugin.write_plugin(tmp_path / "disk_type")
+    data = lab_data()
+    data["scheduler"].update(plugins=[str(folder)], profile=user_plugin.profile())
+    lab = parse_lab(data, "test lab")
+    config = rendered_config(lab, lab_plugins.registry(lab))
+    nodes = [make_node("a", labels={"example.com/disk": "ssd"}), make_node("b", labels={"example.com/disk": "hdd"})]
+    pod = make_pod("p", "ns", scheduler_name=SCHEDULER, annotations={"example.com/disk": "ssd"})
+    why = explain_pod(pod, cluster_view(nodes, [], []), config.profile(SCHEDULER), config.source)
+    by_node = {v.node: v for v in why.nodes}
+    assert by_node["b"].reasons == [f"{user_plugin.NAME}: {user_plugin.REASON}"]
+    assert by_node["a"].fits and by_node["a"].raw_scores[user_plugin.NAME] == 100
+    assert by_node["a"].scores[user_plugin.NAME] == 200  # weight 2 from the lab's profile
+    assert why.weights[user_plugin.NAME] == 2 and why.chosen == "a"

@@ -194,3 +194,28 @@ def test_an_unreachable_api_server_is_one_message(cluster: Cluster, tmp_path: Pa
     proc = explain(cluster, "web-0", kubeconfig=dead)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "cannot reach the API server at http://127.0.0.1:9" in " ".join(proc.stderr.split())
+
+
+def test_a_plugin_the_lab_ships_is_explained_from_the_deployed_configuration(cluster: Cluster) -> None:
+    """The lab ships a user's plugin folder (DiskType, unknown to kubelab): `./lab explain` loads the lab's
+    plugins to read the deployed ConfigMap, and shows DiskType's verdicts and scores beside the others'."""
+    import yaml
+
+    from labdef.lab import load_lab
+    from tests import user_plugin
+    from tests.placement.standins import lab_data
+
+    user_plugin.write_plugin(cluster.workdir / "plugins" / "disk_type")
+    data = lab_data()
+    data["scheduler"]["plugins"].append("plugins/disk_type")  # relative to the lab file
+    data["scheduler"]["profile"]["plugins"]["multiPoint"]["enabled"].append({"name": user_plugin.NAME, "weight": 2})
+    cluster.lab_file.write_text(yaml.safe_dump(data))
+    deploy_scheduler(cluster.server, load_lab(cluster.lab_file))
+    cluster.server.update_object("nodes", WORKERS[0], {"metadata": {"labels": {"example.com/disk": "ssd"}}})
+    cluster.server.add_pod("wants-ssd", "default", annotations={"example.com/disk": "ssd"}, scheduler_name=SCHEDULER)
+    why = explain_json(cluster, "wants-ssd")
+    assert why["config_source"] == CONFIG_SOURCE and why["weights"][user_plugin.NAME] == 2
+    nodes = {n["node"]: n for n in why["nodes"]}
+    assert f"{user_plugin.NAME}: {user_plugin.REASON}" in nodes[WORKERS[1]]["reasons"]
+    assert nodes[WORKERS[0]]["fits"] and nodes[WORKERS[0]]["scores"][user_plugin.NAME] == 200
+    assert why["chosen"] == WORKERS[0]

@@ -8,14 +8,13 @@ from labkit.placement.judge import (
     MISS,
     PASS,
     PodState,
+    all_bound,
     bound_after_restart,
-    even_spread,
-    ignored,
-    labelled_node,
-    one_per_node,
+    bound_to,
+    pending,
     preempted,
     spread,
-    unschedulable,
+    untouched,
     water_fill,
 )
 
@@ -44,50 +43,91 @@ def test_water_fill(before, count, after):
     assert water_fill(before, count) == after
 
 
-def test_spread_passes_when_counts_level_out():
-    verdict = spread({"w1": 2, "w2": 1}, {"s1": "w2", "s2": "w1", "s3": "w2", "s4": "w2"}, ["w1", "w2"])
+def placed(mapping):
+    return [pod(node, name=name) for name, node in mapping.items()]
+
+
+def test_spread_counting_all_passes_when_counts_level_out():
+    verdict = spread(placed({"s1": "w2", "s2": "w1", "s3": "w2", "s4": "w2"}), ["w1", "w2"], 1, {"w1": 2, "w2": 1})
     assert verdict.verdict == PASS
     assert verdict.reason == "pods per node (before+new): w1 2+1, w2 1+3; max-min 1"
 
 
-def test_spread_misses_when_a_loaded_node_gets_pods_an_emptier_one_should_have():
-    verdict = spread({"w1": 3, "w2": 0}, {"s1": "w1", "s2": "w2"}, ["w1", "w2"])
-    assert verdict.verdict == MISS and "not least-loaded" in verdict.reason and "[2, 3]" in verdict.reason
+def test_spread_counting_all_misses_when_a_loaded_node_gets_pods_an_emptier_one_should_have():
+    verdict = spread(placed({"s1": "w1", "s2": "w2"}), ["w1", "w2"], 1, {"w1": 3, "w2": 0})
+    assert verdict.verdict == MISS and verdict.reason.endswith("w1 3+1, w2 0+1; max-min 3 > 1")
+    # too few pods to level w1's 5: every one must go to w2
+    uneven = spread(placed({"s1": "w1", "s2": "w2"}), ["w1", "w2"], 1, {"w1": 5, "w2": 0})
+    assert uneven.verdict == MISS and "not as level as the batch could make them" in uneven.reason
+    assert "[2, 5]" in uneven.reason
+    level = spread(placed({"s1": "w2", "s2": "w2"}), ["w1", "w2"], 1, {"w1": 5, "w2": 0})
+    assert level.verdict == PASS and "as level as 2 pods make them" in level.reason
 
 
-def test_spread_misses_on_unbound_and_stray_pods():
-    assert "1 of 2 pods not bound: s2" in spread({"w1": 0}, {"s1": "w1", "s2": None}, ["w1"]).reason
-    stray = spread({"w1": 0}, {"s1": "cp"}, ["w1"])
+def test_spread_counting_the_scenario_pods_only():
+    five = placed({f"s-{i}": n for i, n in enumerate(["w1", "w2", "w1", "w2", "w1"])})
+    verdict = spread(five, ["w1", "w2"], 1)
+    assert verdict.verdict == PASS and verdict.reason == "pods per node: w1 3, w2 2; max-min 1"
+    lopsided = spread(placed({"s-1": "w1", "s-2": "w1", "s-3": "w1", "s-4": "w2"}), ["w1", "w2"], 1)
+    assert lopsided.verdict == MISS and lopsided.reason == "pods per node: w1 3, w2 1; max-min 2 > 1"
+    idle = spread(placed({"s-1": "w1"}), ["w1", "w2"], 0)
+    assert idle.verdict == MISS and "w1 1, w2 0" in idle.reason
+    assert spread(placed({"s-1": "w1", "s-2": "w2"}), ["w1", "w2"], 0).verdict == PASS
+
+
+def test_spread_misses_on_stray_pods_and_no_eligible_node():
+    stray = spread(placed({"s1": "cp"}), ["w1"], 1, {"w1": 0})
     assert stray.verdict == MISS and "s1->cp" in stray.reason
-    assert spread({}, {}, []).verdict == MISS
+    assert spread([], [], 1).verdict == MISS
 
 
-def test_labelled_node():
-    assert labelled_node(pod("w1"), ["w1"], "k=v").verdict == PASS
-    miss = labelled_node(pod("w2"), ["w1"], "k=v")
-    assert miss.verdict == MISS and miss.reason == "bound to w2, which lacks k=v (labelled: w1)"
-    pending = labelled_node(pod(events=[FAILED]), ["w1"], "k=v")
-    assert pending.verdict == MISS and pending.reason.startswith("not bound: 0/3 nodes are available")
+def test_all_bound_names_the_pending_pods_and_why():
+    assert all_bound([pod("w1")]) is None
+    miss = all_bound([pod("w1", name="a-1"), pod(events=[FAILED], name="a-2")])
+    assert miss.verdict == MISS and miss.reason.startswith("1 of 2 pods not bound (a-2): 0/3 nodes are available")
+    assert "no FailedScheduling event" in all_bound([pod()]).reason
 
 
-def test_unschedulable_needs_the_event_form_node_count_label_and_condition():
-    assert unschedulable(pod(events=[FAILED], condition=UNSCHEDULABLE), 3, "network-topology").verdict == PASS
-    assert "counts 3 nodes, the cluster has 4" in unschedulable(
-        pod(events=[FAILED], condition=UNSCHEDULABLE), 4, "network-topology").reason
-    assert "does not name the missing label" in unschedulable(
-        pod(events=[FAILED], condition=UNSCHEDULABLE), 3, "other-label").reason
-    assert "PodScheduled condition is none" in unschedulable(pod(events=[FAILED]), 3, "network-topology").reason
-    assert "no FailedScheduling event" in unschedulable(pod(condition=UNSCHEDULABLE), 3, "x").reason
+def test_bound_to_the_matching_nodes():
+    assert bound_to([pod("w1")], ["w1"], "nodes with k=v").reason == "bound to w1 (nodes with k=v)"
+    miss = bound_to([pod("w2")], ["w1"], "nodes with k=v")
+    assert miss.verdict == MISS and miss.reason == "p bound to w2, not to nodes with k=v (w1)"
+    assert "(none)" in bound_to([pod("w2")], [], "nodes with k=v").reason
+
+
+def test_pending_needs_the_event_form_node_count_reason_and_condition():
+    assert pending([pod(events=[FAILED], condition=UNSCHEDULABLE)], None, "network-topology", 3).verdict == PASS
+    assert "counts 3 nodes, the cluster has 4" in pending(
+        [pod(events=[FAILED], condition=UNSCHEDULABLE)], None, "network-topology", 4).reason
+    assert "does not say 'other-label'" in pending(
+        [pod(events=[FAILED], condition=UNSCHEDULABLE)], None, "other-label", 3).reason
+    assert "PodScheduled condition is none" in pending([pod(events=[FAILED])], None, None, 3).reason
+    assert "no FailedScheduling event" in pending([pod(condition=UNSCHEDULABLE)], None, "x", 3).reason
     wrong_form = {**FAILED, "message": "no nodes available to schedule pods"}
-    assert "form" in unschedulable(pod(events=[wrong_form], condition=UNSCHEDULABLE), 3, "x").reason
-    assert unschedulable(pod("w1"), 3, "x").verdict == MISS
+    assert "form" in pending([pod(events=[wrong_form], condition=UNSCHEDULABLE)], None, "x", 3).reason
+    bound = pending([pod("w1", name="a-1")], None, "x", 3)
+    assert bound.verdict == MISS and bound.reason.startswith("0 of 1 pods Pending, expected 1 (bound: a-1->w1)")
 
 
-def test_ignored():
-    assert ignored(pod(), 5).verdict == PASS
-    assert "some scheduler serves" in ignored(pod("w1"), 5).reason
-    assert "has events" in ignored(pod(events=[FAILED]), 5).reason
-    assert "PodScheduled" in ignored(pod(condition=UNSCHEDULABLE), 5).reason
+ANTI_AFFINITY_FAILED = {"reason": "FailedScheduling", "reportingComponent": "my-custom-scheduler", "message": (
+    "0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, "
+    "2 node(s) didn't match pod anti-affinity rules.")}
+ANTI = "node(s) didn't match pod anti-affinity rules"
+
+
+def test_pending_counts_the_pods_left_over():
+    states = [pod("w1", name="a-1"), pod("w2", name="a-2"),
+              pod(events=[ANTI_AFFINITY_FAILED], condition=UNSCHEDULABLE, name="a-3")]
+    verdict = pending(states, 1, ANTI, 3)
+    assert verdict.verdict == PASS and verdict.reason.startswith("a-3 Pending, PodScheduled=False Unschedulable: 0/3")
+    assert pending(states, 2, ANTI, 3).reason.startswith("1 of 3 pods Pending, expected 2")
+
+
+def test_untouched():
+    assert untouched([pod()], 5).verdict == PASS
+    assert "some scheduler serves" in untouched([pod("w1")], 5).reason
+    assert "has events" in untouched([pod(events=[FAILED])], 5).reason
+    assert "PodScheduled" in untouched([pod(condition=UNSCHEDULABLE)], 5).reason
 
 
 def test_bound_after_restart():
@@ -95,43 +135,6 @@ def test_bound_after_restart():
     assert "another instance" in bound_after_restart(pod("w1"), pod("w1"), 3, 0, 1).reason
     assert "still Pending" in bound_after_restart(pod(), pod(), 3, None, 1).reason
     assert "reported on while" in bound_after_restart(pod(events=[FAILED]), pod("w1"), 3, 1.0, 1).reason
-
-
-ANTI_AFFINITY_FAILED = {"reason": "FailedScheduling", "reportingComponent": "my-custom-scheduler", "message": (
-    "0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, "
-    "2 node(s) didn't match pod anti-affinity rules.")}
-
-
-def test_one_per_node_needs_each_eligible_node_once_and_the_rest_pending_for_anti_affinity():
-    states = [pod("w1", name="a-1"), pod("w2", name="a-2"), pod(events=[ANTI_AFFINITY_FAILED], name="a-3")]
-    verdict = one_per_node(states, ["w1", "w2"])
-    assert verdict.verdict == PASS
-    assert verdict.reason.startswith("one each on w1, w2; a-3 Pending: 0/3 nodes are available")
-    doubled = one_per_node([pod("w1", name="a-1"), pod("w1", name="a-2"), pod("w2", name="a-3")], ["w1", "w2"])
-    assert doubled.verdict == MISS and doubled.reason.startswith("nodes holding more than one: w1 x2")
-    other = {**ANTI_AFFINITY_FAILED, "message": "0/3 nodes are available: 3 Insufficient cpu."}
-    wrong_reason = one_per_node([pod("w1", name="a-1"), pod("w2", name="a-2"), pod(events=[other], name="a-3")],
-                                ["w1", "w2"])
-    assert wrong_reason.verdict == MISS and "does not say \"node(s) didn't match pod anti-affinity rules\"" in (
-        wrong_reason.reason)
-    empty = one_per_node([pod("w1", name="a-1"), pod(events=[ANTI_AFFINITY_FAILED], name="a-2")], ["w1", "w2"])
-    assert empty.verdict == MISS and empty.reason.startswith("no pod on w2, eligible; 1 Pending: 0/3")
-    assert "no FailedScheduling event" in one_per_node([pod("w1"), pod(name="a-2")], ["w1"]).reason
-    assert "outside the eligible nodes" in one_per_node([pod("cp")], ["w1"]).reason
-    assert one_per_node([], []).verdict == MISS
-
-
-def test_even_spread_needs_every_pod_bound_within_max_skew():
-    five = [pod(n, name=f"s-{i}") for i, n in enumerate(["w1", "w2", "w1", "w2", "w1"])]
-    verdict = even_spread(five, ["w1", "w2"])
-    assert verdict.verdict == PASS and verdict.reason == "pods per node: w1 3, w2 2; max-min 1 (maxSkew 1)"
-    lopsided = even_spread([pod("w1", name=f"s-{i}") for i in range(3)] + [pod("w2", name="s-3")], ["w1", "w2"])
-    assert lopsided.verdict == MISS and lopsided.reason == "pods per node: w1 3, w2 1; max-min 2 > maxSkew 1"
-    idle = even_spread([pod("w1", name="s-1"), pod("w1", name="s-2")], ["w1", "w2"])
-    assert idle.verdict == MISS and "w1 2, w2 0" in idle.reason
-    pending = even_spread([pod("w1", name="s-1"), pod(events=[FAILED], name="s-2")], ["w1", "w2"])
-    assert pending.verdict == MISS and pending.reason.startswith("1 of 2 pods not bound (s-2): 0/3 nodes")
-    assert "s-1->cp" in even_spread([pod("cp", name="s-1")], ["w1"]).reason
 
 
 PREEMPTED = {"reason": "Preempted", "message": "Preempted by pod u-1 on node w1", "reportingComponent": "s"}
@@ -143,13 +146,14 @@ PREEMPTED = {"reason": "Preempted", "message": "Preempted by pod u-1 on node w1"
     ([PodState("low1-1", None, "Deleted"), pod("w2", name="low2-1")],
      pod("w1", name="preemption-1"), MISS, "low1-1 was deleted without a Preempted event"),
     ([pod("w1", name="low1-1"), PodState("low2-1", None, "Deleted")],
-     pod("w1", name="preemption-1"), MISS, "bound to w1, but the preempted low2-1 was on w2"),
+     pod("w1", name="preemption-1"), MISS, "preemption-1 bound to w1, but the preempted were low2-1 on w2"),
     ([pod("w1", name="low1-1"), pod("w2", name="low2-1")],
-     pod(None, events=[FAILED], name="preemption-1"), MISS, "not bound; 0 low-priority pod(s) preempted: 0/3"),
+     pod(None, events=[FAILED], name="preemption-1"), MISS,
+     "preemption-1 not bound; 0 lower-priority pod(s) preempted: 0/3"),
     ([PodState("low1-1", None, "Deleted"), PodState("low2-1", None, "Deleted")],
-     pod("w1", name="preemption-1"), MISS, "after 2 low-priority pods went (want exactly 1)"),
+     pod("w1", name="preemption-1"), MISS, "after 2 lower-priority pods went (want exactly 1)"),
 ])
 def test_preempted(after, high, verdict, reason):
-    result = preempted({"low1-1": "w1", "low2-1": "w2"}, after, high)
+    result = preempted({"low1-1": "w1", "low2-1": "w2"}, after, [high], 1)
     assert result.verdict == verdict
     assert reason in result.reason

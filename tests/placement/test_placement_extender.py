@@ -14,7 +14,7 @@ import yaml
 from labdef.lab import Lab, parse_lab
 from tests.placement.conftest import Cluster, by_scenario
 from tests.placement.extender_driver import ExtenderDeploymentStandIn
-from tests.placement.standins import CONTROL_PLANE, WORKERS, deploy_scheduler, lab_data
+from tests.placement.standins import CONTROL_PLANE, WORKERS, deploy_scheduler, lab_data, network_scenarios
 
 pytestmark = pytest.mark.api
 
@@ -52,12 +52,14 @@ def test_high_speed_scenario_passes_in_extender_mode_and_says_so(cluster: Cluste
 
 def test_a_miss_in_extender_mode_shows_the_extenders_verdicts(cluster: Cluster,
                                                               extender: ExtenderDeploymentStandIn) -> None:
-    """The lab now says the label key is network-tier; the deployed extender filters on network-topology,
+    """The lab and the user's scenario now say the label key is network-tier; the deployed extender filters on network-topology,
     so no node passes it: the explanation is the extender's, node by node."""
     wrong = extender_lab_file(cluster.workdir / "wrong-key.yaml",
-                              network_aware={"annotation_key": "my-network-preference", "label_key": "network-tier",
-                                             "label_value": "high-speed"})
-    code, report = cluster.run_json("--only", "high-speed", "--timeout", "10", lab_file=wrong)
+                              network_aware={"annotationKey": "my-network-preference", "labelKey": "network-tier",
+                                             "labelValue": "high-speed"})
+    scenarios = str(network_scenarios(cluster.workdir / "network-tier.yaml", "network-tier", "high-speed"))
+    code, report = cluster.run_json("--scenarios", scenarios, "--only", "high-speed", "--timeout", "10",
+                                    lab_file=wrong)
     assert code == 1, (report, extender.log())
     result = by_scenario(report)["high-speed"]
     assert result["verdict"] == "miss"
@@ -68,7 +70,7 @@ def test_a_miss_in_extender_mode_shows_the_extenders_verdicts(cluster: Cluster,
     for node in why.values():  # only the extender's plugins: no TaintToleration verdict on the control plane
         assert not node["fits"] and node["reasons"] == [NETWORK_REASON + " requested by pod annotation "
                                                         "my-network-preference"], node
-    proc = cluster.run("--only", "high-speed", "--timeout", "10", lab_file=wrong)
+    proc = cluster.run("--scenarios", scenarios, "--only", "high-speed", "--timeout", "10", lab_file=wrong)
     assert "why: placement-" in proc.stdout and "the extender's verdicts, computed here; scheduler" in proc.stdout
     assert "extender's verdict now: 0/3 nodes are available" in proc.stdout
 

@@ -1,54 +1,125 @@
-"""The scenarios file (labkit/placement/scenarios.yaml) and its validation."""
+"""The scenarios vocabulary (labkit/placement/scenarios.py): the built-in file, the plugin folders' files,
+node selectors, and validation that names the file, the scenario and the field."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from labkit.placement.scenarios import ScenarioError, load_scenarios, parse_scenarios
+from labkit.paths import PROJECT_ROOT
+from labkit.placement.scenarios import NodeSelector, ScenarioError, load_scenarios, parse_scenarios
+from labkit.placement.session import merge_patch
+
+PLUGIN_FILES = [PROJECT_ROOT / "plugins" / n / "scenarios.yaml" for n in ("network_aware", "least_loaded")]
 
 
-def test_bundled_scenarios_cover_the_six_cases_with_restart_opt_in():
+def test_builtin_scenarios_need_no_plugin_of_ours_and_restart_is_opt_in():
     scenarios = load_scenarios()
-    assert [s.expect.placement for s in scenarios.scenarios] == [
-        "labelled-node", "least-loaded-spread", "ignored", "unschedulable", "one-per-node", "even-spread",
-        "preempts", "bound-after-restart"]
-    assert [s.id for s in scenarios.selected()] == ["high-speed", "spread", "unserved", "no-high-speed-node",
-                                                    "anti-affinity", "topology-spread", "preemption"]
+    assert [s.id for s in scenarios.selected()] == ["unserved", "anti-affinity", "topology-spread", "preemption"]
     assert scenarios.selected(include_restart=True)[-1].id == "restart"
-    assert [s.id for s in scenarios.selected(only=["spread"])] == ["spread"]
+    assert [s.id for s in scenarios.selected(only=["anti-affinity"])] == ["anti-affinity"]
+    assert {name for s in scenarios.scenarios for name in s.requires.plugins} == {"DefaultPreemption"}
+
+
+def test_plugin_files_load_after_the_builtin_ones_and_remember_their_file():
+    scenarios = load_scenarios([PROJECT_ROOT / "labkit/placement/scenarios.yaml", *PLUGIN_FILES])
+    ids = [s.id for s in scenarios.selected()]
+    assert ids[-3:] == ["high-speed", "no-high-speed-node", "spread"]
+    high_speed = next(s for s in scenarios.scenarios if s.id == "high-speed")
+    assert high_speed.source == str(PLUGIN_FILES[0])
+    assert high_speed.pods.patch == {"metadata": {"annotations": {"my-network-preference": "high-speed"}}}
+
+
+def test_an_id_in_two_files_names_both(tmp_path: Path):
+    other = tmp_path / "mine.yaml"
+    other.write_text("scenarios:\n  - {id: high-speed, title: t, pods: {count: 1}, expect: {bound: {}}}\n")
+    with pytest.raises(ScenarioError, match=f"{other}: scenario 'high-speed' is also in {PLUGIN_FILES[0]}"):
+        load_scenarios([PLUGIN_FILES[0], other])
 
 
 def test_unknown_scenario_is_named():
-    with pytest.raises(ScenarioError, match="unknown scenario nope .known: high-speed"):
+    with pytest.raises(ScenarioError, match="unknown scenario nope .known: unserved"):
         load_scenarios().selected(only=["nope"])
 
 
-@pytest.mark.parametrize(("scenario", "message"), [
-    ({"id": "a", "title": "t", "pods": {"count": 1}, "expect": {"placement": "labelled-node"}},
-     "scenarios[0]: labelled-node needs high_speed_label: applied"),
-    ({"id": "a", "title": "t", "pods": {"count": 1, "per_eligible_node": 2}, "expect": {"placement": "ignored"}},
-     "scenarios[0].pods: give exactly one of count or per_eligible_node"),
-    ({"id": "a", "title": "t", "pods": {"count": 1}, "expect": {"placement": "bound-after-restart"}},
-     "set opt_in: include-restart"),
-    ({"id": "a", "title": "t", "pods": {"count": 2}, "expect": {"placement": "preempts"}},
-     "scenarios[0]: preempts needs pods.count: 1"),
-    ({"id": "A b", "title": "t", "pods": {"count": 1}, "expect": {"placement": "ignored"}}, "scenarios[0].id"),
-    ({"id": "a", "title": "t", "pods": {"count": 1}, "expect": {"placement": "ignored"}, "colour": "red"},
-     "scenarios[0].colour: unknown field"),
-    ({"id": "a", "title": "t", "pods": {"per_eligible_node": 2, "anti_affinity": "required"},
-      "expect": {"placement": "one-per-node"}}, "one-per-node needs pods.anti_affinity: required and pods.per_eligible_node: 1"),
-    ({"id": "a", "title": "t", "pods": {"per_eligible_node": 2}, "expect": {"placement": "even-spread"}},
-     "even-spread needs pods.topology_spread"),
-    ({"id": "a", "title": "t", "pods": {"count": 2, "extra": 1}, "expect": {"placement": "ignored"}},
-     "scenarios[0].pods: extra goes with per_eligible_node"),
+def scenario(**fields):
+    return {"id": "a", "title": "t", "pods": {"count": 1}, "expect": {"bound": {}}, **fields}
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"pods": {"count": 1, "per_eligible_node": 2}}, "scenario 'a' (scenarios[0]): pods: give exactly one of count"),
+    ({"pods": {"count": 2, "extra": 1}}, "scenario 'a' (scenarios[0]): pods: extra goes with per_eligible_node"),
+    ({"expect": {"bound_after_restart": {}}}, "set opt_in: include-restart"),
+    ({"expect": {}}, "scenario 'a' (scenarios[0]): expect: expect at least one of bound, pending"),
+    ({"expect": {"untouched": {}, "bound": {}}}, "expect: untouched goes alone"),
+    ({"expect": {"pending": {}, "bound": {}}}, "expect.pending.count: say how many stay Pending"),
+    ({"expect": {"pending": {"count": 3}}}, "expect.pending.count: 3 is more than pods.count"),
+    ({"expect": {"preempted": 1}}, "expect.preempted needs fill"),
+    ({"fill": {"priority": 5}, "pods": {"count": 1, "priority": 5}, "expect": {"preempted": 1}},
+     "pods.priority must be above fill.priority"),
+    ({"expect": {"spread": {"within": -1}}}, "scenario 'a' (scenarios[0]): expect.spread.within:"),
+    ({"expect": {"bound": {"nodes": {"role": "worker", "name": "w"}}}},
+     "expect.bound.nodes: give exactly one of name, role or labels"),
+    ({"expect": {"bound": {"nodes": {"name": "w", "index": 0}}}}, "expect.bound.nodes: index goes with role"),
+    ({"nodes": [{"select": {"role": "master"}, "cordon": True}]}, "scenario 'a' (scenarios[0]): nodes[0].select.role:"),
+    ({"nodes": [{"select": {"role": "worker"}}]}, "nodes[0]: set at least one of labels, taints or cordon"),
+    ({"nodes": [{"select": {"role": "worker"}, "taints": [{"key": "k", "effect": "NoWhere"}]}]},
+     "nodes[0].taints[0].effect:"),
+    ({"pods": {"count": 1, "patch": {"spec": {"nodeName": "w1"}}}},
+     "pods.patch.spec.nodeName: set by the run, not by a patch"),
+    ({"pods": {"count": 1, "patch": {"metadata": {"name": "x"}}}}, "pods.patch.metadata.name: set by the run"),
+    ({"pods": {"count": 1, "patch": {"spec": ["x"]}}}, "pods.patch.spec: must be a mapping"),
+    ({"id": "A b"}, "scenario 'A b' (scenarios[0]): id: String should match pattern"),
+    ({"colour": "red"}, "scenario 'a' (scenarios[0]): colour: unknown field"),
+    ({"requires": {"plugins": ["NetworkAware"]}}, "requires.plugins:"),
 ])
-def test_bad_scenarios_name_the_field(scenario, message):
+def test_bad_scenarios_name_the_file_scenario_and_field(fields, message):
     with pytest.raises(ScenarioError) as err:
-        parse_scenarios({"scenarios": [scenario]}, "s.yaml")
-    assert message in str(err.value) and str(err.value).startswith("s.yaml:")
+        parse_scenarios({"scenarios": [scenario(**fields)]}, "s.yaml")
+    assert message in str(err.value) and str(err.value).startswith("s.yaml:"), str(err.value)
+
+
+def test_a_bad_file_on_disk_is_named_with_its_path(tmp_path: Path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("scenarios:\n  - {id: x, title: t, pods: {count: 1}, expect: {landed: somewhere}}\n")
+    with pytest.raises(ScenarioError, match=rf"(?s){bad}: .*scenario 'x' \(scenarios\[0\]\): expect.landed: unknown field"):
+        load_scenarios([bad])
 
 
 def test_duplicate_ids_are_refused():
-    one = {"id": "a", "title": "t", "pods": {"count": 1, "scheduler": "unserved"}, "expect": {"placement": "ignored"}}
+    one = scenario()
     with pytest.raises(ScenarioError, match="a repeated"):
         parse_scenarios({"scenarios": [one, one]})
+
+
+def node(name, labels=None):
+    return {"metadata": {"name": name, "labels": labels or {}}}
+
+
+NODES = [node("w2"), node("cp", {"node-role.kubernetes.io/control-plane": ""}), node("w1", {"disk": "ssd"})]
+
+
+@pytest.mark.parametrize(("select", "picked", "shown"), [
+    ({"name": "w2"}, ["w2"], "node w2"),
+    ({"name": "gone"}, [], "node gone"),
+    ({"role": "worker"}, ["w1", "w2"], "worker nodes"),
+    ({"role": "worker", "index": 0}, ["w1"], "worker #0"),
+    ({"role": "worker", "index": 1}, ["w2"], "worker #1"),
+    ({"role": "worker", "index": 2}, [], "worker #2"),
+    ({"role": "control-plane"}, ["cp"], "control-plane nodes"),
+    ({"role": "any"}, ["cp", "w1", "w2"], "nodes"),
+    ({"labels": {"disk": "ssd"}}, ["w1"], "nodes with disk=ssd"),
+])
+def test_node_selectors_pick_by_name_role_index_or_labels(select, picked, shown):
+    selector = NodeSelector.model_validate(select)
+    assert selector.pick(NODES) == picked
+    assert str(selector) == shown
+
+
+def test_the_patch_is_a_json_merge_patch():
+    base = {"metadata": {"name": "p", "labels": {"a": "1"}}, "spec": {"containers": [{"name": "c"}], "x": 1}}
+    patch = {"metadata": {"labels": {"b": "2"}}, "spec": {"containers": [{"name": "d"}], "x": None}}
+    assert merge_patch(base, patch) == {"metadata": {"name": "p", "labels": {"a": "1", "b": "2"}},
+                                        "spec": {"containers": [{"name": "d"}]}}
+    assert base["spec"]["x"] == 1  # the base is left as it was

@@ -6,34 +6,43 @@ import kubernetes_validate
 import pytest
 
 from labdef.lab import with_changes
-from labkit.placement.scenarios import PodDefaults, Pods, load_scenarios
+from labkit.paths import PROJECT_ROOT
+from labkit.placement.scenarios import SCENARIOS_FILE, PodDefaults, load_scenarios
 from labkit.placement.session import MANAGED_BY, pod_image, render_namespace, render_pod
 from tests.placement.standins import make_lab
 
 
-@pytest.mark.parametrize("annotations", [{}, {"example.com/net-preference": "high-speed"}])
-def test_pod_template_is_a_valid_pod(annotations):
+@pytest.mark.parametrize("patch", [{}, {"metadata": {"annotations": {"example.com/net-preference": "high-speed"}}}])
+def test_pod_template_is_a_valid_pod(patch):
     lab = make_lab()
-    pod = render_pod(load_scenarios().pod, lab, "spread-1", "placement-abcde", "spread", annotations,
-                     lab.scheduler.name)
+    pod = render_pod(load_scenarios().pod, lab, "spread-1", "placement-abcde", "spread", lab.scheduler.name, patch)
     kubernetes_validate.validate(pod, lab.kubernetes.version, strict=True)
     assert pod["spec"]["schedulerName"] == "my-custom-scheduler"
-    assert pod["metadata"].get("annotations", {}) == annotations
+    assert pod["metadata"].get("annotations", {}) == patch.get("metadata", {}).get("annotations", {})
     assert pod["metadata"]["labels"]["kubelab.io/placement-scenario"] == "spread"
     assert pod["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "10m", "memory": "16Mi"}
 
 
-def test_constrained_pods_are_valid_pods_selecting_their_own_scenario():
+@pytest.mark.parametrize("scenario", [s for s in load_scenarios(
+    [SCENARIOS_FILE, *(PROJECT_ROOT / "plugins" / n / "scenarios.yaml" for n in ("network_aware", "least_loaded"))]
+).scenarios if s.pods.patch], ids=lambda s: s.id)
+def test_every_shipped_scenarios_patched_pod_is_a_valid_pod_selecting_its_own_scenario(scenario):
     lab = make_lab()
-    pods = Pods(per_eligible_node=1, anti_affinity="required", topology_spread="DoNotSchedule")
-    pod = render_pod(load_scenarios().pod, lab, "set-1", "placement-abcde", "set", {}, lab.scheduler.name, pods)
+    pod = render_pod(load_scenarios().pod, lab, f"{scenario.id}-1", "placement-abcde", scenario.id,
+                     lab.scheduler.name, scenario.pods.patch, priority_class="placement-abcde-priority-5")
     kubernetes_validate.validate(pod, lab.kubernetes.version, strict=True)
-    own = {"matchLabels": {"kubelab.io/placement-scenario": "set"}}
-    [term] = pod["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-    assert term == {"labelSelector": own, "topologyKey": "kubernetes.io/hostname"}
-    [spread] = pod["spec"]["topologySpreadConstraints"]
-    assert spread == {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule",
-                      "labelSelector": own, "nodeTaintsPolicy": "Honor"}
+    selectors = [t["labelSelector"] for t in (pod["spec"].get("affinity", {}).get("podAntiAffinity", {})
+                                             .get("requiredDuringSchedulingIgnoredDuringExecution", []))]
+    selectors += [c["labelSelector"] for c in pod["spec"].get("topologySpreadConstraints", [])]
+    for selector in selectors:
+        assert selector == {"matchLabels": {"kubelab.io/placement-scenario": scenario.id}}
+
+
+def test_a_patch_cannot_drop_the_runs_labels():
+    lab = make_lab()
+    patch = {"metadata": {"labels": {"kubelab.io/placement-scenario": None, "team": "a"}}}
+    pod = render_pod(load_scenarios().pod, lab, "x-1", "placement-abcde", "x", lab.scheduler.name, patch)
+    assert pod["metadata"]["labels"] == {**MANAGED_BY, "kubelab.io/placement-scenario": "x", "team": "a"}
 
 
 def test_namespace_template_is_valid_and_generated():

@@ -94,7 +94,7 @@ def test_inner_loop_save_to_imported_on_every_node(lxc_lab: RunningLab, probe, t
 
     lines: list[str] = []
     stop = threading.Event()
-    loop = threading.Thread(target=watch_and_deploy, args=(deploy_round, lines.append, SCHEDULER_DIR, stop))
+    loop = threading.Thread(target=watch_and_deploy, args=(deploy_round, lines.append, [SCHEDULER_DIR], stop))
     loop.start()
     try:
         wait_rounds(1, 900)  # the first build of this content (wheels, base layers)
