@@ -95,7 +95,7 @@ def up(c, lab=None, provision=True, inventory=None, package_source=None, timeout
               "failed round waits for the next save)"),
 })
 def deploy_scheduler(c, lab=None, kubeconfig=None, render_only=None, inventory=None, timeout=300, watch=False):
-    """Build, side-load and roll out the scheduler with the lab's plugins.
+    """Build, side-load and roll out the scheduler.
 
     Checks the lab's plugins and profile, builds the image (with the plugin folders), side-loads it into every
     node, applies its config and manifests, waits for the rollout.

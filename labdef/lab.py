@@ -102,10 +102,13 @@ DEFAULT_BOX_VERSION = "202510.26.0"
 
 
 class Provider(StrictModel):
+    # virtualbox, or lxc (vagrant-lxc containers on a Linux host without VirtualBox; lxc_bridge then).
     name: Literal["virtualbox", "lxc"] = "virtualbox"
+    # The Vagrant box every machine starts from (Ubuntu 24.04 or Debian 12).
     box: str = DEFAULT_BOX
     # A Vagrant version constraint ("202510.26.0", ">= 202502"); unset: the newest version of the box.
     box_version: str | None = None
+    # VirtualBox: clone one base disk instead of copying the box per machine.
     linked_clone: bool = True
     lxc_bridge: str | None = Field(None, description="lxc only: the host bridge the node addresses live on")
 
@@ -119,8 +122,12 @@ class Provider(StrictModel):
 
 
 class Network(StrictModel):
+    # The machines' private network; every node's ip lies in it (VirtualBox allows 192.168.56.0/21
+    # unless /etc/vbox/networks.conf lists more).
     host_only_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("192.168.56.0/24")
+    # kubeadm's podSubnet and the Calico pool: one value, clear of the two other ranges.
     pod_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("10.244.0.0/16")
+    # kubeadm's serviceSubnet.
     service_cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("10.96.0.0/12")
 
 
@@ -134,6 +141,7 @@ def _check_repository_url(value: str, what: str) -> str:
 
 
 class Kubernetes(StrictModel):
+    # kubeadm, kubelet and kubectl; the package repository follows its minor version.
     version: str = "1.36.4"
     # A flat apt repository (pkgs.k8s.io's layout: Release, Packages and Release.key at its root);
     # {minor} becomes e.g. 1.36. For air-gapped labs point it at a mirror or a directory on the nodes
@@ -198,6 +206,7 @@ class Kubernetes(StrictModel):
 
 
 class Containerd(StrictModel):
+    # The apt package that provides containerd: the distribution's (containerd) or Docker's (containerd.io).
     package: str = "containerd"
     # Exact Debian version to install (apt's `containerd=VERSION`); unset installs the distribution's
     # current one, which the run prints so it can be pinned here.
@@ -223,7 +232,9 @@ class Containerd(StrictModel):
 
 
 class Cni(StrictModel):
+    # The Calico release installed through the Tigera operator; checked against the Kubernetes minor.
     calico_version: str = "v3.32.1"
+    # How Calico picks each node's address: cidr (within host_only_cidr), kubernetes-internal-ip, can-reach.
     ip_autodetection: Literal["cidr", "kubernetes-internal-ip", "can-reach"] = "cidr"
     # The release's manifests folder (operator-crds.yaml, tigera-operator.yaml); {version} becomes
     # calico_version. Point it at a mirror holding the same files when offline.
@@ -261,10 +272,13 @@ class Cni(StrictModel):
 
 class Node(StrictModel):
     name: DnsLabel  # a Kubernetes node name and the VM's hostname
+    # Exactly one control-plane; any number of workers.
     role: Literal["control-plane", "worker"]
+    # The node's address in host_only_cidr: kubelet's node IP, the API server's advertise address.
     ip: ipaddress.IPv4Address
+    # The machine's CPUs (a control plane needs at least 2, and 2048 MB of memory).
     cpus: int = Field(2, ge=1)
-    memory_mb: int = Field(2048, ge=512)
+    memory_mb: int = Field(2048, ge=512)  # the machine's memory in MB
 
 
 # A plugin source that is a module name (importable in the scheduler's image and on this host), not a folder.
@@ -282,8 +296,12 @@ class SchedulerProfile(StrictModel):
     against the scheduler's plugins with the lab's own loaded (doctor, deploy-scheduler, test-placement)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # Per extension point (multiPoint, filter, postFilter, score): the enabled and disabled plugins, with
+    # weights; kube-scheduler's default plugins run unless disabled.
     plugins: dict[str, Any] = Field(default_factory=dict)
+    # Each plugin's args: [{name: Plugin, args: {...}}].
     pluginConfig: list[dict[str, Any]] = Field(default_factory=list)
+    # How many feasible nodes to find before scoring (kube-scheduler's adaptive default when unset).
     percentageOfNodesToScore: int | None = Field(None, ge=0, le=100)
 
     @model_validator(mode="before")
@@ -338,27 +356,30 @@ IMAGE_REPOSITORY = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+
 
 
 class SchedulerSettings(StrictModel):
+    # The spec.schedulerName pods use to opt in; also the Deployment's, the Lease's and the RBAC objects' name.
     name: DnsLabel = "my-custom-scheduler"
+    # Where the scheduler's Deployment, ConfigMap and Lease live.
     namespace: DnsLabel = "kube-system"
     # standalone: our scheduler places the pods; extender: a second kube-scheduler (the cluster's own
     # version) places them and asks our plugins through the extender webhooks (`extender` below).
     mode: Literal["standalone", "extender"] = "standalone"
     extender: Extender = Extender()
+    # Leader election on a Lease: one replica schedules, the others wait (needed for replicas > 1).
     leader_elect: bool = True
+    # debug logs every node's verdict for every pod.
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     # Plugin folders (relative to the lab file; each a Python package declaring PLUGINS) or module names:
     # shipped in the image (folders at /opt/kubelab/plugins/<folder name>) and loaded by the scheduler.
     plugins: list[str] = Field(default_factory=list)
     # The scheduler's profile (scheduler.name is its schedulerName).
     profile: SchedulerProfile = SchedulerProfile()
-    # deploy-scheduler: the side-loaded image (repository only: the tag is derived from the content),
-    # the Deployment's size, and the port of /healthz, /readyz and /metrics.
+    # The side-loaded image's repository (no tag: deploy-scheduler derives it from the content).
     image: str = "localhost/kubelab-scheduler"
-    replicas: int = Field(1, ge=1, le=5)
-    port: int = Field(10251, ge=1024, le=65535)
-    cpu_request: Quantity = "100m"
-    memory_request: Quantity = "128Mi"
-    memory_limit: Quantity = "256Mi"
+    replicas: int = Field(1, ge=1, le=5)  # more than 1 needs leader_elect
+    port: int = Field(10251, ge=1024, le=65535)  # /healthz, /readyz and /metrics in the pod
+    cpu_request: Quantity = "100m"  # the scheduler container's cpu request
+    memory_request: Quantity = "128Mi"  # its memory request
+    memory_limit: Quantity = "256Mi"  # its memory limit
 
     @model_validator(mode="before")
     @classmethod
@@ -386,6 +407,7 @@ class Placement(StrictModel):
     # Scenario files test-placement runs after the built-in ones (labkit/placement/scenarios.yaml, unless
     # builtin_scenarios is false), paths relative to the lab file: a plugin folder's scenarios.yaml.
     scenarios: list[str] = Field(default_factory=list)
+    # Run the built-in scenarios (kube-scheduler's default plugins) before the lab's own.
     builtin_scenarios: bool = True
 
     @model_validator(mode="before")
@@ -399,12 +421,14 @@ class Placement(StrictModel):
 
 
 class Lab(StrictModel):
+    # Names the lab's machines, its state folder .lab/<name>/ and its kubeconfig context.
     name: DnsLabel
     provider: Provider = Provider()
     network: Network = Network()
     kubernetes: Kubernetes = Kubernetes()
     containerd: Containerd = Containerd()
     cni: Cni = Cni()
+    # The machines: one control plane and any number of workers.
     nodes: list[Node]
     scheduler: SchedulerSettings = SchedulerSettings()
     placement: Placement = Placement()

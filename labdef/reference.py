@@ -1,13 +1,18 @@
 """The lab definition's field reference, generated from its pydantic models so it cannot drift from them.
 
 ``python -m labdef.reference`` prints a Markdown table per section: each field's path, type, default and
-description (``Field(description=...)``). docs/reference/lab-definition.md shows that output in an output block,
-which the docs tests compare with what this module prints today.
+description. The description is the field's ``Field(description=...)``, else the comment written beside the field
+in its model's source (on the field's line, or the lines just above it), so the comments that explain a field to
+the reader of labdef/lab.py are the ones users read. docs/reference/lab-definition.md shows that output in an
+output block, which the docs tests compare with what this module prints today.
 """
 
 from __future__ import annotations
 
+import ast
 import enum
+import inspect
+import textwrap
 import types
 import typing
 from collections.abc import Iterator
@@ -94,16 +99,45 @@ def _submodel(annotation: Any) -> tuple[type[BaseModel] | None, bool]:
     return None, False
 
 
+def field_comments(model: type[BaseModel]) -> dict[str, str]:
+    """Field name -> the comment beside it in the model's class body: on the field's own line, else the run of
+    comment lines right above it."""
+    try:
+        lines, _ = inspect.getsourcelines(model)
+    except (OSError, TypeError):
+        return {}
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    comments: dict[str, str] = {}
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    for node in body:
+        if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
+            continue
+        row = node.lineno - 1
+        _, _, trailing = lines[row].partition("  # ")
+        if trailing:
+            comments[node.target.id] = trailing.strip()
+            continue
+        above = []
+        i = row - 1
+        while i >= 0 and lines[i].strip().startswith("#"):
+            above.insert(0, lines[i].strip().lstrip("#").strip())
+            i -= 1
+        if above:
+            comments[node.target.id] = " ".join(above)
+    return comments
+
+
 def rows(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, str, str, str]]:
     """(path, type, default, description) of every leaf field, depth first, in the model's order."""
+    comments = field_comments(model)
     for name, info in model.model_fields.items():
         key = info.alias or name
         path = f"{prefix}{key}"
         sub, many = _submodel(info.annotation)
-        description = " ".join((info.description or "").split())
+        description = " ".join((info.description or comments.get(name, "")).split()).replace("|", "\\|")
         if sub is not None:
             if many:
-                yield path, f"list of mappings", _default(info), description
+                yield path, "list of mappings", _default(info), description
                 yield from rows(sub, f"{path}[].")
             else:
                 yield from rows(sub, f"{path}.")

@@ -30,20 +30,22 @@ def deployment_path(namespace: str, name: str) -> str:
 class Changes:
     kube: Kube
     namespace: str | None = None
-    labels: dict[str, dict[str, str | None]] = field(default_factory=dict)  # node -> key -> original
+    # node -> "labels" or "annotations" -> key -> its value before the run (None: absent)
+    metadata: dict[str, dict[str, dict[str, str | None]]] = field(default_factory=dict)
     specs: dict[str, dict[str, object]] = field(default_factory=dict)  # node -> taints/unschedulable -> original
     deployment: tuple[str, str, int] | None = None  # (namespace, name, original replicas)
     priority_classes: list[str] = field(default_factory=list)  # created by the run
 
-    # ------------------------------------------------------------------------------------- node labels
+    # ------------------------------------------------------------------------ node labels and annotations
 
-    def set_label(self, node: str, key: str, value: str | None, current: str | None) -> None:
-        """Set (or with None remove) a node label, remembering its value before the run's first change."""
-        originals = self.labels.setdefault(node, {})
+    def set_metadata(self, node: str, kind: str, key: str, value: str | None, current: str | None) -> None:
+        """Set (or with None remove) a node label or annotation (``kind``), remembering its value before the
+        run's first change."""
+        originals = self.metadata.setdefault(node, {}).setdefault(kind, {})
         originals.setdefault(key, current)
         if current == value:
             return
-        self.kube.merge_patch(f"/api/v1/nodes/{node}", {"metadata": {"labels": {key: value}}})
+        self.kube.merge_patch(f"/api/v1/nodes/{node}", {"metadata": {kind: {key: value}}})
 
     def set_spec(self, node: str, key: str, value: object, current: object) -> None:
         """Set a node's spec.taints or spec.unschedulable, remembering its value before the run's first change."""
@@ -54,13 +56,14 @@ class Changes:
         self.kube.merge_patch(f"/api/v1/nodes/{node}", {"spec": {key: value}})
 
     def restore_nodes(self) -> list[str]:
-        """Every changed node back to its labels, taints and cordon before the run; what was restored."""
+        """Every changed node back to its labels, annotations, taints and cordon before the run; what was
+        restored."""
         done = []
-        for node in sorted({*self.labels, *self.specs}):
-            labels, spec = self.labels.get(node, {}), self.specs.get(node, {})
+        for node in sorted({*self.metadata, *self.specs}):
+            metadata, spec = self.metadata.get(node, {}), self.specs.get(node, {})
             patch: dict[str, object] = {}
-            if labels:
-                patch["metadata"] = {"labels": dict(labels)}
+            if metadata:
+                patch["metadata"] = {kind: dict(originals) for kind, originals in metadata.items()}
             if spec:
                 patch["spec"] = dict(spec)
             try:
@@ -68,18 +71,21 @@ class Changes:
             except KubeError as err:
                 if not err.not_found:  # a node that left the cluster has nothing to restore
                     raise
-            done.extend(f"{node} {k}={v}" if v is not None else f"{node} {k} (unset)" for k, v in labels.items())
+            done.extend(f"{node} {k}={v}" if v is not None else f"{node} {k} (unset)"
+                        for originals in metadata.values() for k, v in originals.items())
             done.extend(f"{node} {_spec_text(k, v)}" for k, v in spec.items())
-        self.labels.clear()
+        self.metadata.clear()
         self.specs.clear()
         return done
 
     def node_undo_commands(self) -> list[str]:
         cmds = []
-        for node, originals in self.labels.items():
-            for key, value in originals.items():
-                cmds.append(f"kubectl label node {node} {key}={value} --overwrite" if value is not None
-                            else f"kubectl label node {node} {key}-")
+        for node, kinds in self.metadata.items():
+            for kind, originals in kinds.items():
+                verb = "label" if kind == "labels" else "annotate"
+                for key, value in originals.items():
+                    cmds.append(f"kubectl {verb} node {node} {key}={value} --overwrite" if value is not None
+                                else f"kubectl {verb} node {node} {key}-")
         for node, originals in self.specs.items():
             if "unschedulable" in originals:
                 cmds.append(f"kubectl {'cordon' if originals['unschedulable'] else 'uncordon'} {node}")

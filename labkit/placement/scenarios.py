@@ -3,7 +3,7 @@
 `scenarios.yaml` beside this module holds the built-in ones (they need only kube-scheduler's default
 plugins); a plugin folder brings its own (`plugins/<name>/scenarios.yaml`), listed in the lab definition's
 `placement.scenarios` or given with `--scenarios FILE`. The vocabulary is documented at the top of
-`scenarios.yaml`. Nothing here knows any plugin: a scenario sets node labels, taints or cordons, creates
+`scenarios.yaml`. Nothing here knows any plugin: a scenario sets node labels, annotations, taints or cordons, creates
 pods (the base pod with a patch, a count, a priority) and states what must follow (bound where, spread
 how evenly, Pending why, preempted how many). The runner does it (checks.py) and the judge checks it.
 A bad file is rejected before anything changes, naming the file, the scenario and the field.
@@ -98,13 +98,14 @@ class NodeChange(StrictModel):
 
     select: NodeSelector
     labels: dict[str, str | None] = Field(default_factory=dict)  # null removes the label
+    annotations: dict[str, str | None] = Field(default_factory=dict)  # null removes the annotation
     taints: list[Taint] = Field(default_factory=list)  # added to the node's own
     cordon: bool | None = None  # true: spec.unschedulable; false: uncordon
 
     @model_validator(mode="after")
     def _changes_something(self) -> NodeChange:
-        if not self.labels and not self.taints and self.cordon is None:
-            raise ValueError("set at least one of labels, taints or cordon")
+        if not self.labels and not self.annotations and not self.taints and self.cordon is None:
+            raise ValueError("set at least one of labels, annotations, taints or cordon")
         return self
 
 

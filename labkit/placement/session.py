@@ -191,7 +191,8 @@ class Session:
     # ---------------------------------------------------------------------------------------- nodes
 
     def apply_node_changes(self, changes: list[NodeChange]) -> None:
-        """The scenario's labels, taints and cordons on its selected nodes (restored by end_scenario)."""
+        """The scenario's labels, annotations, taints and cordons on its selected nodes (restored by
+        end_scenario)."""
         if not changes:
             return
         nodes = {n["metadata"]["name"]: n for n in self.kube.nodes()}
@@ -199,10 +200,11 @@ class Session:
         for change in changes:
             for name in change.select.pick(list(nodes.values())):
                 meta, spec = nodes[name]["metadata"], nodes[name].get("spec") or {}
-                labels = meta.get("labels") or {}
-                for key, value in change.labels.items():
-                    changed |= labels.get(key) != value
-                    self.changes.set_label(name, key, value, labels.get(key))
+                for kind, wanted_values in (("labels", change.labels), ("annotations", change.annotations)):
+                    current_values = meta.get(kind) or {}
+                    for key, value in wanted_values.items():
+                        changed |= current_values.get(key) != value
+                        self.changes.set_metadata(name, kind, key, value, current_values.get(key))
                 if change.taints:
                     current = spec.get("taints") or []
                     wanted = current + [t.as_api() for t in change.taints if t.as_api() not in current]

@@ -8,7 +8,8 @@ An output block is a fenced block right after an HTML comment naming the command
     ...what the command printed...
     ```
 
-`<!-- output: CMD (exit N) -->` says the command exits N (default 0). The docs tests run each command and compare;
+`<!-- output: CMD (exit N) -->` says the command exits N (default 0). Output that is Markdown itself (a generated
+table) goes between the marker and `<!-- end output -->` instead of in a fenced block, so it renders. The docs tests run each command and compare;
 `KUBELAB_DOCS_WRITE=1 .venv/bin/pytest tests/docs` (scripts/capture-docs) writes what the commands print now into
 the blocks instead, so no output in the docs is ever copied by hand.
 """
@@ -25,6 +26,7 @@ LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\
 INLINE_CODE = re.compile(r"`+[^`]*`+")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 OUTPUT_MARK = re.compile(r"^<!-- output: (?P<command>.+?)(?: \(exit (?P<exit>\d+)\))? -->$")
+END_MARK = "<!-- end output -->"
 
 
 def prose_lines(text: str) -> list[tuple[int, str]]:
@@ -80,25 +82,23 @@ class OutputBlock:
 
 def output_blocks(path: Path) -> list[OutputBlock]:
     text = path.read_text()
-    blocks = []
-    offset = 0
     lines = text.splitlines(keepends=True)
-    i = 0
-    while i < len(lines):
-        match = OUTPUT_MARK.match(lines[i].strip())
-        if match:
-            if i + 1 >= len(lines) or not FENCE.match(lines[i + 1]):
-                raise ValueError(f"{path}:{i + 1}: an output marker must be followed by a fenced block")
-            body_start = offset + len(lines[i]) + len(lines[i + 1])
-            j = i + 2
-            body_end = body_start
-            while j < len(lines) and not FENCE.match(lines[j]):
-                body_end += len(lines[j])
-                j += 1
-            if j == len(lines):
-                raise ValueError(f"{path}:{i + 1}: the output block is not closed")
-            blocks.append(OutputBlock(path, i + 1, match.group("command"), int(match.group("exit") or 0),
-                                      text[body_start:body_end], body_start, body_end))
-        offset += len(lines[i])
-        i += 1
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    blocks = []
+    for i, line in enumerate(lines):
+        match = OUTPUT_MARK.match(line.strip())
+        if not match:
+            continue
+        fenced = i + 1 < len(lines) and FENCE.match(lines[i + 1]) is not None
+        first = i + 2 if fenced else i + 1
+        j = first
+        while j < len(lines) and not (FENCE.match(lines[j]) if fenced else lines[j].strip() == END_MARK):
+            j += 1
+        if j == len(lines):
+            closing = "its closing fence" if fenced else END_MARK
+            raise ValueError(f"{path}:{i + 1}: the output block has no {closing}")
+        blocks.append(OutputBlock(path, i + 1, match.group("command"), int(match.group("exit") or 0),
+                                  text[starts[first]:starts[j]], starts[first], starts[j]))
     return blocks

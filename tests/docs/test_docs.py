@@ -53,8 +53,8 @@ def test_every_relative_link_and_anchor_resolves(page: Path):
 
 def test_every_verb_has_a_section_in_the_verbs_page():
     verbs_page = (PROJECT_ROOT / "docs" / "user-guide" / "verbs.md").read_text()
-    documented = {m.group(1) for m in re.finditer(r"^#{2,4} `([a-z-]+)", verbs_page, re.M)}
-    documented |= {m.group(1) for m in re.finditer(r"^#{2,4} `[a-z-]+`, `([a-z-]+)`", verbs_page, re.M)}
+    documented = {m.group(1) for m in re.finditer(r"^#{2,4} `([a-z-]+)", verbs_page, re.MULTILINE)}
+    documented |= {m.group(1) for m in re.finditer(r"^#{2,4} `[a-z-]+`, `([a-z-]+)`", verbs_page, re.MULTILINE)}
     verbs = set(Collection.from_module(tasks).task_names)
     assert verbs <= documented, f"verbs without a section in docs/user-guide/verbs.md: {sorted(verbs - documented)}"
 
@@ -65,7 +65,7 @@ BLOCKS = [block for page in PAGES for block in output_blocks(page)]
 @pytest.mark.parametrize("block", BLOCKS, ids=lambda b: f"{_rel(b.path)}:{b.line}")
 def test_output_blocks_are_what_the_command_prints(block, tmp_path):
     result = subprocess.run(["bash", "-c", block.command], cwd=PROJECT_ROOT, env=COMMAND_ENV | {"TMPDIR": str(tmp_path)},
-                            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+                            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False)
     printed = _normalised(result.stdout + result.stderr)
     assert result.returncode == block.exit_code, (
         f"{_rel(block.path)}:{block.line}: `{block.command}` exited {result.returncode}, the docs say "
@@ -84,7 +84,7 @@ def _normalised(text: str) -> str:
 
 def _rewrite(block, printed: str) -> None:
     text = block.path.read_text()
-    current = [b for b in output_blocks(block.path) if b.line == block.line][0]  # offsets after earlier rewrites
+    current = next(b for b in output_blocks(block.path) if b.line == block.line)  # offsets after earlier rewrites
     block.path.write_text(text[:current.start] + printed + text[current.end:])
 
 

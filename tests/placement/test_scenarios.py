@@ -63,7 +63,7 @@ def scenario(**fields):
      "expect.bound.nodes: give exactly one of name, role or labels"),
     ({"expect": {"bound": {"nodes": {"name": "w", "index": 0}}}}, "expect.bound.nodes: index goes with role"),
     ({"nodes": [{"select": {"role": "master"}, "cordon": True}]}, "scenario 'a' (scenarios[0]): nodes[0].select.role:"),
-    ({"nodes": [{"select": {"role": "worker"}}]}, "nodes[0]: set at least one of labels, taints or cordon"),
+    ({"nodes": [{"select": {"role": "worker"}}]}, "nodes[0]: set at least one of labels, annotations, taints or cordon"),
     ({"nodes": [{"select": {"role": "worker"}, "taints": [{"key": "k", "effect": "NoWhere"}]}]},
      "nodes[0].taints[0].effect:"),
     ({"pods": {"count": 1, "patch": {"spec": {"nodeName": "w1"}}}},
