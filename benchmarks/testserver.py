@@ -1,4 +1,4 @@
-"""The in-repo Kubernetes API test server (tests/kubeapi) in a process of its own, for the end-to-end benchmark.
+"""The in-repo Kubernetes API test server (kubeapi_testserver) in a process of its own, for the end-to-end benchmark.
 
 It is a stand-in for kube-apiserver: a Python HTTP server with an in-memory store. A rate through it measures
 our client path (requests, watches, binding, events) with a server that costs about as much CPU as the
@@ -30,12 +30,12 @@ def _free_port() -> int:
 
 @contextmanager
 def running_test_server(startup_timeout: float = 30.0) -> Iterator[Path]:
-    """Start `python -m tests.kubeapi` on a free port; yields its kubeconfig; stops it on exit."""
+    """Start `python -m kubeapi_testserver` on a free port; yields its kubeconfig; stops it on exit."""
     port = _free_port()
     with tempfile.TemporaryDirectory(prefix="kubelab-bench-") as tmp:
         kubeconfig = Path(tmp) / "kubeconfig"
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
-        proc = subprocess.Popen([sys.executable, "-m", "tests.kubeapi", "--port", str(port),
+        proc = subprocess.Popen([sys.executable, "-m", "kubeapi_testserver", "--port", str(port),
                                  "--kubeconfig", str(kubeconfig)], cwd=REPO, env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:

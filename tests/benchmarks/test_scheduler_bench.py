@@ -25,8 +25,8 @@ from benchmarks import (
     scheduler_process,
     testserver,
 )
+from kubeapi_testserver.fixtures import api_client_for
 from labkit.scheduler_deploy import DeployError
-from tests.kubeapi.fixtures import api_client_for
 
 
 def test_in_process_size_runs_in_a_subprocess_and_reports_every_field() -> None:

@@ -1,3 +1,3 @@
-"""Fixtures: the Kubernetes API test server (tests/kubeapi) for the rollout tests."""
+"""Fixtures: the Kubernetes API test server (kubeapi_testserver) for the rollout tests."""
 
-from tests.kubeapi.fixtures import kube_api, kube_api_kubeconfig  # noqa: F401
+from kubeapi_testserver.fixtures import kube_api, kube_api_kubeconfig  # noqa: F401

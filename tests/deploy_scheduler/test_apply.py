@@ -19,11 +19,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from kubeapi_testserver.kubeconfig import write_kubeconfig
 from labdef.lab import load_lab
 from labkit.kube import Kube
 from labkit.scheduler_deploy.apply import apply, object_path
 from labkit.scheduler_deploy.manifests import render_manifests
-from tests.kubeapi.kubeconfig import write_kubeconfig
 
 LAB = load_lab()
 

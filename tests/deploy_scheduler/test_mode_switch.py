@@ -1,5 +1,5 @@
 """deploy-scheduler after a change of scheduler.mode: the other mode's objects go, ours only, against the API
-test server (tests/kubeapi). That server does not serve server-side apply, so a mode's apply is stood in for
+test server (kubeapi_testserver). That server does not serve server-side apply, so a mode's apply is stood in for
 by storing each object its manifests render (replacing one of the same name), which is what apply leaves
 behind; the deletions are real requests to the server."""
 

@@ -2,7 +2,7 @@
 whose health endpoints answer where the probes look and which places a pod.
 
 The scheduler runs as a subprocess on this host (`python -m scheduler` with the Deployment's args, the
-ConfigMap's config, and --kubeconfig for tests/kubeapi, the in-repo Kubernetes API test server that stands
+ConfigMap's config, and --kubeconfig for kubeapi_testserver, the in-repo Kubernetes API test server that stands
 in for kube-apiserver); in the cluster the kubelet would start it the same way inside the image.
 """
 
@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from kubeapi_testserver.fixtures import free_port
 from labkit import lab_plugins
 from labkit.lab_plugins import IMAGE_PLUGINS_DIR
 from labkit.scheduler_deploy.manifests import render_manifests
 from tests.deploy_scheduler.test_manifests import lab_with
-from tests.kubeapi.fixtures import free_port
 
 pytestmark = pytest.mark.api
 REPO = Path(__file__).resolve().parents[2]

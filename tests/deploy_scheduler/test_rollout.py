@@ -2,7 +2,7 @@
 
 `rollout_status` follows `kubectl rollout status` (kubectl/pkg/polymorphichelpers/rollout_status.go):
 observedGeneration first, then ProgressDeadlineExceeded, updated / old / available replicas.
-The HTTP tests run against tests/kubeapi, the in-repo Kubernetes API test server (a stand-in for
+The HTTP tests run against kubeapi_testserver, the in-repo Kubernetes API test server (a stand-in for
 kube-apiserver: it stores Deployments but runs no controllers, so the test writes their status).
 """
 

@@ -1,3 +1,3 @@
 """The deploys suite's API tests (real kubectl against the API test server) use its fixtures."""
 
-from tests.kubeapi.fixtures import kube_api  # noqa: F401
+from kubeapi_testserver.fixtures import kube_api  # noqa: F401

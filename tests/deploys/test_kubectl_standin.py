@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from deploys.facts import INIT_LAST_OBJECTS
+from kubeapi_testserver.kubeconfig import write_kubeconfig
 from tests.debian_testing import closed_port, debian_testing_kubectl
-from tests.kubeapi.kubeconfig import write_kubeconfig
 
 pytestmark = pytest.mark.api
 

@@ -7,13 +7,13 @@ import pytest
 from pyinfra.api import Inventory
 from pyinfra.connectors.sshuserclient.client import get_host_keys
 
+from kubeapi_testserver.fixtures import free_port
 from labkit.image import BuiltImage
 from labkit.provision import run
 from labkit.pyinfra_run import NodeFailures, forget_host_keys
 from labkit.scheduler_deploy.image_delivery import side_load
 from tests.deploys.docker_archives import layer_tar, write_docker_archive
 from tests.deploys.labs import make_lab
-from tests.kubeapi.fixtures import free_port
 
 
 def unreachable_inventory(lab) -> Inventory:

@@ -3,10 +3,10 @@ from pathlib import Path
 
 import pytest
 
+from kubeapi_testserver.fixtures import kube_api  # noqa: F401
+from kubeapi_testserver.kubeconfig import write_kubeconfig
+from kubeapi_testserver.server import KubeApiServer
 from tests.faults.proxy import FaultProxy
-from tests.kubeapi.fixtures import kube_api  # noqa: F401
-from tests.kubeapi.kubeconfig import write_kubeconfig
-from tests.kubeapi.server import KubeApiServer
 
 
 @pytest.fixture

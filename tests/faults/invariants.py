@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable
 
+from kubeapi_testserver.server import KubeApiServer
 from scheduler.quantity import parse_milli
-from tests.kubeapi.server import KubeApiServer
 
 
 def binds_per_pod(kube_api: KubeApiServer) -> Counter[str]:

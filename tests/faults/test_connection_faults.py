@@ -1,5 +1,5 @@
 """Connection faults against the real scheduler (in-process, scheduler.runtime.scheduler.Scheduler with the product's
-default bounds) talking to the Kubernetes API test server (tests/kubeapi, a stand-in for kube-apiserver and
+default bounds) talking to the Kubernetes API test server (kubeapi_testserver, a stand-in for kube-apiserver and
 etcd) through a fault-injecting TCP proxy (tests/faults/proxy.py, a stand-in for the network path).
 
 Each case: every pod bound, each by exactly one binding, no node over-committed, the scheduler alive, and

@@ -1,5 +1,5 @@
 """Leader hand-over faults: `python -m scheduler` processes (as deployed: two replicas electing a leader on
-a Lease) against the Kubernetes API test server (tests/kubeapi, a stand-in for kube-apiserver and etcd)
+a Lease) against the Kubernetes API test server (kubeapi_testserver, a stand-in for kube-apiserver and etcd)
 through the fault-injecting proxy (tests/faults/proxy.py). Real signals: SIGKILL and SIGTERM.
 
 The Lease timings are shortened through the scheduler's own settings (leaseDuration 4s, renewDeadline 3s,
@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from kubeapi_testserver.fixtures import free_port
 from tests.faults.invariants import assert_placed_safely
-from tests.kubeapi.fixtures import free_port
 from tests.scheduler_api.harness import SCHEDULER, scheduler_process
 
 pytestmark = pytest.mark.faults

@@ -7,7 +7,7 @@ import json
 import pytest
 from kubernetes import client
 
-from tests.kubeapi.server import KubeApiServer
+from kubeapi_testserver.server import KubeApiServer
 
 pytestmark = pytest.mark.api
 

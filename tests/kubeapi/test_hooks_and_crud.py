@@ -14,8 +14,8 @@ import pytest
 import urllib3
 from kubernetes import client, config, watch
 
-from tests.kubeapi.fixtures import running_server
-from tests.kubeapi.server import KubeApiServer
+from kubeapi_testserver.fixtures import running_server
+from kubeapi_testserver.server import KubeApiServer
 
 pytestmark = pytest.mark.api
 REPO = Path(__file__).resolve().parents[2]
@@ -184,7 +184,7 @@ def test_version_endpoint(kube_api: KubeApiServer, kube_api_client):
 def test_command_line_entry_point(tmp_path: Path):
     kubeconfig = tmp_path / "kc"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-m", "tests.kubeapi", "--kubeconfig", str(kubeconfig),
+    proc = subprocess.Popen([sys.executable, "-m", "kubeapi_testserver", "--kubeconfig", str(kubeconfig),
                              "--nodes", "3"], cwd=REPO, env=env, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
@@ -235,7 +235,7 @@ def test_injected_gone_and_counters_by_path(kube_api: KubeApiServer, core_v1):
 
 
 def test_restart_on_same_port_keeps_objects_and_history(tmp_path: Path):
-    from tests.kubeapi.fixtures import free_port
+    from kubeapi_testserver.fixtures import free_port
     server = KubeApiServer(port=free_port())
     kubeconfig = server.write_kubeconfig(tmp_path / "kc")  # written before the server is up
     configuration = client.Configuration()

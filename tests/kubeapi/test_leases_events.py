@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from kubernetes import client
 
-from tests.kubeapi.server import KubeApiServer
+from kubeapi_testserver.server import KubeApiServer
 
 pytestmark = pytest.mark.api
 

@@ -9,7 +9,7 @@ import time
 import pytest
 from kubernetes import client, watch
 
-from tests.kubeapi.server import KubeApiServer
+from kubeapi_testserver.server import KubeApiServer
 
 pytestmark = pytest.mark.api
 

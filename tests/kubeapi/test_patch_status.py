@@ -7,8 +7,8 @@ import json
 import pytest
 from kubernetes import client
 
-from tests.kubeapi.patches import merge_patch, strategic_merge_patch
-from tests.kubeapi.server import KubeApiServer
+from kubeapi_testserver.patches import merge_patch, strategic_merge_patch
+from kubeapi_testserver.server import KubeApiServer
 
 pytestmark = pytest.mark.api
 

@@ -1,5 +1,5 @@
 """pods/log on the API test server: the log text tests write, answered as kube-apiserver and the kubelet do
-(tests/kubeapi/pod_logs.py); checked with the host's real kubectl where one is installed."""
+(kubeapi_testserver/pod_logs.py); checked with the host's real kubectl where one is installed."""
 
 import subprocess
 import threading
@@ -7,8 +7,8 @@ import time
 
 import pytest
 
+from kubeapi_testserver.objects import make_pod
 from tests.debian_testing import debian_testing_kubectl
-from tests.kubeapi.objects import make_pod
 
 pytestmark = pytest.mark.api
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
-from tests.kubeapi.errors import ApiError
-from tests.kubeapi.kinds import lookup
-from tests.kubeapi.selectors import labels_match, parse_field_selector, parse_label_selector
-from tests.kubeapi.server import KubeApiServer
+from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.kinds import lookup
+from kubeapi_testserver.selectors import labels_match, parse_field_selector, parse_label_selector
+from kubeapi_testserver.server import KubeApiServer
 
 pytestmark = pytest.mark.api
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from kubernetes import client, watch
 
-from tests.kubeapi.server import KubeApiServer
+from kubeapi_testserver.server import KubeApiServer
 from tests.scheduler.builders import claim_obj, pv_obj, storage_class_obj
 
 

@@ -8,10 +8,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from kubernetes import client
 
-from tests.kubeapi.errors import ApiError
-from tests.kubeapi.fixtures import running_server
-from tests.kubeapi.server import KubeApiServer
-from tests.kubeapi.store import Store
+from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.fixtures import running_server
+from kubeapi_testserver.server import KubeApiServer
+from kubeapi_testserver.store import Store
 
 pytestmark = pytest.mark.api
 

@@ -4,9 +4,9 @@ from dataclasses import dataclass
 
 import pytest
 
+from kubeapi_testserver.fixtures import kube_api, kube_api_kubeconfig  # noqa: F401
 from labkit.paths import PROJECT_ROOT
 from labkit.program import LabProgram
-from tests.kubeapi.fixtures import kube_api, kube_api_kubeconfig  # noqa: F401
 
 
 @dataclass

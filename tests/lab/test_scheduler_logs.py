@@ -10,13 +10,13 @@ import time
 
 import pytest
 
+from kubeapi_testserver.objects import make_pod
 from labdef.lab import DEFAULT_LAB_FILE, load_lab
 from labkit.kube import Kube
 from labkit.paths import PROJECT_ROOT
 from labkit.scheduler_deploy.manifests import selector_labels
 from labkit.scheduler_logs import LogOptions, SchedulerNotRunning, parse_since, show_logs
 from scheduler.runtime.leader import micro_time
-from tests.kubeapi.objects import make_pod
 
 pytestmark = pytest.mark.api
 

@@ -1,6 +1,6 @@
 """A kubeconfig with `insecure-skip-tls-verify`: one notice of ours per run, not urllib3's warning per request.
 
-The Kubernetes API test server (tests/kubeapi, plain HTTP of its own) is put behind TLS here with a
+The Kubernetes API test server (kubeapi_testserver, plain HTTP of its own) is put behind TLS here with a
 throwaway self-signed certificate made by `openssl`, and the kubeconfig tells clients not to check it, as a
 lab cluster's kubeconfig sometimes does. Each client runs in a subprocess, as users run it: the notice is
 once per process, and urllib3's warnings are printed, not collected by pytest.

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from kubeapi_testserver import KubeApiServer
+from kubeapi_testserver.fixtures import kube_api, kube_api_kubeconfig  # noqa: F401
 from labkit.paths import PROJECT_ROOT
-from tests.kubeapi import KubeApiServer
-from tests.kubeapi.fixtures import kube_api, kube_api_kubeconfig  # noqa: F401
 from tests.placement.standins import DeploymentStandIn, add_lab_nodes, deploy_scheduler, make_lab, write_lab
 
 

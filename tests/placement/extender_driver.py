@@ -27,13 +27,13 @@ from typing import Any, Self
 
 import yaml
 
+from kubeapi_testserver import KubeApiServer
+from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.fixtures import free_port
 from labdef.lab import Lab
 from labkit import lab_plugins
 from labkit.kube import Kube, pod_path
 from labkit.paths import PROJECT_ROOT
-from tests.kubeapi import KubeApiServer
-from tests.kubeapi.errors import ApiError
-from tests.kubeapi.fixtures import free_port
 from tests.placement.standins import CONTROL_PLANE, TEST_IMAGE
 
 DRIVER = "extender-test-driver"

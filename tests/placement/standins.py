@@ -1,6 +1,6 @@
 """What a kubeadm lab runs beside its API server, for the placement API tests. Named stand-ins:
 
-- The API server is tests/kubeapi's KubeApiServer (a stand-in for kube-apiserver + etcd, real HTTP).
+- The API server is kubeapi_testserver.KubeApiServer (a stand-in for kube-apiserver + etcd, real HTTP).
 - The nodes are Node objects shaped like the lab's: a control plane carrying kubeadm's
   `node-role.kubernetes.io/control-plane` label (empty value) and NoSchedule taint, and workers. No
   kubelet runs: bound pods stay Pending unless `KubeletStandIn` marks them Running.
@@ -26,12 +26,12 @@ from typing import Any, Self
 
 import yaml
 
+from kubeapi_testserver import KubeApiServer
+from kubeapi_testserver.errors import ApiError
 from labdef.lab import Lab, parse_lab
 from labkit import lab_plugins
 from labkit.paths import PROJECT_ROOT
 from labkit.scheduler_deploy.manifests import render_manifests
-from tests.kubeapi import KubeApiServer
-from tests.kubeapi.errors import ApiError
 
 CONTROL_PLANE = "k8s-control-plane"
 WORKERS = ("k8s-worker-01", "k8s-worker-02")

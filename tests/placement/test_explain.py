@@ -7,6 +7,7 @@ import random
 
 import yaml
 
+from kubeapi_testserver.objects import make_node, make_pod
 from labkit.placement.explain import SchedulerConfig, StorageObjects, cluster_view, explain_pod
 from labkit.placement.explain_view import abbreviations
 from labkit.scheduler_deploy.manifests import render_config
@@ -16,7 +17,6 @@ from scheduler.model import PodInfo
 from scheduler.runtime.cache import Cache
 from scheduler.runtime.eventhandlers import CacheHandlers
 from tests import bundled_plugins
-from tests.kubeapi.objects import make_node, make_pod
 from tests.placement.standins import CONTROL_PLANE_TAINT, make_lab
 from tests.scheduler.builders import claim_obj, claim_volume, on_node, pv_obj, storage_class_obj
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from kubeapi_testserver.objects import make_pod
 from labkit.paths import PROJECT_ROOT
-from tests.kubeapi.objects import make_pod
 from tests.placement.conftest import Cluster
 from tests.placement.standins import CONTROL_PLANE, WORKERS, deploy_scheduler, make_lab
 

@@ -1,4 +1,4 @@
-"""The run's reads of its pods, against the API test server (tests/kubeapi)."""
+"""The run's reads of its pods, against the API test server (kubeapi_testserver)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from kubeapi_testserver.fixtures import kube_api, kube_api_kubeconfig  # noqa: F401
+from kubeapi_testserver.server import KubeApiServer
 from labkit.kube import Kube
 from labkit.placement.options import PlacementOptions
 from labkit.placement.session import Session
-from tests.kubeapi.fixtures import kube_api, kube_api_kubeconfig  # noqa: F401
-from tests.kubeapi.server import KubeApiServer
 from tests.placement.standins import WORKERS, make_lab
 
 pytestmark = pytest.mark.api

@@ -1,1 +1,1 @@
-from tests.kubeapi.fixtures import kube_api, kube_api_kubeconfig  # noqa: F401
+from kubeapi_testserver.fixtures import kube_api, kube_api_kubeconfig  # noqa: F401

@@ -1,5 +1,5 @@
 """Run the real scheduler (scheduler.runtime.scheduler.Scheduler, the object `python -m scheduler` builds) in-process
-against the Kubernetes API test server in tests/kubeapi, over HTTP with a kubeconfig."""
+against the Kubernetes API test server in kubeapi_testserver, over HTTP with a kubeconfig."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from typing import IO, Any
 
 import yaml
 
+from kubeapi_testserver.fixtures import free_port
+from kubeapi_testserver.kubeconfig import write_kubeconfig
+from kubeapi_testserver.objects import make_pod
 from scheduler.config import parse_config
 from scheduler.framework import build_profiles
 from scheduler.runtime.client import Client, load_configuration
 from scheduler.runtime.scheduler import LeaderSettings, RuntimeSettings, Scheduler
 from tests import bundled_plugins
-from tests.kubeapi.fixtures import free_port
-from tests.kubeapi.kubeconfig import write_kubeconfig
-from tests.kubeapi.objects import make_pod
 
 SCHEDULER = "my-custom-scheduler"
 REPO = Path(__file__).resolve().parents[2]
@@ -60,7 +60,7 @@ def config_with(
 
 
 def our_pod(name: str, *, container: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
-    """A pod for SCHEDULER (tests.kubeapi.objects.make_pod) with extra spec fields and container fields."""
+    """A pod for SCHEDULER (kubeapi_testserver.objects.make_pod) with extra spec fields and container fields."""
     pod = make_pod(name, scheduler_name=SCHEDULER)
     pod["spec"].update(spec)
     pod["spec"]["containers"][0].update(container or {})

@@ -1,4 +1,4 @@
-"""Inter-pod affinity end to end over HTTP against the Kubernetes API test server (tests/kubeapi): replicas
+"""Inter-pod affinity end to end over HTTP against the Kubernetes API test server (kubeapi_testserver): replicas
 with required anti-affinity spread one per node, the one too many is reported as kube-scheduler reports it
 and placed once a replica goes, and a namespaceSelector reads the namespaces the scheduler watches."""
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.kubeapi.objects import make_pod
+from kubeapi_testserver.objects import make_pod
 from tests.scheduler_api.harness import SCHEDULER, pod_condition, pod_events, running_scheduler
 
 pytestmark = pytest.mark.api

@@ -1,6 +1,6 @@
 """Scheduler behaviour users depend on (events and conditions, retries when the cluster changes, no
 over-commit, relists, bind failures, malformed pods, health endpoints, credentials), end to end over
-HTTP against the Kubernetes API test server in tests/kubeapi (a stand-in for kube-apiserver)."""
+HTTP against the Kubernetes API test server in kubeapi_testserver (a stand-in for kube-apiserver)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from collections import Counter
 
 import pytest
 
+from kubeapi_testserver import running_server
 from scheduler.model import PodInfo
 from scheduler.runtime.binder import BindOutcome, bind
 from scheduler.runtime.client import Client, load_configuration
 from scheduler.runtime.queue import UNSCHEDULABLE
-from tests.kubeapi import running_server
 from tests.scheduler_api.harness import (
     SCHEDULER,
     make_scheduler,

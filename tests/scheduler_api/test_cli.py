@@ -1,5 +1,5 @@
 """`python -m scheduler` as a user runs it: a subprocess with a config enabling NetworkAware and a
-kubeconfig for the Kubernetes API test server (tests/kubeapi, a stand-in for kube-apiserver)."""
+kubeconfig for the Kubernetes API test server (kubeapi_testserver, a stand-in for kube-apiserver)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from kubeapi_testserver.fixtures import free_port
 from scheduler import KUBE_SCHEDULER_VERSION, __version__
-from tests.kubeapi.fixtures import free_port
 from tests.scheduler_api.harness import (
     NETWORK_AWARE_CONFIG,
     SCHEDULER,

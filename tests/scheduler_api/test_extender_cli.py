@@ -1,5 +1,5 @@
 """`python -m scheduler extender` as a user runs it beside a cluster: a subprocess with a config enabling
-NetworkAware, a kubeconfig for the Kubernetes API test server (tests/kubeapi, a stand-in for kube-apiserver)
+NetworkAware, a kubeconfig for the Kubernetes API test server (kubeapi_testserver, a stand-in for kube-apiserver)
 and --listen on loopback, answering over HTTP; and the HTTP server it runs, in-process, for how it
 answers on a kept-alive connection.
 
@@ -28,6 +28,8 @@ from typing import Any
 import pytest
 import yaml
 
+from kubeapi_testserver.fixtures import free_port
+from kubeapi_testserver.objects import make_pod as kube_pod
 from scheduler.config import parse_config
 from scheduler.extender.service import Extender
 from scheduler.framework import build_profiles
@@ -35,8 +37,6 @@ from scheduler.runtime.cache import Cache
 from scheduler.runtime.metrics import ExtenderMetrics
 from scheduler.runtime.server import HealthServer
 from tests import bundled_plugins
-from tests.kubeapi.fixtures import free_port
-from tests.kubeapi.objects import make_pod as kube_pod
 from tests.scheduler_api.harness import NETWORK_AWARE_CONFIG, SCHEDULER
 
 pytestmark = pytest.mark.api

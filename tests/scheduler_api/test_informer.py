@@ -1,4 +1,4 @@
-"""Informer list+watch mechanics against the Kubernetes API test server (tests/kubeapi)."""
+"""Informer list+watch mechanics against the Kubernetes API test server (kubeapi_testserver)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import time
 
 import pytest
 
+from kubeapi_testserver import running_server
+from kubeapi_testserver.kubeconfig import write_kubeconfig
 from scheduler.runtime.client import Client, load_configuration
 from scheduler.runtime.informer import Informer
 from tests.faults.proxy import FaultProxy
-from tests.kubeapi import running_server
-from tests.kubeapi.kubeconfig import write_kubeconfig
 
 pytestmark = pytest.mark.api
 

@@ -1,4 +1,4 @@
-"""Placement by each plugin, end to end: the real scheduler, over HTTP, against tests/kubeapi.
+"""Placement by each plugin, end to end: the real scheduler, over HTTP, against kubeapi_testserver.
 
 The API server is the in-repo test server (a stand-in for kube-apiserver + etcd; no kubelet runs, so
 pods stay Pending after binding, which is all a scheduler can observe anyway).

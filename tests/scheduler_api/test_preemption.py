@@ -1,4 +1,4 @@
-"""Preemption end to end: the real scheduler against the Kubernetes API test server (tests/kubeapi), with
+"""Preemption end to end: the real scheduler against the Kubernetes API test server (kubeapi_testserver), with
 PriorityClasses resolved by its Priority admission stand-in, graceful pod deletion (victims stay
 Terminating until the test plays the kubelet) and PodDisruptionBudgets whose status the test writes (no
 disruption controller there)."""
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.kubeapi import running_server
+from kubeapi_testserver import running_server
 from tests.scheduler_api.harness import SCHEDULER, config_with, our_pod, pod_events, running_scheduler
 
 pytestmark = pytest.mark.api

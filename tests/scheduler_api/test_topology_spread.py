@@ -1,5 +1,5 @@
 """Topology spread end to end: the scheduler over HTTP against the Kubernetes API test server
-(tests/kubeapi, a stand-in for kube-apiserver), with zones as kubeadm clusters label them
+(kubeapi_testserver, a stand-in for kube-apiserver), with zones as kubeadm clusters label them
 (topology.kubernetes.io/zone)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
+from kubeapi_testserver.objects import make_pod
 from scheduler.runtime.queue import UNSCHEDULABLE
-from tests.kubeapi.objects import make_pod
 from tests.scheduler_api.harness import SCHEDULER, pod_events, running_scheduler
 
 pytestmark = pytest.mark.api

@@ -1,5 +1,5 @@
 """Pods with PersistentVolumeClaims end to end: the scheduler over HTTP against the Kubernetes API test server
-(tests/kubeapi, a stand-in for kube-apiserver). No PV controller runs there: a test binds a claim by writing
+(kubeapi_testserver, a stand-in for kube-apiserver). No PV controller runs there: a test binds a claim by writing
 what that controller writes (spec.volumeName, the pv.kubernetes.io/bind-completed annotation, phase Bound)."""
 
 from __future__ import annotations

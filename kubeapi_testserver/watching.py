@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tests.kubeapi.errors import ApiError
-from tests.kubeapi.kinds import ResourceType
-from tests.kubeapi.routes import Route, query_bool
-from tests.kubeapi.selectors import Selector, selector_for
-from tests.kubeapi.store import Change, Obj, Store
+from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.kinds import ResourceType
+from kubeapi_testserver.routes import Route, query_bool
+from kubeapi_testserver.selectors import Selector, selector_for
+from kubeapi_testserver.store import Change, Obj, Store
 
 Query = Mapping[str, str]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tests.kubeapi.errors import ApiError
-from tests.kubeapi.kinds import ResourceType, lookup
+from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.kinds import ResourceType, lookup
 
 
 @dataclass(frozen=True, slots=True)

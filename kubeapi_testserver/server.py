@@ -13,17 +13,17 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
 
-from tests.kubeapi import strategies
-from tests.kubeapi.api import Api
-from tests.kubeapi.errors import ApiError
-from tests.kubeapi.http_handler import KubeApiRequestHandler
-from tests.kubeapi.kinds import RESOURCES, storage_type
-from tests.kubeapi.kubeconfig import write_kubeconfig
-from tests.kubeapi.objects import make_node, make_pod, node_ready_condition
-from tests.kubeapi.patches import strategic_merge_patch
-from tests.kubeapi.pod_logs import PodLogs
-from tests.kubeapi.routes import Route
-from tests.kubeapi.store import Obj, Store
+from kubeapi_testserver import strategies
+from kubeapi_testserver.api import Api
+from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.http_handler import KubeApiRequestHandler
+from kubeapi_testserver.kinds import RESOURCES, storage_type
+from kubeapi_testserver.kubeconfig import write_kubeconfig
+from kubeapi_testserver.objects import make_node, make_pod, node_ready_condition
+from kubeapi_testserver.patches import strategic_merge_patch
+from kubeapi_testserver.pod_logs import PodLogs
+from kubeapi_testserver.routes import Route
+from kubeapi_testserver.store import Obj, Store
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 NOT_READY_TAINT = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
@@ -411,7 +411,7 @@ class KubeApiServer:
     def write_pod_log(self, name: str, text: str, namespace: str = "default", *, container: str,
                       previous: bool = False, at: float | None = None) -> None:
         """Kubelet stand-in: `text`'s lines appear in that container's log (its previous instance's with
-        `previous`), stamped `at` (default: now) for sinceSeconds. See tests/kubeapi/pod_logs.py."""
+        `previous`), stamped `at` (default: now) for sinceSeconds. See kubeapi_testserver/pod_logs.py."""
         self.pod_logs.write((namespace, name, container, previous), text, at)
 
     def end_pod_log(self, name: str, namespace: str = "default", *, container: str) -> None:

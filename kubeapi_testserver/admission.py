@@ -14,8 +14,8 @@ store objects as given, like a write straight to etcd).
 
 from __future__ import annotations
 
-from tests.kubeapi.store import Obj, Store
-from tests.kubeapi.strategies import generate_name
+from kubeapi_testserver.store import Obj, Store
+from kubeapi_testserver.strategies import generate_name
 
 TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 NOT_READY_TAINT = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}

@@ -10,15 +10,15 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tests.kubeapi import admission, event_conversion, managed_fields, strategies
-from tests.kubeapi.binding import bind_pod
-from tests.kubeapi.errors import ApiError
-from tests.kubeapi.kinds import ResourceType
-from tests.kubeapi.patches import apply_patch
-from tests.kubeapi.routes import Route, int_param
-from tests.kubeapi.selectors import selector_for
-from tests.kubeapi.store import Obj, Store, now_rfc3339
-from tests.kubeapi.watching import WatchPlan, plan_watch
+from kubeapi_testserver import admission, event_conversion, managed_fields, strategies
+from kubeapi_testserver.binding import bind_pod
+from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.kinds import ResourceType
+from kubeapi_testserver.patches import apply_patch
+from kubeapi_testserver.routes import Route, int_param
+from kubeapi_testserver.selectors import selector_for
+from kubeapi_testserver.store import Obj, Store, now_rfc3339
+from kubeapi_testserver.watching import WatchPlan, plan_watch
 
 Query = Mapping[str, str]
 # Types whose strategy refuses a PUT without metadata.resourceVersion

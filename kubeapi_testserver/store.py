@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tests.kubeapi.errors import ApiError
-from tests.kubeapi.kinds import storage_type
+from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.kinds import storage_type
 
 Obj = dict[str, Any]
 Key = tuple[str, str]  # (namespace or "", name)

@@ -14,7 +14,7 @@ import pytest
 from scheduler.model import PodInfo
 from scheduler.runtime.cache import Cache
 from scheduler.runtime.events import EventRecorder
-from tests.scheduler_api.test_cache import Clock, node, pod
+from tests.runtime.test_cache import Clock, node, pod
 
 
 def _names(cache: Cache) -> list[str]:

@@ -20,7 +20,7 @@ from typing import Any
 
 import jsonpatch
 
-from tests.kubeapi.errors import ApiError
+from kubeapi_testserver.errors import ApiError
 
 # patchMergeKey of list fields, from the `patchStrategy:"merge" patchMergeKey:"..."` tags in k8s.io/api.
 MERGE_KEYS: dict[str, str] = {

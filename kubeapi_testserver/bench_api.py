@@ -1,6 +1,6 @@
 """Throughput of the test server itself, with the official client (not a test; for sizing benchmarks).
 
-    python -m tests.kubeapi.bench_api --nodes 1000 --pods 2000 --threads 8
+    python -m kubeapi_testserver.bench_api --nodes 1000 --pods 2000 --threads 8
 
 Creates nodes and pending pods through the API like scheduler_perf, then binds every pod from a
 thread pool while one watch follows the pods, and prints requests per second for each phase.
@@ -19,8 +19,8 @@ from typing import Any
 
 from kubernetes import client, config, watch
 
-from tests.kubeapi.objects import make_node, make_pod
-from tests.kubeapi.server import KubeApiServer
+from kubeapi_testserver.objects import make_node, make_pod
+from kubeapi_testserver.server import KubeApiServer
 
 
 def _rate(count: int, seconds: float) -> str:

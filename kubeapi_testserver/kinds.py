@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.kubeapi.selectors import path_getter
+from kubeapi_testserver.selectors import path_getter
 
 FieldGetters = Mapping[str, Callable[[Mapping[str, Any]], str]]
 

@@ -24,15 +24,15 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
-from tests.kubeapi.api import to_wire
-from tests.kubeapi.errors import ApiError
-from tests.kubeapi.managed_fields import manager_of
-from tests.kubeapi.pod_logs import log_target
-from tests.kubeapi.routes import Route, int_param, parse, query_bool, verb_of
-from tests.kubeapi.watching import WatchPlan, watch_event
+from kubeapi_testserver.api import to_wire
+from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.managed_fields import manager_of
+from kubeapi_testserver.pod_logs import log_target
+from kubeapi_testserver.routes import Route, int_param, parse, query_bool, verb_of
+from kubeapi_testserver.watching import WatchPlan, watch_event
 
 if TYPE_CHECKING:
-    from tests.kubeapi.server import KubeApiServer, RequestRecord
+    from kubeapi_testserver.server import KubeApiServer, RequestRecord
 
 _JSON = "application/json"
 _CHUNKING_THRESHOLD = 2048  # net/http bufferBeforeChunkingSize
@@ -178,7 +178,7 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
             return 200, api.delete_collection(route, query)
         raise ApiError.method_not_allowed(f"unsupported method {method}")
 
-    # ---- pods/log (tests/kubeapi/pod_logs.py) ------------------------------------------------
+    # ---- pods/log (kubeapi_testserver/pod_logs.py) ------------------------------------------------
     def _pod_log(self, route: Route, query: dict[str, str], record: RequestRecord) -> None:
         server = self.api_server
         pod_route = dataclasses.replace(route, subresource=None)

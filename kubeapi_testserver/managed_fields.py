@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.kubeapi.store import Obj, now_rfc3339
+from kubeapi_testserver.store import Obj, now_rfc3339
 
 Fields = dict[str, Any]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from copy import copy
 from typing import Any
 
-from tests.kubeapi.store import now_rfc3339
+from kubeapi_testserver.store import now_rfc3339
 
 Obj = dict[str, Any]
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.kubeapi import strategies
-from tests.kubeapi.errors import ApiError, success_body
-from tests.kubeapi.kinds import storage_type
-from tests.kubeapi.routes import Route
-from tests.kubeapi.store import Obj, Store, now_rfc3339
+from kubeapi_testserver import strategies
+from kubeapi_testserver.errors import ApiError, success_body
+from kubeapi_testserver.kinds import storage_type
+from kubeapi_testserver.routes import Route
+from kubeapi_testserver.store import Obj, Store, now_rfc3339
 
 
 def bind_pod(store: Store, route: Route, body: Any) -> Obj:

@@ -1,6 +1,6 @@
 """Run the Kubernetes API test server by hand:
 
-    python -m tests.kubeapi --port 8001 --kubeconfig /tmp/kubeapi.conf --nodes 3
+    python -m kubeapi_testserver --port 8001 --kubeconfig /tmp/kubeapi.conf --nodes 3
     python -m scheduler --config ... --kubeconfig /tmp/kubeapi.conf
 """
 
@@ -11,11 +11,11 @@ import signal
 import sys
 import threading
 
-from tests.kubeapi.server import KubeApiServer
+from kubeapi_testserver.server import KubeApiServer
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m tests.kubeapi", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m kubeapi_testserver", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")

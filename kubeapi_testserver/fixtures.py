@@ -1,7 +1,7 @@
 """pytest fixtures and a context manager for the Kubernetes API test server.
 
-Use in a conftest.py:  `pytest_plugins = ["tests.kubeapi.fixtures"]`  (top-level conftest only),
-or import the fixtures by name:  `from tests.kubeapi.fixtures import kube_api, kube_api_kubeconfig  # noqa: F401`.
+Use in a conftest.py:  `pytest_plugins = ["kubeapi_testserver.fixtures"]`  (top-level conftest only),
+or import the fixtures by name:  `from kubeapi_testserver.fixtures import kube_api, kube_api_kubeconfig  # noqa: F401`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from kubernetes import client, config
 
-from tests.kubeapi.server import KubeApiServer
+from kubeapi_testserver.server import KubeApiServer
 
 
 @contextmanager

@@ -24,7 +24,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from tests.kubeapi.errors import ApiError
+from kubeapi_testserver.errors import ApiError
 
 Key = tuple[str, str, str, bool]  # namespace, pod, container, previous
 

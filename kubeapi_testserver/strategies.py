@@ -9,9 +9,9 @@ import random
 import re
 from typing import Any
 
-from tests.kubeapi.errors import ApiError
-from tests.kubeapi.kinds import ResourceType, storage_type
-from tests.kubeapi.store import Store
+from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.kinds import ResourceType, storage_type
+from kubeapi_testserver.store import Store
 
 Obj = dict[str, Any]
 
