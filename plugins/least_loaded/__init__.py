@@ -60,4 +60,4 @@ def normalize(scores: list[int], args: LeastLoadedArgs) -> None:
 
 # The one way a plugin module declares its plugins (scheduler.framework.registry).
 PLUGINS = [Plugin(NAME, args=LeastLoadedArgs, pre_score=pre_score, score_node=score_node,
-                 normalize=normalize, default_weight=1, score_batch=score_batch)]
+                 normalize=normalize, score_batch=score_batch)]

@@ -70,4 +70,4 @@ REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.NODE_LABELS_CHANGED
 
 # The one way a plugin module declares its plugins (scheduler.framework.registry).
 PLUGINS = [Plugin(NAME, args=NetworkAwareArgs, pre_filter=pre_filter, filter_node=filter_node,
-                 pre_score=pre_score, score_node=score_node, default_weight=1, requeue_on=REQUEUE_ON)]
+                 pre_score=pre_score, score_node=score_node, requeue_on=REQUEUE_ON)]

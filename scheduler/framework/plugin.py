@@ -161,7 +161,6 @@ class Plugin:
     pre_score: PreScore | ClusterPreScore | None = None  # ClusterPreScore when reads_cluster
     score_node: Score | None = None
     normalize: Normalize | None = None
-    default_weight: int = 1
     filter_batch: FilterBatch | None = None
     score_batch: ScoreBatch | None = None
     # None: ANY, or NODE_ADDED alone when requeue_on_fields says what else may help.

@@ -117,4 +117,4 @@ def score_batch(req: _Requests, nodes: list[NodeInfo]) -> list[int]:
 
 
 PLUGIN = Plugin(NAME, args=BalancedAllocationArgs, pre_score=pre_score, score_node=score_node,
-                default_weight=1, score_batch=score_batch)
+                score_batch=score_batch)

@@ -63,4 +63,4 @@ def score_node(images: _Images, node: NodeInfo) -> int:
     return MAX_NODE_SCORE * (total - MIN_THRESHOLD) // (images.max_threshold - MIN_THRESHOLD)
 
 
-PLUGIN = Plugin(NAME, pre_score=pre_score, score_node=score_node, default_weight=1, reads_cluster=True)
+PLUGIN = Plugin(NAME, pre_score=pre_score, score_node=score_node, reads_cluster=True)

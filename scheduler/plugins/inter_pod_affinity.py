@@ -203,6 +203,6 @@ REQUEUE_ON = (ClusterEvent.ASSIGNED_POD_ADDED | ClusterEvent.ASSIGNED_POD_LABELS
               | ClusterEvent.POD_LABELS_CHANGED)
 
 PLUGIN = Plugin(NAME, args=InterPodAffinityArgs, pre_filter=pre_filter, filter_node=filter_node,
-                pre_score=pre_score, score_node=score_node, normalize=normalize, default_weight=2,
+                pre_score=pre_score, score_node=score_node, normalize=normalize,
                 filter_batch=filter_batch,
                 requeue_on=REQUEUE_ON, reads_cluster=True)

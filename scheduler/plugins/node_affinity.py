@@ -101,5 +101,5 @@ REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.NODE_LABELS_CHANGED
               | ClusterEvent.POD_NODE_AFFINITY_CHANGED)
 
 PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, pre_score=pre_score,
-                score_node=score_node, normalize=normalize, default_weight=2, filter_batch=filter_batch,
+                score_node=score_node, normalize=normalize, filter_batch=filter_batch,
                 requeue_on=REQUEUE_ON, pre_filter_nodes=pre_filter_nodes)

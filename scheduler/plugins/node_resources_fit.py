@@ -239,5 +239,5 @@ REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.NODE_ALLOCATABLE_CHANGED
               | ClusterEvent.ASSIGNED_POD_DELETED | ClusterEvent.POD_REQUESTS_CHANGED)
 
 PLUGIN = Plugin(NAME, args=NodeResourcesFitArgs, pre_filter=pre_filter, filter_node=filter_node,
-                pre_score=pre_score, score_node=score_node, default_weight=1, filter_batch=filter_batch,
+                pre_score=pre_score, score_node=score_node, filter_batch=filter_batch,
                 score_batch=score_batch, requeue_on=REQUEUE_ON)

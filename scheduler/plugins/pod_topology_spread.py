@@ -269,5 +269,5 @@ REQUEUE_ON = (ClusterEvent.ASSIGNED_POD_ADDED | ClusterEvent.ASSIGNED_POD_LABELS
               | ClusterEvent.POD_LABELS_CHANGED | ClusterEvent.POD_TOPOLOGY_SPREAD_CHANGED)
 
 PLUGIN = Plugin(NAME, args=PodTopologySpreadArgs, pre_filter=pre_filter, filter_node=filter_node,
-                pre_score=pre_score, score_node=score_node, normalize=normalize, default_weight=2,
+                pre_score=pre_score, score_node=score_node, normalize=normalize,
                 requeue_on=REQUEUE_ON, reads_cluster=True, replace_node=replace_node)

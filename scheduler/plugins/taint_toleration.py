@@ -89,6 +89,6 @@ REQUEUE_ON = (ClusterEvent.NODE_ADDED | ClusterEvent.NODE_TAINTS_CHANGED
               | ClusterEvent.POD_TOLERATIONS_CHANGED)
 
 PLUGIN = Plugin(NAME, pre_filter=pre_filter, filter_node=filter_node, pre_score=pre_score,
-                score_node=score_node, normalize=normalize, default_weight=3, filter_batch=filter_batch,
+                score_node=score_node, normalize=normalize, filter_batch=filter_batch,
                 score_batch=score_batch, requeue_on=REQUEUE_ON, reads_cluster=True,
                 replace_node=same_state)
