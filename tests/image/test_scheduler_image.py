@@ -60,3 +60,22 @@ def test_rebuilding_unchanged_content_reuses_the_archive(built, buildah, local_b
     again = build_image(Path(built.archive).parent, base=local_base, builder=buildah, log=lines.append)
     assert again.builder == "cached"
     assert (again.ref, again.image_id) == (built.ref, built.image_id)
+
+
+def test_a_users_plugin_folder_ships_in_the_image_and_keeps_its_contract_there(buildah, local_base, containerd,
+                                                                               tmp_path) -> None:
+    """The tutorial's plugin (examples/node_cost, copied to a folder outside the repository as a user keeps it)
+    built into the image as deploy-scheduler builds it, then, inside the image run with runc, loaded from where the
+    manifests' --plugins point and checked by `python -m scheduler.testing check`."""
+    import shutil
+
+    from labkit.paths import PROJECT_ROOT
+
+    folder = tmp_path / "my-lab" / "node_cost"
+    shutil.copytree(PROJECT_ROOT / "examples" / "node_cost", folder)
+    image = build_image(tmp_path / "images", base=local_base, builder=buildah, log=lambda line: None,
+                        plugins=[*PLUGIN_FOLDERS, folder])
+    containerd.ctr("images", "import", str(image.archive))
+    checked = containerd.ctr("run", "--rm", image.ref, "user-plugin-check", "python", "-m", "scheduler.testing",
+                             "check", f"{IMAGE_PLUGINS_DIR}/node_cost")
+    assert "ok   NodeCost" in checked and "1 of 1 plugin(s) pass" in checked, checked
