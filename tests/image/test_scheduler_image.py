@@ -57,7 +57,8 @@ def test_containerd_imports_and_runs_the_image(built, containerd) -> None:
 
 def test_rebuilding_unchanged_content_reuses_the_archive(built, buildah, local_base) -> None:
     lines: list[str] = []
-    again = build_image(Path(built.archive).parent, base=local_base, builder=buildah, log=lines.append)
+    again = build_image(Path(built.archive).parent, base=local_base, builder=buildah, log=lines.append,
+                        plugins=PLUGIN_FOLDERS)
     assert again.builder == "cached"
     assert (again.ref, again.image_id) == (built.ref, built.image_id)
 
