@@ -167,7 +167,7 @@ def run_once(checkout: Path, nodes: int, pods: int, timeout: float = 300.0) -> d
         with extender_process(checkout.resolve(), kubeconfig, timeout) as (proc, port):
             conn = Connection(port)
             wanted = num_feasible_nodes_to_find(None, nodes)
-            start_index, spent = 0, {"filter": [], "prioritize": []}
+            start_index, spent, request_bytes = 0, {"filter": [], "prioritize": []}, 0
             time.sleep(SETTLE_QUIET)  # the informers' start-up lists are decoded
             cpu_before = _settled_cpu(proc.pid)
             t0 = time.perf_counter()
@@ -175,7 +175,9 @@ def run_once(checkout: Path, nodes: int, pods: int, timeout: float = 300.0) -> d
                 names = [node_names[(start_index + k) % nodes] for k in range(wanted)]
                 start_index = (start_index + wanted) % nodes
                 t = time.perf_counter()
-                code, answer = conn.post("filter", extender_args(pod, names))
+                body = extender_args(pod, names)
+                request_bytes += len(body)
+                code, answer = conn.post("filter", body)
                 spent["filter"].append(time.perf_counter() - t)
                 result = orjson.loads(answer)
                 if code != 200 or result.get("Error"):
@@ -197,11 +199,24 @@ def run_once(checkout: Path, nodes: int, pods: int, timeout: float = 300.0) -> d
             conn.close()
             cpu_after = _settled_cpu(proc.pid)
         client.close()
+    both = sorted(f + p for f, p in zip(spent["filter"], spent["prioritize"], strict=True))
     return {"checkout": str(checkout), "nodes": nodes, "pods": pods, "names_per_request": wanted,
             "extender_cpu_ms_per_pod": round((cpu_after - cpu_before) * 1000 / pods, 3),
             "filter_p50_ms": round(statistics.median(spent["filter"]) * 1000, 3),
             "prioritize_p50_ms": round(statistics.median(spent["prioritize"]) * 1000, 3),
+            "request_kib": round(request_bytes / pods / 1024, 1),
+            "mean_ms": round(statistics.fmean(both) * 1000, 2), "p50_ms": round(statistics.median(both) * 1000, 2),
+            "p95_ms": round(both[max(0, int(len(both) * 0.95) - 1)] * 1000, 2),
             "pods_per_second": round(pods / wall, 1)}
+
+
+def report_row(run: dict[str, Any]) -> dict[str, Any]:
+    """A row of `./lab benchmark`'s extender table: the round trips of both verbs per pod, and the process's
+    CPU per pod."""
+    return {"nodes": run["nodes"], "mode": f"process, {run['names_per_request']} names, informers live",
+            "verb": "filter+prioritize", "requests": run["pods"], "request_kib": run["request_kib"],
+            "mean_ms": run["mean_ms"], "p50_ms": run["p50_ms"], "p95_ms": run["p95_ms"], "decode_ms": None,
+            "process_cpu_ms_per_pod": run["extender_cpu_ms_per_pod"]}
 
 
 def main(argv: list[str] | None = None) -> int:
