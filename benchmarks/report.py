@@ -153,12 +153,16 @@ def render(report: dict[str, Any], console: Console) -> None:
         console.print(table)
     if report.get("extender"):
         table = Table("nodes", "mode", "verb", "request KiB", "mean ms", "p50 ms", "p95 ms", "JSON decode ms",
+                      "process CPU ms/pod",
                       title="Extender per-request latency (loopback HTTP on a kept-alive connection; every node in "
-                            "each request; no API server)", caption=caption)
+                            "each request; no API server) and, per pod, the whole extender process as "
+                            "kube-scheduler drives it (python -m scheduler extender against the API test server, "
+                            "each pod filtered, prioritized and bound: benchmarks.extender_process)",
+                      caption=caption)
         for r in report["extender"]:
             table.add_row(f"{r['nodes']:,}", r["mode"], r["verb"], _num(r["request_kib"], ",.1f"),
                           _num(r["mean_ms"], ".2f"), _num(r["p50_ms"], ".2f"), _num(r["p95_ms"], ".2f"),
-                          _num(r["decode_ms"], ".2f"))
+                          _num(r["decode_ms"], ".2f"), _num(r.get("process_cpu_ms_per_pod"), ".2f"))
         console.print(table)
     if report["end_to_end"]:
         table = Table("API server", "nodes", "plugins", "% scored", "qps/burst", "bound", "pods/s", "from start",

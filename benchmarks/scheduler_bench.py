@@ -12,7 +12,9 @@ Runs, in order:
    (by default at 1,000 nodes: adaptive percentageOfNodesToScore versus 100, which keeps pods per node
    within one; and what 100 costs at 5,000 nodes);
 2. the extender (python -m scheduler extender's request path over loopback HTTP): per-request latency of
-   filter and prioritize at each of --sizes nodes, in both nodeCacheCapable modes (benchmarks/extender.py);
+   filter and prioritize at each of --sizes nodes, in both nodeCacheCapable modes (benchmarks/extender.py),
+   and the whole extender process's CPU per pod as kube-scheduler drives it, --pods pods filtered, prioritized
+   and bound through the API test server (benchmarks/extender_process.py);
 3. end to end through the in-repo API test server (labelled: it measures our client path, not a real server),
    --nodes fake nodes and --pods pending pods, `python -m scheduler` in its own process (its CPU ms, requests
    and watch bytes per bound pod reported beside the rate): the default plugin set, then LeastLoaded with
@@ -34,7 +36,16 @@ from pathlib import Path
 
 from rich.console import Console
 
-from benchmarks import cluster, endtoend, extender, inprocess, kube_scheduler, report, testserver
+from benchmarks import (
+    cluster,
+    endtoend,
+    extender,
+    extender_process,
+    inprocess,
+    kube_scheduler,
+    report,
+    testserver,
+)
 
 LEAST_LOADED = report.LEAST_LOADED
 # (extra plugins, percentageOfNodesToScore) of each end-to-end run against one server: the default plugin set
@@ -120,6 +131,13 @@ def run(options: Options, echo: Callable[[str], None] = print) -> dict:
                 extender_rows += extender.run_size(nodes, extender.REQUESTS, existing=options.existing)
             except (RuntimeError, OSError) as err:
                 errors.append(f"extender at {nodes:,} nodes: {err}")
+            echo(f"extender process as kube-scheduler drives it: {nodes:,} nodes, {options.pods:,} pods through "
+                 "the API test server")
+            try:
+                extender_rows.append(extender_process.report_row(
+                    extender_process.run_once(inprocess.REPO, nodes, options.pods, options.timeout)))
+            except (RuntimeError, OSError) as err:
+                errors.append(f"extender process at {nodes:,} nodes: {err}")
     end_to_end = []
     if not options.in_process_only:
         servers: list[tuple[str, Path | None]] = []

@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping
 from scheduler.extender import protocol
 from scheduler.extender.protocol import MAX_EXTENDER_PRIORITY, ExtenderArgs, ProtocolError
 from scheduler.framework import MAX_NODE_SCORE, ClusterView, Code, Profile, default_normalize
-from scheduler.model import STRICT, NodeInfo, NodeTraits, PodInfo, PodSpecError
+from scheduler.model import STRICT, NodeInfo, PodInfo, PodSpecError
 from scheduler.plugins import KUBE_SCHEDULER_DOES
 from scheduler.runtime.cache import Cache
 from scheduler.runtime.informer import object_key
@@ -169,9 +169,8 @@ class Extender:
                                                                                     strict=True))]
             unknown = []
         # The traits of the nodes decided on (plugins skip a pass by them), not of the cache: the node
-        # objects kube-scheduler sends may be newer than the cache's.
-        cluster = ClusterView(snapshot.nodes, snapshot.namespace_labels, snapshot.pod_index,
-                              traits=NodeTraits.of(nodes))
+        # objects kube-scheduler sends may be newer than the cache's. Counted only if a plugin reads them.
+        cluster = ClusterView(snapshot.nodes, snapshot.namespace_labels, snapshot.pod_index, traits_of=nodes)
         return nodes, unknown, cluster
 
 

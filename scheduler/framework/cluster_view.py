@@ -17,20 +17,22 @@ class ClusterView:
     it, each namespace's labels, the pods indexed for inter-pod affinity (``index``), and the claims, PVs
     and StorageClasses the informers hold (``volumes``, read live as kube-scheduler's volume plugins read
     their listers), and how many of the nodes decided on are cordoned, tainted or list images (``traits``,
-    by default counted over ``nodes``: a plugin skips its pass over the nodes when none is). A read-only
+    by default counted over ``nodes``, or over ``traits_of`` when the nodes decided on are fewer, on first read:
+    a plugin skips its pass over the nodes when none is). A read-only
     view of one snapshot, whose cache keeps the index and the traits current; built from a plain node list
     (tests, the placement explainer), it indexes and counts on first use and knows no volumes."""
 
-    __slots__ = ("_index", "_traits", "namespace_labels", "nodes", "volumes")
+    __slots__ = ("_index", "_traits", "_traits_of", "namespace_labels", "nodes", "volumes")
 
     def __init__(self, nodes: Sequence[NodeInfo], namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
                  index: PodIndex | None = None, volumes: VolumeStore | None = None,
-                 traits: NodeTraits | None = None) -> None:
+                 traits: NodeTraits | None = None, traits_of: Sequence[NodeInfo] | None = None) -> None:
         self.nodes = nodes
         self.namespace_labels = namespace_labels if namespace_labels is not None else {}
         self._index = index
         self.volumes = volumes if volumes is not None else VolumeStore()
         self._traits = traits
+        self._traits_of = traits_of
 
     @property
     def index(self) -> PodIndex:
@@ -41,7 +43,7 @@ class ClusterView:
     @property
     def traits(self) -> NodeTraits:
         if self._traits is None:
-            self._traits = NodeTraits.of(self.nodes)
+            self._traits = NodeTraits.of(self.nodes if self._traits_of is None else self._traits_of)
         return self._traits
 
     @contextmanager
@@ -56,10 +58,12 @@ class ClusterView:
             raise ValueError(f"what-if node {node.name!r} is not in the view")
         nodes = [node if n is original else n for n in self.nodes]
         traits = self._traits.replacing(original, node) if self._traits is not None else None
+        traits_of = None if self._traits_of is None or traits is not None else \
+            [node if n is original else n for n in self._traits_of]
         index = self.index
         index.replace_node(original, node)
         try:
-            yield ClusterView(nodes, self.namespace_labels, index, self.volumes, traits)
+            yield ClusterView(nodes, self.namespace_labels, index, self.volumes, traits, traits_of)
         finally:
             index.replace_node(node, original)
 

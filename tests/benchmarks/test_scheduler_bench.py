@@ -127,9 +127,12 @@ def test_command_writes_tables_and_json(tmp_path: Path) -> None:
     assert "not measured: no kube-scheduler binary" in text
     assert "Extender per-request latency" in text
     assert [(r["nodes"], r["mode"], r["verb"]) for r in data["extender"]] == [
-        (n, mode, verb) for n in (4, 8) for mode in ("nodeCacheCapable", "Node objects")
-        for verb in ("filter", "prioritize")]
+        row for n in (4, 8) for row in [*[(n, mode, verb) for mode in ("nodeCacheCapable", "Node objects")
+                                          for verb in ("filter", "prioritize")],
+                                        (n, f"process, {n} names, informers live", "filter+prioritize")]]
     assert all(r["mean_ms"] > 0 for r in data["extender"])
+    assert [r["requests"] for r in data["extender"] if r["verb"] == "filter+prioritize"] == [6, 6]  # each bound
+    assert all(r["process_cpu_ms_per_pod"] >= 0 for r in data["extender"] if r["verb"] == "filter+prioritize")
     # 2 sizes + anti-affinity pods at 8 + each workload beside plain pods at --nodes (2) + LeastLoaded
     # adaptive and 100% at 4 nodes + 100% at 8 nodes
     workloads = [", pods with required anti-affinity", ", pods with preferred pod affinity",

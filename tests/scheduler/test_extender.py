@@ -275,3 +275,32 @@ def test_pod_is_read_once_for_filter_and_prioritize_of_one_version(monkeypatch: 
     changed["metadata"]["uid"] = pod["metadata"]["uid"]
     assert call(extender, "filter", args_body(changed, names, cache_capable=True))[1]["NodeNames"] == names
     assert reads == ["5", "6"]
+
+
+def test_nodes_decided_on_are_counted_for_traits_only_when_a_plugin_reads_them(monkeypatch: pytest.MonkeyPatch):
+    """kube-scheduler sends a sample of the nodes (numFeasibleNodesToFind): how many of them are cordoned,
+    tainted or list images is counted on first read, by the plugins that skip a pass by it, not per request.
+    With them enabled, the count is of the nodes sent: a cordoned node among them is still rejected."""
+    from scheduler.model import NodeTraits
+
+    counted: list[int] = []
+    real = NodeTraits.of.__func__
+
+    def counting(cls: type, nodes: Any) -> NodeTraits:
+        nodes = list(nodes)
+        counted.append(len(nodes))
+        return real(cls, nodes)
+
+    monkeypatch.setattr(NodeTraits, "of", classmethod(counting))
+    names = ["fast", "slow-1"]  # a sample: not every node of the cache
+    extender = make_extender(config(only_network_aware=True))
+    for verb in ("filter", "prioritize"):
+        assert call(extender, verb, args_body(pod_obj(), names, cache_capable=True))[0] == 200
+    assert counted == []
+    cordoned = versioned(node_obj("slow-1"), "20")
+    cordoned["spec"]["unschedulable"] = True
+    extender = make_extender()
+    CacheHandlers(extender.cache).node_changed(cordoned)
+    code, result = call(extender, "filter", args_body(pod_obj(), names, cache_capable=True))
+    assert code == 200 and result["NodeNames"] == ["fast"] and "slow-1" in result["FailedAndUnresolvableNodes"]
+    assert counted == [2]

@@ -176,3 +176,60 @@ def test_kept_alive_connection_answers_without_waiting_for_delayed_acks() -> Non
     finally:
         server.stop()
     assert statistics.median(seconds) < 0.02, seconds
+
+
+def _server_with_empty_cache() -> HealthServer:
+    metrics = ExtenderMetrics()
+    extender = Extender(Cache(), build_profiles(parse_config(yaml.safe_load(NETWORK_AWARE_CONFIG), "config",
+                                                                 bundled_plugins.registry())), metrics)
+    return HealthServer("127.0.0.1", 0, registry=metrics.registry, healthy=lambda: (True, "ok"),
+                        ready=lambda: (True, "ok"), post=extender.handle)
+
+
+def test_stop_closes_the_connections_kube_scheduler_keeps_alive() -> None:
+    """A stopped extender (SIGTERM, a rollout) answers no more requests on a connection kube-scheduler
+    keeps open: its next request fails at once and Go's transport dials again, instead of being answered
+    from a cache that no longer follows the API server."""
+    server = _server_with_empty_cache()
+    server.start()
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:
+        assert _post(conn, "prioritize", _by_name(kube_pod("p"), [])) == (200, [])
+        server.stop()
+        with pytest.raises((http.client.HTTPException, ConnectionError)):
+            _post(conn, "prioritize", _by_name(kube_pod("p"), []))
+    finally:
+        conn.close()
+
+
+def test_requests_the_listener_cannot_serve_get_an_error_and_the_connection_closes() -> None:
+    """A POST without Content-Length (411), a request line that is not HTTP/1.x (400) and a method other
+    than GET and POST (501) are answered and the connection closed: the stream cannot be read further.
+    A client that sends Expect: 100-continue (curl, for large bodies) gets its 100 and then the answer."""
+    server = _server_with_empty_cache()
+    server.start()
+    try:
+        for raw, status in ((b"POST /filter HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", b" 411 "),
+                            (b"GARBAGE\r\n\r\n", b" 400 "),
+                            (b"DELETE /filter HTTP/1.1\r\nHost: x\r\n\r\n", b" 501 ")):
+            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+                sock.sendall(raw)
+                answer = b""
+                while chunk := sock.recv(65536):  # read to EOF: the server closes
+                    answer += chunk
+            assert answer.split(b"\r\n", 1)[0].startswith(b"HTTP/1.1" + status), answer
+        body = _by_name(kube_pod("p"), [])
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+            sock.sendall(b"POST /prioritize HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\nExpect: 100-continue\r\n"
+                         b"\r\n" % len(body))
+            assert sock.recv(100) == b"HTTP/1.1 100 Continue\r\n\r\n"
+            sock.sendall(body)
+            reader = sock.makefile("rb")
+            assert reader.readline().startswith(b"HTTP/1.1 200 ")
+            headers = {}
+            while (line := reader.readline()) != b"\r\n":
+                name, _, value = line.decode().partition(":")
+                headers[name.lower()] = value.strip()
+            assert reader.read(int(headers["content-length"])) == b"[]"
+    finally:
+        server.stop()
