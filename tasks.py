@@ -278,6 +278,37 @@ def explain(c, pod, lab=None, namespace=None, what_if=None, json=False, kubeconf
     print_result(output_console(), explanation, json_output=json)
 
 
+@task(help=LAB_HELP | {
+    "kubeconfig": "cluster to show (default: the lab's exported kubeconfig)",
+    "context": "kubeconfig context (default: its current one)",
+    "port": "port to serve on (default: 8765; 0 picks a free one)",
+    "host": "address to bind (default: 127.0.0.1, loopback only; anything else exposes the page)",
+    "no-browser": "only print the URL; do not open a browser",
+    "scheduler-config": placement_options.HELP["scheduler-config"],
+})
+def ui(c, lab=None, kubeconfig=None, context=None, port=8765, host="127.0.0.1", no_browser=False,
+       scheduler_config=None):
+    """Serve a live placement page for the lab's cluster.
+
+    Nodes and their pods as the watches report them, the pending pods and why, every node's verdicts and
+    scores for a selected pod or a pasted manifest (what-if), the scheduler's leader and metrics. Read-only.
+
+    Example: ./lab ui --no-browser --port 9000
+    """
+    from labkit.kube import Kube
+    from labkit.placement.cli import default_kubeconfig
+    from labkit.ui.server import Source, serve
+
+    definition, _ = _load(lab)
+    with _user_errors():
+        kube = Kube.from_kubeconfig(Path(kubeconfig) if kubeconfig else default_kubeconfig(definition), context)
+        try:
+            serve(Source(definition, kube, Path(scheduler_config) if scheduler_config else None), host,
+                  int(port), open_browser=not no_browser, echo=lambda line: print(line, flush=True))
+        finally:
+            kube.close()
+
+
 @task(help={"fast": "the unit tier: no API test server, no root, no VMs, no image builds",
             "api": "the API tier: the scheduler and the placement runner against the API test server",
             "faults": "the fault tier: the scheduler under injected faults through a TCP proxy (~2 min)",
