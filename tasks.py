@@ -223,7 +223,8 @@ def doctor_(c, lab=None):
 
 @task(help=LAB_HELP | placement_options.HELP, iterable=["scenarios", "only"])
 def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=False, wait_running=False,
-                   include_restart=False, timeout=60, scheduler_config=None, scenarios=None, only=None):
+                   include_restart=False, timeout=60, scheduler_config=None, scenarios=None, only=None,
+                   html=None):
     """Prove where the scheduler places pods.
 
     Runs the placement scenarios (built-in, the lab's, or --scenarios FILE), prints their verdicts, exits 1 on a
@@ -231,6 +232,7 @@ def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=
 
     Example: ./lab test-placement --include-restart --json > verdicts.json
              ./lab test-placement --scenarios my_plugin/scenarios.yaml --only my-case
+             ./lab test-placement --html placement.html   (the report as one file to share)
     """
     from labkit.placement.cli import default_kubeconfig, execute  # the scheduler's framework: only this verb
 
@@ -240,7 +242,7 @@ def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=
         keep=keep, wait_running=wait_running, include_restart=include_restart, timeout=float(timeout),
         scheduler_config=Path(scheduler_config) if scheduler_config else None,
         scenarios_files=[Path(f) for f in scenarios] or None, only=list(only) or None)
-    code = execute(definition, options, json_output=json)
+    code = execute(definition, options, json_output=json, html=Path(html) if html else None)
     if code:
         raise Exit(code=code)
 
