@@ -314,8 +314,10 @@ def ui(c, lab=None, kubeconfig=None, context=None, port=8765, host="127.0.0.1", 
 @task(help={"fast": "the unit tier: no API test server, no root, no VMs, no image builds",
             "api": "the API tier: the scheduler and the placement runner against the API test server",
             "faults": "the fault tier: the scheduler under injected faults through a TCP proxy (~2 min)",
+            "browser": "the browser tier: the placement page (./lab ui) in headless Chromium (Debian's chromium, "
+                       "chromium-driver)",
             "k": "only tests matching this pytest -k expression"})
-def test(c, fast=False, api=False, faults=False, k=None):
+def test(c, fast=False, api=False, faults=False, browser=False, k=None):
     """Run the test suites (every tier by default).
 
     The switches pick tiers and combine (--fast --api). With none, also the system and image suites, whose
@@ -325,7 +327,8 @@ def test(c, fast=False, api=False, faults=False, k=None):
     """
     from labkit import test_tiers
 
-    tiers = [tier for tier, chosen in (("unit", fast), ("api", api), ("faults", faults)) if chosen]
+    tiers = [tier for tier, chosen in (("unit", fast), ("api", api), ("faults", faults), ("browser", browser))
+             if chosen]
     if not tiers:
         _install_test_dependencies(c)
     c.run(shlex.join([sys.executable, "-m", "pytest", *test_tiers.pytest_args(tiers, k)]))
