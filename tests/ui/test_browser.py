@@ -63,6 +63,12 @@ def test_page_shows_nodes_and_pods(cluster: Cluster, deployed: DeploymentStandIn
     assert "default/too-big" in pending.replace("\n", "")
     # the scheduler's FailedScheduling message reaches the pending column (its event, watched)
     _wait(browser, "document.querySelector('[data-pod=\"default/too-big\"] .why')?.innerText.includes('Insufficient cpu')")
+    # preemption as the scheduler records it: the preemptor's nominated node, the victim's DisruptionTarget
+    cluster.server.update_object("pods", "too-big", {"status": {"nominatedNodeName": WORKERS[1]}}, "default")
+    cluster.server.update_object("pods", "web-0", {"status": {"conditions": [
+        {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]}}, "default")
+    _wait(browser, f"document.querySelector('[data-node=\"{WORKERS[1]}\"] .nominee[data-pod=\"default/too-big\"]')")
+    _wait(browser, "document.querySelector('.preempted[data-pod=\"default/web-0\"]')")
     taint = browser.execute_script(f"return document.querySelector('[data-node=\"{CONTROL_PLANE}\"]').innerText;")
     assert "node-role.kubernetes.io/control-plane:NoSchedule" in taint
     browser.save_screenshot(str(screenshots / "ui-nodes.png"))

@@ -58,3 +58,18 @@ def test_what_if_text_needs_a_name_and_names_the_field() -> None:
     with pytest.raises(ExplainError, match=r"spec.containers\[0\].resources.requests.cpu"):
         parse_what_if("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: i, "
                       "resources: {requests: {cpu: lots}}}]}\n", "the form", None, None)
+
+
+def test_metrics_headline_from_the_schedulers_own_registry() -> None:
+    """The figures the page shows, read from what the scheduler's /metrics serves."""
+    from prometheus_client import generate_latest
+
+    from labkit.ui.scheduler_view import headline
+    from scheduler.runtime.metrics import Metrics
+
+    metrics = Metrics()
+    metrics.attempts.labels("scheduled", "p").inc(3)
+    metrics.attempts.labels("unschedulable", "p").inc()
+    metrics.pending_pods.labels("active").set(2)
+    figures = headline(generate_latest(metrics.registry).decode())
+    assert (figures["scheduled"], figures["unschedulable"], figures["pending active"]) == (3, 1, 2)

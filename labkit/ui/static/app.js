@@ -28,7 +28,7 @@ function podButton(p, extra) {
   if (p.preempted) text += " · preempted";
   if (extra === "nominee") text += " · nominated here";
   text += "</small>";
-  if (!p.node) {
+  if (!p.node && extra !== "nominee") {  // on its nominated node it is only named
     if (p.nominated) text += `<small> → nominated ${esc(p.nominated)}</small>`;
     if (p.failed) text += `<span class="why">${esc(p.failed)}</span>`;
   }
