@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import json
 import webbrowser
 from collections.abc import Callable
@@ -92,7 +93,7 @@ def make_app(source: Source, state: ClusterState) -> web.Application:
                     changes = changes + queue.get_nowait()
                 latest = {(kind, key): obj for kind, key, obj in changes}  # the last word on each object
                 await resp.write(_sse("delta", [[kind, key, obj] for (kind, key), obj in latest.items()]))
-        except (ConnectionResetError, asyncio.CancelledError):
+        except ConnectionResetError:  # the page went away
             pass
         finally:
             hub.queues.discard(queue)
@@ -155,17 +156,26 @@ def make_app(source: Source, state: ClusterState) -> web.Application:
 
 
 def serve(source: Source, host: str, port: int, open_browser: bool, echo: Callable[[str], None]) -> None:
-    """Serve the page until interrupted; prints the URL once the socket listens."""
+    """Serve the page until interrupted; prints the URL once the socket listens. An API server that cannot
+    be reached is a KubeError (a UserError) before anything is served."""
+    source.kube.get("/version")
     app = make_app(source, ClusterState())
 
     async def main() -> None:
-        runner = web.AppRunner(app, handle_signals=True)
+        # open event streams never end by themselves: give them a second at shutdown, not aiohttp's minute
+        runner = web.AppRunner(app, handle_signals=True, shutdown_timeout=1.0)
         await runner.setup()
-        site = web.TCPSite(runner, host, port)
-        await site.start()
+        try:
+            await web.TCPSite(runner, host, port).start()
+        except OSError as err:
+            await runner.cleanup()
+            raise UserError(f"--port {port}: cannot listen on {host}:{port}: {err.strerror}; pick another with "
+                            "--port N (0: any free port)") from None
         bound = runner.addresses[0][1]  # --port 0: the port the system gave
         url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}/"
         echo(f"placement page: {url} (read-only; Ctrl-C stops it)")
+        if not ipaddress.ip_address(runner.addresses[0][0]).is_loopback:
+            echo(f"warning: --host {host}: the page is reachable from other machines, and it shows the cluster")
         if open_browser:
             webbrowser.open(url)
         try:
