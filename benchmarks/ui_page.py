@@ -8,7 +8,9 @@ headless Chromium opens the page through selenium and Debian's chromedriver.
   page itself (document.body.dataset.drawnAt, performance.now()); the median of --loads fresh loads;
 - live: after loading, --bindings pods are bound one at a time (the spec.nodeName change a binding makes, so
   the watch sends the same MODIFIED event) and the time until the pod is on its node's column is taken by
-  polling the page every 10 ms: median and maximum.
+  polling the page every 10 ms: median and maximum;
+- explain: --explains bound pods selected one after another, each timed from the click to its explain table on
+  screen (`./lab explain`'s computation over the whole cluster, in the ui server): median and maximum.
 
     .venv/bin/python -m benchmarks.ui_page --nodes 500 --pods 5000
 
@@ -61,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pods", type=int, default=5000)
     p.add_argument("--loads", type=int, default=3, help="fresh page loads to time (median reported)")
     p.add_argument("--bindings", type=int, default=20, help="bindings to time after loading")
+    p.add_argument("--explains", type=int, default=3, help="pods to select and time until explained")
     args = p.parse_args(argv)
 
     with running_server() as server, tempfile.TemporaryDirectory(prefix="kubelab-ui-bench-") as tmp:
@@ -97,6 +100,14 @@ def main(argv: list[str] | None = None) -> int:
                 _until(driver, f"document.querySelector('[data-node=\"{node}\"] "
                                f"button[data-pod=\"default/{name}\"]')", 30)
                 latencies.append(time.monotonic() - bound)
+            explains = []
+            for i in range(args.explains):
+                key = f"default/pod-{args.pods - 1 - i}"
+                button = _until(driver, f"document.querySelector('button[data-pod=\"{key}\"]')", 30)
+                clicked = time.monotonic()
+                button.click()
+                _until(driver, f"document.getElementById('explain').dataset.pod === '{key}'", 120)
+                explains.append(time.monotonic() - clicked)
         finally:
             if driver is not None:
                 driver.quit()
@@ -107,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
           f"over {len(loads)} loads ({', '.join(f'{s:.2f}' for s in loads)})")
     print(f"  live (binding to the pod on its node's column): median {statistics.median(latencies) * 1000:.0f} ms,"
           f" max {max(latencies) * 1000:.0f} ms over {len(latencies)} bindings")
+    print(f"  explain (click to the table on screen): median {statistics.median(explains):.2f} s, "
+          f"max {max(explains):.2f} s over {len(explains)} pods")
     return 0
 
 
