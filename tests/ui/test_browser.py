@@ -124,7 +124,7 @@ def test_selected_pod_shows_explain_verdicts(cluster: Cluster, deployed: Deploym
 
 
 def test_what_if_error_is_shown(cluster: Cluster, deployed: DeploymentStandIn, ui_url: str, browser: Any,
-                                screenshots: Path) -> None:
+                                screenshots: Path, tmp_path: Path) -> None:
     before = len(cluster.server.pods())
     _open(browser, ui_url)
     manifest = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: probe\nspec:\n  containers:\n  - name: c\n"
@@ -135,3 +135,12 @@ def test_what_if_error_is_shown(cluster: Cluster, deployed: DeploymentStandIn, u
     assert "spec.containers[0].resources.requests.cpu" in error
     assert len(cluster.server.pods()) == before  # what-if creates nothing
     browser.save_screenshot(str(screenshots / "ui-whatif-error.png"))
+    # a good manifest, uploaded: the explain view for it, and still nothing created
+    good = tmp_path / "probe.yaml"
+    good.write_text(manifest.replace("lots", "100m") + f"  schedulerName: {SCHEDULER}\n")
+    browser.find_element("id", "whatif-file").send_keys(str(good))
+    _wait(browser, "document.getElementById('explain').dataset.pod === 'default/probe'", timeout=60)
+    fits = browser.execute_script("return [...document.querySelectorAll('#explain-table tbody tr')]"
+                                  ".filter((tr) => tr.dataset.fits === 'true').map((tr) => tr.dataset.node);")
+    assert sorted(fits) == sorted(WORKERS)
+    assert len(cluster.server.pods()) == before
