@@ -280,7 +280,8 @@ def explain(c, pod, lab=None, namespace=None, what_if=None, json=False, kubeconf
     print_result(output_console(), explanation, json_output=json)
 
 
-@task(help=LAB_HELP | {
+# No short flags: -h (from --host) would shadow `./lab ui -h`, the help every verb answers.
+@task(auto_shortflags=False, help=LAB_HELP | {
     "kubeconfig": "cluster to show (default: the lab's exported kubeconfig)",
     "context": "kubeconfig context (default: its current one)",
     "port": "port to serve on (default: 8765; 0 picks a free one)",
