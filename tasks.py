@@ -223,7 +223,8 @@ def doctor_(c, lab=None):
 
 @task(help=LAB_HELP | placement_options.HELP, iterable=["scenarios", "only"])
 def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=False, wait_running=False,
-                   include_restart=False, timeout=60, scheduler_config=None, scenarios=None, only=None):
+                   include_restart=False, timeout=60, scheduler_config=None, scenarios=None, only=None,
+                   html=None):
     """Prove where the scheduler places pods.
 
     Runs the placement scenarios (built-in, the lab's, or --scenarios FILE), prints their verdicts, exits 1 on a
@@ -231,6 +232,7 @@ def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=
 
     Example: ./lab test-placement --include-restart --json > verdicts.json
              ./lab test-placement --scenarios my_plugin/scenarios.yaml --only my-case
+             ./lab test-placement --html placement.html   (the report as one file to share)
     """
     from labkit.placement.cli import default_kubeconfig, execute  # the scheduler's framework: only this verb
 
@@ -240,7 +242,7 @@ def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=
         keep=keep, wait_running=wait_running, include_restart=include_restart, timeout=float(timeout),
         scheduler_config=Path(scheduler_config) if scheduler_config else None,
         scenarios_files=[Path(f) for f in scenarios] or None, only=list(only) or None)
-    code = execute(definition, options, json_output=json)
+    code = execute(definition, options, json_output=json, html=Path(html) if html else None)
     if code:
         raise Exit(code=code)
 
@@ -278,11 +280,45 @@ def explain(c, pod, lab=None, namespace=None, what_if=None, json=False, kubeconf
     print_result(output_console(), explanation, json_output=json)
 
 
+# No short flags: -h (from --host) would shadow `./lab ui -h`, the help every verb answers.
+@task(auto_shortflags=False, help=LAB_HELP | {
+    "kubeconfig": "cluster to show (default: the lab's exported kubeconfig)",
+    "context": "kubeconfig context (default: its current one)",
+    "port": "port to serve on (default: 8765; 0 picks a free one)",
+    "host": "address to bind (default: 127.0.0.1, loopback only; anything else exposes the page)",
+    "no-browser": "only print the URL; do not open a browser",
+    "scheduler-config": placement_options.HELP["scheduler-config"],
+})
+def ui(c, lab=None, kubeconfig=None, context=None, port=8765, host="127.0.0.1", no_browser=False,
+       scheduler_config=None):
+    """Serve a live placement page for the lab's cluster.
+
+    Nodes and their pods as the watches report them, the pending pods and why, every node's verdicts and
+    scores for a selected pod or a pasted manifest (what-if), the scheduler's leader and metrics. Read-only.
+
+    Example: ./lab ui --no-browser --port 9000
+    """
+    from labkit.kube import Kube
+    from labkit.placement.cli import default_kubeconfig
+    from labkit.ui.server import Source, serve
+
+    definition, _ = _load(lab)
+    with _user_errors():
+        kube = Kube.from_kubeconfig(Path(kubeconfig) if kubeconfig else default_kubeconfig(definition), context)
+        try:
+            serve(Source(definition, kube, Path(scheduler_config) if scheduler_config else None), host,
+                  int(port), open_browser=not no_browser, echo=lambda line: print(line, flush=True))
+        finally:
+            kube.close()
+
+
 @task(help={"fast": "the unit tier: no API test server, no root, no VMs, no image builds",
             "api": "the API tier: the scheduler and the placement runner against the API test server",
             "faults": "the fault tier: the scheduler under injected faults through a TCP proxy (~2 min)",
+            "browser": "the browser tier: the placement page (./lab ui) in headless Chromium (Debian's chromium, "
+                       "chromium-driver)",
             "k": "only tests matching this pytest -k expression"})
-def test(c, fast=False, api=False, faults=False, k=None):
+def test(c, fast=False, api=False, faults=False, browser=False, k=None):
     """Run the test suites (every tier by default).
 
     The switches pick tiers and combine (--fast --api). With none, also the system and image suites, whose
@@ -292,7 +328,8 @@ def test(c, fast=False, api=False, faults=False, k=None):
     """
     from labkit import test_tiers
 
-    tiers = [tier for tier, chosen in (("unit", fast), ("api", api), ("faults", faults)) if chosen]
+    tiers = [tier for tier, chosen in (("unit", fast), ("api", api), ("faults", faults), ("browser", browser))
+             if chosen]
     if not tiers:
         _install_test_dependencies(c)
     c.run(shlex.join([sys.executable, "-m", "pytest", *test_tiers.pytest_args(tiers, k)]))

@@ -3,6 +3,7 @@
     unit    ./lab test --fast     no API test server, no root, no VMs, no image builds
     api     ./lab test --api      the scheduler and the placement runner over HTTP against the API test server
     faults  ./lab test --faults   the scheduler under injected faults, through a TCP proxy in front of that server
+    browser ./lab test --browser  the placement page (./lab ui) in a real headless Chromium, against that server
     (none)  ./lab test            every tier, the system and image suites (root, VMs, image builds) included
 
 A test joins the api tier by its `api` marker; tests/conftest.py adds it to any test that uses the API test
@@ -14,9 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 TIERS = {
-    "unit": "not api and not faults and not system and not image",
-    "api": "api and not faults",  # the fault tier runs against the API test server too
+    "unit": "not api and not faults and not system and not image and not browser",
+    # the fault and browser tiers run against the API test server too
+    "api": "api and not faults and not browser",
     "faults": "faults",
+    "browser": "browser",
 }
 
 

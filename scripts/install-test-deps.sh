@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the system and image test suites need (root, Debian 12).
+# Installs the Debian packages the system, image and browser test suites need (root, Debian 12).
 # Idempotent and quick when everything is present: apt runs only if a listed package is missing.
 # --no-install-recommends matters: Vagrant's recommends pull in libvirt and make it the default provider.
 #
@@ -25,6 +25,9 @@ PACKAGES=(
     buildah
     containerd
     runc
+    # browser tier (tests/ui, ./lab ui): headless Chromium driven by selenium through Debian's chromedriver
+    chromium
+    chromium-driver
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -19,8 +19,9 @@ from rich.markup import escape
 from labdef.errors import UserError
 from labdef.lab import DEFAULT_LAB_FILE, Lab, load_lab
 from labkit.paths import LabPaths
+from labkit.placement.html_report import write_html
 from labkit.placement.options import HELP, PlacementOptions
-from labkit.placement.report import print_report, to_json
+from labkit.placement.report import as_json, print_report, to_json
 from labkit.placement.runner import EXIT_ERROR, run
 
 EXIT_INTERRUPTED = 130
@@ -42,8 +43,8 @@ def default_kubeconfig(lab: Lab) -> Path:
 
 
 def execute(lab: Lab, options: PlacementOptions, *, json_output: bool = False, out: Console | None = None,
-            err: Console | None = None) -> int:
-    """Run, print the report (table or JSON) and return the exit status."""
+            err: Console | None = None, html: Path | None = None) -> int:
+    """Run, print the report (table or JSON), write it as HTML to `html` if given; the exit status."""
     out = out or output_console()
     err = err or Console(stderr=True, highlight=False, width=_width())
 
@@ -62,6 +63,13 @@ def execute(lab: Lab, options: PlacementOptions, *, json_output: bool = False, o
         print(to_json(report), file=out.file)
     else:
         print_report(out, report)
+    if html is not None:  # after the report: a file that cannot be written loses none of it
+        try:
+            write_html(as_json(report), html)
+        except UserError as problem:
+            err.print(f"[bold red]error:[/] {escape(str(problem))}")
+            return EXIT_ERROR
+        echo(f"report written to {html}")
     return report.exit_code
 
 
@@ -71,6 +79,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--kubeconfig", type=Path, help=HELP["kubeconfig"])
     p.add_argument("--context", help=HELP["context"])
     p.add_argument("--json", action="store_true", help=HELP["json"])
+    p.add_argument("--html", type=Path, metavar="FILE", help=HELP["html"])
     p.add_argument("--keep", action="store_true", help=HELP["keep"])
     p.add_argument("--wait-running", action="store_true", help=HELP["wait-running"])
     p.add_argument("--include-restart", action="store_true", help=HELP["include-restart"])
@@ -99,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as problem:
         Console(stderr=True).print(f"[bold red]error:[/] {problem}", highlight=False)
         return EXIT_ERROR
-    return execute(lab, options_from(args, lab), json_output=args.json)
+    return execute(lab, options_from(args, lab), json_output=args.json, html=args.html)
 
 
 if __name__ == "__main__":

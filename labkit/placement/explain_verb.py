@@ -59,10 +59,10 @@ def explain_target(lab: Lab, options: ExplainOptions) -> Explanation:
         if manifest is None:
             return explain_in_cluster(kube, options.namespace or DEFAULT_NAMESPACE, options.pod, config,
                                       lab.scheduler.name)
-        return _explain_manifest(kube, manifest, str(options.what_if), config, lab.scheduler.name)
+        return explain_manifest(kube, manifest, str(options.what_if), config, lab.scheduler.name)
 
 
-def _explain_manifest(kube: Kube, manifest: dict[str, Any], source: str, config: SchedulerConfig,
+def explain_manifest(kube: Kube, manifest: dict[str, Any], source: str, config: SchedulerConfig,
                       scheduler_name: str) -> Explanation:
     """The manifest explained in the cluster as it is; a pod of that name already there is left out of it
     (the manifest stands for it: "what if this pod were so")."""
@@ -107,27 +107,39 @@ def load_what_if(path: Path, name: str, namespace: str | None) -> dict[str, Any]
     """A Pod manifest from a YAML file, named `name`, in `namespace` (else its own, else default), checked
     as the scheduler parses a pod it is to place: a field it cannot read is named, with the file."""
     try:
-        obj = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise ExplainError(f"{path}: cannot read the manifest: {err.strerror}") from None
+    return parse_what_if(text, str(path), name, namespace, "--what-if")
+
+
+def parse_what_if(text: str, source: str, name: str | None, namespace: str | None,
+                  given_by: str = "--what-if") -> dict[str, Any]:
+    """load_what_if's checks on YAML text from `source` (a file, or the ui's form); `name` None takes the
+    manifest's own metadata.name, which must then be there."""
+    try:
+        obj = yaml.safe_load(text)
     except yaml.YAMLError as err:
-        raise ExplainError(f"{path}: not valid YAML: {err}") from None
+        raise ExplainError(f"{source}: not valid YAML: {err}") from None
     if not isinstance(obj, dict) or obj.get("kind") != "Pod" or obj.get("apiVersion") != "v1":
         got = f"kind {obj.get('kind')!r}" if isinstance(obj, dict) else "no mapping"
-        raise ExplainError(f"{path}: --what-if takes one Pod manifest (apiVersion: v1, kind: Pod); got {got}")
+        raise ExplainError(f"{source}: {given_by} takes one Pod manifest (apiVersion: v1, kind: Pod); got {got}")
     meta = obj.get("metadata") or {}
     if not isinstance(meta, dict):
-        raise ExplainError(f"{path}: metadata: expected a map")
+        raise ExplainError(f"{source}: metadata: expected a map")
     # As kubectl refuses a manifest whose namespace differs from --namespace; the name likewise.
     for field, given, own in (("name", name, meta.get("name")), ("namespace", namespace, meta.get("namespace"))):
         if given and own and own != given:
-            raise ExplainError(f"{path}: metadata.{field} is {own!r}, not the {given!r} given on the command line")
+            raise ExplainError(f"{source}: metadata.{field} is {own!r}, not the {given!r} given on the command line")
+    name = name or meta.get("name")
+    if not name or not isinstance(name, str):
+        raise ExplainError(f"{source}: metadata.name: required (the name the pod is explained under)")
     obj = {**obj, "metadata": {**meta, "name": name, "namespace": namespace or meta.get("namespace")
                                or DEFAULT_NAMESPACE}}
     try:
         PodInfo.from_api(obj)
     except PodSpecError as err:
-        raise _refused(str(path), err) from None
+        raise _refused(source, err) from None
     return obj
 
 

@@ -28,6 +28,8 @@ HELP = {
     "kubeconfig": "cluster to test (default: the lab's exported kubeconfig)",
     "context": "kubeconfig context (default: its current one)",
     "json": "print the report as JSON",
+    "html": "also write the report (verdicts, each scenario's placements, misses explained) as one self-contained "
+            "HTML file",
     "keep": "leave the namespace and the last scenario's pods and node changes for inspection",
     "wait-running": "also wait for bound pods to be Running",
     "include-restart": "also scale the scheduler to 0 and back (a pod must wait, then be bound)",

@@ -127,6 +127,16 @@ def test_lab_help_itself(project, verbs):
     assert "setting up" not in proc.stderr
 
 
+@pytest.mark.parametrize("verb", ["test-placement", "ui", "explain"])
+def test_verb_dash_h_is_its_help(project, verb):
+    """`./lab VERB -h` as `./lab VERB --help`, even where an option's short flag is -h (test-placement's --html)
+    or a positional argument comes first (explain's POD)."""
+    proc = subprocess.run([str(project / "lab"), verb, "-h"], check=False, capture_output=True, text=True,
+                          timeout=120, cwd="/")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"Usage: ./lab [--core-opts] {verb} "), proc.stdout
+
+
 def test_a_reader_that_leaves_early_gets_no_traceback():
     """`./lab --list | head -1`: the pipe closes while the program still writes (here: before it starts)."""
     proc = subprocess.Popen([sys.executable, "-m", "labkit.program", "--list"], cwd=PROJECT_ROOT,

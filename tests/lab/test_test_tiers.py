@@ -14,7 +14,7 @@ from labkit.paths import PROJECT_ROOT
 from labkit.test_tiers import TIERS, pytest_args
 
 PYTEST = [sys.executable, "-m", "pytest"]
-UNIT = "not api and not faults and not system and not image"
+UNIT = "not api and not faults and not system and not image and not browser"
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +34,10 @@ def commands(tasks, monkeypatch, uid=1000, **switches) -> list[str]:
 
 @pytest.mark.parametrize(("switches", "marker"), [
     ({"fast": True}, f"({UNIT})"),
-    ({"api": True}, "(api and not faults)"),
+    ({"api": True}, "(api and not faults and not browser)"),
     ({"faults": True}, "(faults)"),
-    ({"fast": True, "api": True}, f"({UNIT}) or (api and not faults)"),
+    ({"browser": True}, "(browser)"),
+    ({"fast": True, "api": True}, f"({UNIT}) or (api and not faults and not browser)"),
 ])
 def test_switches_pick_tiers(tasks, monkeypatch, switches, marker):
     (command,) = commands(tasks, monkeypatch, uid=0, **switches)  # no test dependencies installed for a tier
@@ -54,10 +55,10 @@ def test_every_marker_a_tier_names_is_declared():
     declared = {line.split(":")[0].strip(' "') for line in
                 (PROJECT_ROOT / "pyproject.toml").read_text().split("markers = [")[1].split("]")[0].splitlines()
                 if ":" in line}
-    assert {"api", "faults", "system", "image"} <= declared
+    assert {"api", "faults", "system", "image", "browser"} <= declared
     with pytest.raises(ValueError, match="unknown test tier 'slow'"):
         pytest_args(["slow"])
-    assert set(TIERS) == {"unit", "api", "faults"}
+    assert set(TIERS) == {"unit", "api", "faults", "browser"}
 
 
 def test_a_test_using_the_api_server_fixture_is_in_the_api_tier(tmp_path):

@@ -1,0 +1,239 @@
+// The placement page: nodes as columns, their pods, the pending ones; kept current by the server's event
+// stream (/events: a snapshot, then deltas); a selected pod or a what-if manifest explained by /api/*.
+"use strict";
+
+const nodes = new Map();  // name -> node summary (labkit/ui/state.py node_summary)
+const pods = new Map();   // "ns/name" -> pod summary (pod_summary)
+const dirty = new Set();  // node names (and "" for the pending column) to draw again
+let selected = null;      // the selected pod's key
+let drawQueued = false;
+
+const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
+const $ = (id) => document.getElementById(id);
+
+function mib(bytes) { return `${Math.round(bytes / 1048576)}Mi`; }
+
+function bar(label, used, total, fmt) {
+  const pct = total > 0 ? Math.min(100, (100 * used) / total) : 0;
+  return `<div class="bar${pct >= 100 ? " full" : ""}" title="${label}: requested ${fmt(used)} of ${fmt(total)} allocatable">` +
+    `<i style="width:${pct}%"></i><span>${label} ${fmt(used)} / ${fmt(total)}</span></div>`;
+}
+
+function podButton(p, extra) {
+  const cls = ["pod"];
+  if (p.preempted) cls.push("preempted");
+  if (p.key === selected) cls.push("selected");
+  if (extra === "nominee") cls.push("nominee");
+  let text = `${esc(p.namespace)}/<b>${esc(p.name)}</b> <small>${esc(p.scheduler)} · prio ${p.priority}`;
+  if (p.preempted) text += " · preempted";
+  if (extra === "nominee") text += " · nominated here";
+  text += "</small>";
+  if (!p.node && extra !== "nominee") {  // on its nominated node it is only named
+    if (p.nominated) text += `<small> → nominated ${esc(p.nominated)}</small>`;
+    if (p.failed) text += `<span class="why">${esc(p.failed)}</span>`;
+  }
+  return `<button type="button" class="${cls.join(" ")}" data-pod="${esc(p.key)}">${text}</button>`;
+}
+
+function column(name) {
+  let el = document.querySelector(`[data-node="${CSS.escape(name)}"]`);
+  if (!el) {
+    el = document.createElement("div");
+    el.className = name === "" ? "node pending" : "node";
+    el.dataset.node = name;
+    $("board").appendChild(el);
+  }
+  return el;
+}
+
+function drawNode(name, onNode, nominees) {
+  const n = nodes.get(name);
+  const el = column(name);
+  if (!n) { el.remove(); return; }
+  const cpu = onNode.reduce((s, p) => s + p.cpu, 0), mem = onNode.reduce((s, p) => s + p.memory, 0);
+  el.className = n.unschedulable ? "node cordoned" : "node";
+  const labels = Object.entries(n.labels).map(([k, v]) => `${esc(k)}=${esc(v)}`).join(", ");
+  el.innerHTML = `<h3>${esc(n.name)}</h3><div class="meta">${esc(n.role)}` +
+    (n.zone ? ` · zone ${esc(n.zone)}` : "") + (n.unschedulable ? " · <b>cordoned</b>" : "") +
+    (n.ready === false ? " · <b>NotReady</b>" : "") + `</div>` +
+    (labels ? `<div class="meta">${labels}</div>` : "") +
+    n.taints.map((t) => `<div class="meta taint">taint ${esc(t)}</div>`).join("") +
+    bar("cpu", cpu, n.allocatable.cpu, (m) => `${m}m`) + bar("mem", mem, n.allocatable.memory, mib) +
+    bar("pods", onNode.length, n.allocatable.pods, String) +
+    onNode.map((p) => podButton(p)).join("") + nominees.map((p) => podButton(p, "nominee")).join("");
+}
+
+function drawPending(pending) {
+  const el = column("");
+  $("board").prepend(el);
+  el.innerHTML = `<h3>Pending (${pending.length})</h3>` + pending.map((p) => podButton(p)).join("");
+}
+
+function draw() {
+  drawQueued = false;
+  const byNode = new Map(), nominated = new Map(), pending = [];
+  for (const p of pods.values()) {
+    if (p.node) { if (!byNode.has(p.node)) byNode.set(p.node, []); byNode.get(p.node).push(p); continue; }
+    pending.push(p);
+    if (p.nominated) { if (!nominated.has(p.nominated)) nominated.set(p.nominated, []); nominated.get(p.nominated).push(p); }
+  }
+  const order = (a, b) => a.key < b.key ? -1 : 1;
+  if (dirty.has("")) drawPending(pending.sort(order));
+  for (const name of dirty) {
+    if (name !== "") drawNode(name, (byNode.get(name) || []).sort(order), nominated.get(name) || []);
+  }
+  dirty.clear();
+  $("counts").textContent = `${nodes.size} nodes · ${pods.size} pods · ${pending.length} pending`;
+  // when the first snapshot was on screen, in ms from navigation start (the benchmark reads it)
+  if (document.body.dataset.loaded && !document.body.dataset.drawnAt) document.body.dataset.drawnAt = performance.now();
+}
+
+function queueDraw() {
+  if (!drawQueued) { drawQueued = true; setTimeout(draw, 0); }
+}
+
+function touchPod(before, after) {
+  for (const p of [before, after]) {
+    if (!p) continue;
+    dirty.add(p.node || "");
+    if (p.nominated) dirty.add(p.nominated);
+  }
+}
+
+function apply(kind, key, obj) {
+  if (kind === "node") {
+    dirty.add(key);
+    if (obj) nodes.set(key, obj); else nodes.delete(key);
+    return;
+  }
+  const before = pods.get(key);
+  if (obj) pods.set(key, obj); else pods.delete(key);
+  touchPod(before, obj);
+}
+
+function connect() {
+  const stream = new EventSource("/events");
+  stream.addEventListener("open", () => { $("live").textContent = "live"; $("live").className = "live on"; });
+  stream.addEventListener("error", () => { $("live").textContent = "reconnecting"; $("live").className = "live off"; });
+  stream.addEventListener("snapshot", (e) => {
+    const data = JSON.parse(e.data);
+    nodes.clear(); pods.clear();
+    $("board").textContent = "";
+    for (const n of data.nodes) { nodes.set(n.name, n); dirty.add(n.name); }
+    for (const p of data.pods) pods.set(p.key, p);
+    dirty.add("");
+    document.body.dataset.loaded = "true";
+    queueDraw();
+  });
+  stream.addEventListener("delta", (e) => {
+    for (const [kind, key, obj] of JSON.parse(e.data)) apply(kind, key, obj);
+    queueDraw();
+  });
+}
+
+// Short column names as `./lab explain` makes them (explain_view.abbreviations): a plugin's capitals, or,
+// where two plugins share them, the first two letters of each word.
+function abbreviations(plugins) {
+  const caps = new Map(plugins.map((p) => [p, (p.match(/[A-Z]/g) || [p]).join("")]));
+  const seen = [...caps.values()];
+  return new Map(plugins.map((p) => [p, seen.filter((c) => c === caps.get(p)).length > 1
+    ? (p.match(/[A-Z][a-z]*/g) || [p]).map((w) => w.slice(0, 2)).join("") : caps.get(p)]));
+}
+
+// -- explain -------------------------------------------------------------------------------------------
+function scoreCell(n, plugin) {
+  if (!(plugin in n.scores)) return `<td class="score">-</td>`;
+  const norm = n.normalized_scores[plugin];
+  const light = 95 - Math.round(norm * 0.35);
+  return `<td class="score" style="background:hsl(120,45%,${light}%)" data-plugin="${esc(plugin)}">${n.scores[plugin]}` +
+    `<small>${n.raw_scores[plugin]}→${norm}</small></td>`;
+}
+
+function showExplanation(x, title) {
+  const plugins = Object.keys(x.weights).filter((p) => x.nodes.some((n) => n.raw_scores[p] || n.normalized_scores[p]));
+  const zero = Object.keys(x.weights).filter((p) => !plugins.includes(p));
+  const names = abbreviations(Object.keys(x.weights)), short = (p) => names.get(p);
+  let html = `<h2>${esc(title)}</h2><div>scheduler ${esc(x.scheduler)} · config: ${esc(x.config_source)}</div>` +
+    `<div id="verdict"><b>verdict now:</b> ${esc(x.message)}</div>`;
+  if (x.bound_to) html += `<div>bound to ${esc(x.bound_to)}; explained as if it were not</div>`;
+  html += `<table class="explain" id="explain-table"><thead><tr><th>node</th><th>pods</th><th>filters</th>` +
+    plugins.map((p) => `<th title="${esc(p)} ×${x.weights[p]}">${esc(short(p))}</th>`).join("") +
+    `<th>total</th></tr></thead><tbody>`;
+  for (const n of x.nodes) {
+    const tags = (n.node === x.chosen ? `<span class="tag">chosen</span>` : "") +
+      (x.would_choose.includes(n.node) && x.would_choose.length > 1 ? `<span class="tag tied">tied best</span>` : "");
+    html += `<tr class="${n.node === x.chosen ? "chosen" : ""}" data-node="${esc(n.node)}" data-fits="${n.fits}" ` +
+      `data-total="${n.total === null ? "" : n.total}" data-reasons="${esc(JSON.stringify(n.reasons))}">` +
+      `<td>${esc(n.node)}${tags}</td><td>${n.pods}</td>` +
+      (n.fits ? `<td class="pass">fits</td>` : `<td class="fail">${n.reasons.map(esc).join("<br>")}</td>`) +
+      plugins.map((p) => scoreCell(n, p)).join("") + `<td>${n.total === null ? "-" : n.total}</td></tr>`;
+  }
+  html += `</tbody></table><div class="notes">score cells: weighted score, under it raw→normalised (0..100); ` +
+    plugins.map((p) => `${esc(short(p))} = ${esc(p)} ×${x.weights[p]}`).join(", ") +
+    (zero.length ? `; 0 on every node: ${zero.map(esc).join(", ")}` : "") + `</div>` +
+    x.notes.map((n) => `<div class="notes">note: ${esc(n)}</div>`).join("");
+  $("explain").innerHTML = html;
+  $("explain").dataset.pod = x.pod;
+}
+
+function showError(message, where) {
+  $("explain").innerHTML = `<h2>${esc(where)}</h2><div class="error" id="explain-error">${esc(message)}</div>`;
+}
+
+async function fetchJson(url, options) {
+  try {
+    const resp = await fetch(url, options);
+    const body = await resp.json();
+    return resp.ok ? [body, null] : [null, body.error || `HTTP ${resp.status}`];
+  } catch (err) {
+    return [null, `the ui server did not answer: ${err}`];
+  }
+}
+
+async function explainPod(key) {
+  const old = selected;
+  selected = key;
+  for (const k of [old, key]) { const p = pods.get(k); if (p) touchPod(p, null); }
+  queueDraw();
+  $("explain").innerHTML = `<h2>why ${esc(key)}</h2><p class="hint">computing…</p>`;
+  const [ns, name] = key.split("/");
+  const [x, err] = await fetchJson(`/api/explain?namespace=${encodeURIComponent(ns)}&name=${encodeURIComponent(name)}`);
+  if (selected !== key) return;
+  if (err) showError(err, `why ${key}`); else showExplanation(x, `why ${x.pod}`);
+}
+
+async function whatIf() {
+  const text = $("whatif-text").value;
+  $("explain").innerHTML = `<h2>what if</h2><p class="hint">computing…</p>`;
+  const [x, err] = await fetchJson("/api/whatif", {method: "POST", body: text, headers: {"Content-Type": "application/yaml"}});
+  if (err) showError(err, "what if: refused"); else showExplanation(x, `what if ${x.pod} were created`);
+}
+
+// -- the scheduler -------------------------------------------------------------------------------------
+async function schedulerState() {
+  const [s, err] = await fetchJson("/api/scheduler");
+  const el = $("scheduler");
+  if (err) { el.textContent = err; return; }
+  let html = `scheduler ${esc(s.namespace)}/${esc(s.name)}: `;
+  html += s.replicas.length ? s.replicas.map((r) => r === s.leader ? `<b>${esc(r)} (leader)</b>` : esc(r)).join(", ") : "no replica";
+  if (s.problem) html += ` · <span title="${esc(s.problem)}">${esc(s.problem)}</span>`;
+  if (s.metrics) html += " · " + Object.entries(s.metrics).map(([k, v]) => `<span class="fig">${esc(k)} ${v}</span>`).join("");
+  else if (s.metrics_problem) html += ` · <span title="${esc(s.metrics_problem)}">metrics not reachable</span>`;
+  html += ` · logs: <code>${esc(s.logs)}</code>`;
+  el.innerHTML = html;
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("board").addEventListener("click", (e) => {
+    const button = e.target.closest("button.pod");
+    if (button) explainPod(button.dataset.pod);
+  });
+  $("whatif-go").addEventListener("click", whatIf);
+  $("whatif-file").addEventListener("change", async (e) => {
+    const file = e.target.files[0];
+    if (file) { $("whatif-text").value = await file.text(); whatIf(); }
+  });
+  connect();
+  schedulerState();
+  setInterval(schedulerState, 5000);
+});

@@ -1,0 +1,146 @@
+"""The placement page in a real browser (headless Chromium from Debian) against the API test server with the
+real scheduler process: it renders the nodes and pods, a binding appears without a reload, a selected pod's
+verdicts equal `./lab explain --json`'s, a what-if manifest's error is shown naming the field. Each test
+saves a screenshot (docs/images/ui-*.png with KUBELAB_DOCS_WRITE=1: docs/user-guide/ui.md shows them)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubeapi_testserver import KubeApiServer
+from labkit.paths import PROJECT_ROOT
+from tests.placement.conftest import Cluster
+from tests.placement.standins import CONTROL_PLANE, WORKERS, DeploymentStandIn
+
+pytestmark = [pytest.mark.browser]
+
+SCHEDULER = "my-custom-scheduler"
+LIVE_WITHIN = 1.0  # seconds from the binding to the pod on its node's column (issue 22)
+
+
+def _wait(driver: Any, script: str, timeout: float = 10.0, poll: float = 0.02) -> Any:
+    """Poll a JavaScript expression until it is truthy; its value."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = driver.execute_script(f"return {script};")
+        if value:
+            return value
+        time.sleep(poll)
+    pytest.fail(f"the page never satisfied: {script}")
+
+
+def _open(driver: Any, url: str) -> None:
+    driver.get(url)
+    _wait(driver, "document.body.dataset.loaded === 'true'")
+
+
+def _pod_on_node(node: str, key: str) -> str:
+    return f"document.querySelector('[data-node=\"{node}\"] button[data-pod=\"{key}\"]')"
+
+
+def _bound_node(server: KubeApiServer, name: str) -> str | None:
+    pod = server.get_object("pods", name, "default") or {}
+    return (pod.get("spec") or {}).get("nodeName")
+
+
+def test_page_shows_nodes_and_pods(cluster: Cluster, deployed: DeploymentStandIn, ui_url: str, browser: Any,
+                                   screenshots: Path) -> None:
+    cluster.server.add_pod("web-0", cpu="500m", memory="256Mi", scheduler_name=SCHEDULER)
+    cluster.server.add_pod("too-big", cpu="64", scheduler_name=SCHEDULER)
+    node = cluster.server.wait_for(lambda: _bound_node(cluster.server, "web-0"))
+    _open(browser, ui_url)
+    for name in (CONTROL_PLANE, *WORKERS):
+        _wait(browser, _pod_on_node(name, f"kube-system/kube-proxy-{name}"))
+    _wait(browser, _pod_on_node(node, "default/web-0"))
+    pending = _wait(browser, "document.querySelector('[data-node=\"\"]').innerText")
+    assert "default/too-big" in pending.replace("\n", "")
+    # the scheduler's FailedScheduling message reaches the pending column (its event, watched)
+    _wait(browser, "document.querySelector('[data-pod=\"default/too-big\"] .why')?.innerText.includes('Insufficient cpu')")
+    # preemption as the scheduler records it: the preemptor's nominated node, the victim's DisruptionTarget
+    cluster.server.update_object("pods", "too-big", {"status": {"nominatedNodeName": WORKERS[1]}}, "default")
+    cluster.server.update_object("pods", "web-0", {"status": {"conditions": [
+        {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]}}, "default")
+    _wait(browser, f"document.querySelector('[data-node=\"{WORKERS[1]}\"] .nominee[data-pod=\"default/too-big\"]')")
+    _wait(browser, "document.querySelector('.preempted[data-pod=\"default/web-0\"]')")
+    taint = browser.execute_script(f"return document.querySelector('[data-node=\"{CONTROL_PLANE}\"]').innerText;")
+    assert "node-role.kubernetes.io/control-plane:NoSchedule" in taint
+    browser.save_screenshot(str(screenshots / "ui-nodes.png"))
+
+
+def test_binding_appears_live(cluster: Cluster, deployed: DeploymentStandIn, ui_url: str, browser: Any,
+                              screenshots: Path) -> None:
+    """No reload: the page's own marker survives; the pod is on its node within a second of the binding."""
+    _open(browser, ui_url)
+    browser.execute_script("window.notReloaded = true;")
+    cluster.server.add_pod("live-1", cpu="100m", scheduler_name=SCHEDULER)
+    node = cluster.server.wait_for(lambda: _bound_node(cluster.server, "live-1"), timeout=30, interval=0.005)
+    bound_at = time.monotonic()
+    _wait(browser, _pod_on_node(node, "default/live-1"), timeout=LIVE_WITHIN + 5)
+    elapsed = time.monotonic() - bound_at
+    assert browser.execute_script("return window.notReloaded === true;")
+    assert elapsed < LIVE_WITHIN, f"the binding took {elapsed:.2f} s to appear"
+    browser.save_screenshot(str(screenshots / "ui-live.png"))
+
+
+def _explain_json(cluster: Cluster, name: str) -> dict[str, Any]:
+    proc = subprocess.run([sys.executable, "-m", "invoke", "explain", name, "--json", "--lab",
+                           str(cluster.lab_file), "--kubeconfig", str(cluster.kubeconfig)],
+                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(proc.stdout)
+
+
+ROWS = """return [...document.querySelectorAll('#explain-table tbody tr')].map((tr) => ({
+  node: tr.dataset.node, fits: tr.dataset.fits === 'true', reasons: JSON.parse(tr.dataset.reasons),
+  total: tr.dataset.total === '' ? null : Number(tr.dataset.total),
+  chosen: !!tr.querySelector('.tag:not(.tied)'),
+  scores: Object.fromEntries([...tr.querySelectorAll('td[data-plugin]')].map(
+    (td) => [td.dataset.plugin, Number(td.firstChild.textContent)]))}));"""
+
+
+def test_selected_pod_shows_explain_verdicts(cluster: Cluster, deployed: DeploymentStandIn, ui_url: str,
+                                             browser: Any, screenshots: Path) -> None:
+    cluster.server.add_pod("web-0", cpu="500m", memory="256Mi", scheduler_name=SCHEDULER)
+    node = cluster.server.wait_for(lambda: _bound_node(cluster.server, "web-0"))
+    _open(browser, ui_url)
+    _wait(browser, _pod_on_node(node, "default/web-0")).click()
+    _wait(browser, "document.getElementById('explain').dataset.pod === 'default/web-0'", timeout=60)
+    shown = browser.execute_script(ROWS)
+    expected = _explain_json(cluster, "web-0")
+    assert [r["node"] for r in shown] == [n["node"] for n in expected["nodes"]]
+    for row, want in zip(shown, expected["nodes"], strict=True):
+        assert (row["fits"], row["reasons"], row["total"]) == (want["fits"], want["reasons"], want["total"])
+        assert row["scores"] == {p: s for p, s in want["scores"].items() if p in row["scores"]}
+        assert row["chosen"] == (want["node"] == expected["chosen"])
+    assert any(not r["fits"] for r in shown)  # the control plane's taint: a failing verdict is shown too
+    browser.save_screenshot(str(screenshots / "ui-explain.png"))
+
+
+def test_what_if_error_is_shown(cluster: Cluster, deployed: DeploymentStandIn, ui_url: str, browser: Any,
+                                screenshots: Path, tmp_path: Path) -> None:
+    before = len(cluster.server.pods())
+    _open(browser, ui_url)
+    manifest = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: probe\nspec:\n  containers:\n  - name: c\n"
+                "    image: pause\n    resources:\n      requests:\n        cpu: lots\n")
+    browser.execute_script("document.getElementById('whatif-text').value = arguments[0];", manifest)
+    browser.find_element("id", "whatif-go").click()
+    error = _wait(browser, "document.getElementById('explain-error')?.innerText", timeout=60)
+    assert "spec.containers[0].resources.requests.cpu" in error
+    assert len(cluster.server.pods()) == before  # what-if creates nothing
+    browser.save_screenshot(str(screenshots / "ui-whatif-error.png"))
+    # a good manifest, uploaded: the explain view for it, and still nothing created
+    good = tmp_path / "probe.yaml"
+    good.write_text(manifest.replace("lots", "100m") + f"  schedulerName: {SCHEDULER}\n")
+    browser.find_element("id", "whatif-file").send_keys(str(good))
+    _wait(browser, "document.getElementById('explain').dataset.pod === 'default/probe'", timeout=60)
+    fits = browser.execute_script("return [...document.querySelectorAll('#explain-table tbody tr')]"
+                                  ".filter((tr) => tr.dataset.fits === 'true').map((tr) => tr.dataset.node);")
+    assert sorted(fits) == sorted(WORKERS)
+    assert len(cluster.server.pods()) == before
