@@ -54,8 +54,10 @@ def _pod() -> dict[str, Any]:
     return pod
 
 
-def run_size(nodes: int, requests: int, existing: int = EXISTING_PODS, seed: int = 1) -> list[dict[str, Any]]:
-    """One row per (cache mode, verb): latency figures over `requests` requests."""
+def _extender(nodes: int, existing: int, seed: int,
+              metrics: ExtenderMetrics) -> tuple[Extender, list[dict[str, Any]], list[str]]:
+    """The extender over a cache holding `nodes` nodes and `existing` bound pods, fed through the informers'
+    handlers, serving NetworkAware; the node objects and their names."""
     cache = Cache()
     handlers = CacheHandlers(cache)
     node_objects = _nodes(nodes)
@@ -64,9 +66,14 @@ def run_size(nodes: int, requests: int, existing: int = EXISTING_PODS, seed: int
     names = [n["metadata"]["name"] for n in node_objects]
     for obj in cluster.existing_pods(existing, names, random.Random(seed)):
         handlers.pod_changed(obj)
-    profiles = build_profiles(parse_config(scheduler_config(plugins=["NetworkAware"]), "config", bundled.registry()))
+    config = parse_config(scheduler_config(plugins=["NetworkAware"]), "config", bundled.registry())
+    return Extender(cache, build_profiles(config), metrics), node_objects, names
+
+
+def run_size(nodes: int, requests: int, existing: int = EXISTING_PODS, seed: int = 1) -> list[dict[str, Any]]:
+    """One row per (cache mode, verb): latency figures over `requests` requests."""
     metrics = ExtenderMetrics()
-    extender = Extender(cache, profiles, metrics)
+    extender, node_objects, names = _extender(nodes, existing, seed, metrics)
     server = HealthServer("127.0.0.1", 0, registry=metrics.registry, healthy=lambda: (True, "ok"),
                           ready=lambda: (True, "ok"), post=extender.handle)
     server.start()
@@ -115,16 +122,7 @@ def handle_cpu(nodes: int, requests: int, existing: int = EXISTING_PODS, seed: i
     `requests` pods. Uses only what the extender has long had, so another checkout's scheduler can be
     measured with this file: ``cd OTHER && PYTHONPATH=OTHER OTHER/.venv/bin/python THIS/benchmarks/extender.py
     --handle-cpu``."""
-    cache = Cache()
-    handlers = CacheHandlers(cache)
-    node_objects = _nodes(nodes)
-    for obj in node_objects:
-        handlers.node_changed(obj)
-    names = [n["metadata"]["name"] for n in node_objects]
-    for obj in cluster.existing_pods(existing, names, random.Random(seed)):
-        handlers.pod_changed(obj)
-    config = parse_config(scheduler_config(plugins=["NetworkAware"]), "config", bundled.registry())
-    extender = Extender(cache, build_profiles(config), ExtenderMetrics())
+    extender, _, names = _extender(nodes, existing, seed, ExtenderMetrics())
     pods = []
     for i in range(requests + 1):  # each pod a version of its own, as kube-scheduler's pods are
         pod = _pod()
