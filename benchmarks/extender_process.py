@@ -124,12 +124,7 @@ def extender_process(checkout: Path, kubeconfig: Path, timeout: float) -> Iterat
             _wait_extender_ready(proc, port, log, timeout)
             yield proc, port
         finally:
-            proc.terminate()
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            testserver.stop(proc)
 
 
 def _settled_cpu(pid: int, quiet: float = SETTLE_QUIET, timeout: float = 30.0) -> float:

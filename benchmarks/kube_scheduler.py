@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from benchmarks import bundled
+from benchmarks import bundled, testserver
 from benchmarks.inprocess import SCHEDULER_NAME, scheduler_config
 from labkit.scheduler_deploy.kube_scheduler_config import check_kube_scheduler_config
 
@@ -87,12 +87,7 @@ def _process(cmd: list[str], log: Path, what: str) -> Iterator[subprocess.Popen[
     try:
         yield proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        testserver.stop(proc)
 
 
 def _alive(proc: subprocess.Popen[bytes], log: Path, what: str) -> None:

@@ -22,6 +22,16 @@ from urllib.request import urlopen
 from benchmarks.inprocess import REPO
 
 
+def stop(proc: subprocess.Popen, grace: float = 15) -> None:
+    """SIGTERM, then SIGKILL if the process is still there after ``grace`` seconds; reaped either way."""
+    proc.terminate()
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -42,12 +52,7 @@ def running_test_server(startup_timeout: float = 30.0) -> Iterator[Path]:
             _wait_ready(proc, f"http://127.0.0.1:{port}/version", kubeconfig, startup_timeout)
             yield kubeconfig
         finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
+            stop(proc, grace=10)
 
 
 def _wait_ready(proc: subprocess.Popen, url: str, kubeconfig: Path, timeout: float) -> None:
