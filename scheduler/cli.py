@@ -24,6 +24,7 @@ from types import FrameType
 
 from scheduler import KUBE_SCHEDULER_VERSION, __version__
 from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_bind_address
+from scheduler.extender.limits import extender_problems
 from scheduler.extender.runtime import ExtenderProcess
 from scheduler.framework import PluginError, Registry, build_profiles, load_registry
 from scheduler.framework.registry import IN_TREE
@@ -155,6 +156,9 @@ def build(args: argparse.Namespace) -> Scheduler:
     CredentialsError."""
     registry = _registry(args)
     cfg = load_config(args.config, registry)
+    problems = cfg.point_problems()
+    if problems:
+        raise ConfigError(f"{args.config}: invalid scheduler configuration:\n  " + "\n  ".join(problems))
     profiles = build_profiles(cfg, registry)
     settings = settings_from(cfg, args.leader_elect)
     client = _client(args, cfg, pool_size=settings.bind_workers + 8)
@@ -175,6 +179,9 @@ def build_extender(args: argparse.Namespace) -> ExtenderProcess:
     PluginError / ConfigError / CredentialsError, and OSError when it cannot listen."""
     registry = _registry(args)
     cfg = load_config(args.config, registry)
+    problems = extender_problems(cfg)
+    if problems:
+        raise ConfigError(f"{args.config}: cannot serve as an extender:\n  " + "\n  ".join(problems))
     profiles = build_profiles(cfg, registry)
     client = _client(args, cfg, pool_size=4)  # two watches and their relists
     for name, profile in profiles.items():

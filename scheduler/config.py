@@ -32,7 +32,8 @@ NetworkAware under multiPoint therefore runs the defaults plus NetworkAware.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -48,7 +49,7 @@ from pydantic import (
     model_validator,
 )
 
-from scheduler.framework import Args, Plugin, Registry, in_tree_registry
+from scheduler.framework import POINTS, Args, Plugin, Registry, implements, in_tree_registry
 from scheduler.validation import field_problems
 
 __all__ = [
@@ -130,10 +131,20 @@ class PluginSet(_ConfigSection):
 
 
 class Plugins(_ConfigSection):
+    """The plugins per extension point (``scheduler.framework.POINTS``); preFilter and preScore go with filter
+    and score here: a filter's PreFilter runs when its filter is enabled, a score's PreScore likewise."""
+
     multiPoint: PluginSet = PluginSet()
+    preEnqueue: PluginSet = PluginSet()
+    queueSort: PluginSet = PluginSet()
     filter: PluginSet = PluginSet()
     postFilter: PluginSet = PluginSet()
     score: PluginSet = PluginSet()
+    reserve: PluginSet = PluginSet()
+    permit: PluginSet = PluginSet()
+    preBind: PluginSet = PluginSet()
+    bind: PluginSet = PluginSet()
+    postBind: PluginSet = PluginSet()
 
 
 class PluginConfig(_ConfigSection):
@@ -150,6 +161,9 @@ class ResolvedProfile:
     scores: tuple[tuple[Plugin, Args, int], ...]
     percentage_of_nodes_to_score: int | None
     post_filter: tuple[Plugin, Args] | None = None  # DefaultPreemption when enabled
+    # The points outside filter and score, by config key (preEnqueue, queueSort, postFilter, reserve, permit,
+    # preBind, bind, postBind), each in the order they run; postFilter without DefaultPreemption.
+    points: Mapping[str, tuple[tuple[Plugin, Args], ...]] = field(default_factory=dict)
 
 
 class ProfileConfig(_ConfigSection):
@@ -163,22 +177,23 @@ class ProfileConfig(_ConfigSection):
         registry = _registry(info)
         known = f"registered: {registry.known()}; load another with --plugins SOURCE"
         errors = []
-        for point in ("multiPoint", "filter", "postFilter", "score"):
-            plugin_set: PluginSet = getattr(self.plugins, point)
+        for key in ("multiPoint", *(p.config for p in POINTS)):
+            plugin_set: PluginSet = getattr(self.plugins, key)
             for kind in ("enabled", "disabled"):
                 for i, ref in enumerate(getattr(plugin_set, kind)):
-                    where = f"plugins.{point}.{kind}[{i}]"
+                    where = f"plugins.{key}.{kind}[{i}]"
                     if ref.name == "*" and kind == "disabled":
                         continue
                     plugin = registry.get(ref.name)
                     if plugin is None:
                         errors.append(f"{where}: unknown plugin {ref.name!r} ({known})")
-                    elif kind == "enabled" and point == "filter" and not plugin.filters:
-                        errors.append(f"{where}: {ref.name} has no filter; enable it under score or multiPoint")
-                    elif kind == "enabled" and point == "score" and not plugin.scores:
-                        errors.append(f"{where}: {ref.name} has no score; enable it under filter or multiPoint")
-                    elif kind == "enabled" and point == "postFilter" and not plugin.post_filter:
-                        errors.append(f"{where}: {ref.name} is no PostFilter plugin; only DefaultPreemption is")
+                    elif kind == "enabled" and key != "multiPoint":
+                        point = next(p for p in POINTS if p.config == key)
+                        if not implements(plugin, point):
+                            has = [p.config for p in POINTS if implements(plugin, p)]
+                            errors.append(f"{where}: plugin {ref.name} does not extend {point.title} plugin "
+                                          f"(it has: {', '.join(has) or 'none'}); enable it there or under "
+                                          "multiPoint")
         seen = set()
         for i, item in enumerate(self.pluginConfig):
             if item.name not in registry:
@@ -198,6 +213,22 @@ class ProfileConfig(_ConfigSection):
             raise ValueError("\n".join(errors))
         return self
 
+    def point_problems(self, registry: Registry) -> list[str]:
+        """kube-scheduler's rules on how many plugins a point takes (NewFramework): one QueueSort, at least
+        one Bind. Checked when the scheduler runs standalone: an extender neither sorts a queue nor binds."""
+        resolved = self.resolve(registry=registry)
+        errors = []
+        sorts = [p.name for p, _ in resolved.points["queueSort"]]
+        if len(sorts) != 1:
+            fix = ("enable one (PrioritySort is the default)" if not sorts else
+                   "disable the others, e.g. queueSort.disabled: [{name: PrioritySort}]")
+            errors.append(f"plugins.queueSort: one queue sort plugin required for profile {self.schedulerName}, "
+                          f"found {len(sorts)} ({', '.join(sorts) or 'none'}): {fix}")
+        if not resolved.points["bind"]:
+            errors.append(f"plugins.bind: at least one bind plugin is needed for profile {self.schedulerName} "
+                          "(DefaultBinder binds through the API)")
+        return errors
+
     def args_for(self, name: str, registry: Registry) -> Args:
         for item in self.pluginConfig:
             if item.name == name:
@@ -210,11 +241,14 @@ class ProfileConfig(_ConfigSection):
         registry = registry if registry is not None else in_tree_registry()
         default_multi = [PluginRef(name=name, weight=weight) for name, weight in registry.defaults]
         multi = _merge(default_multi, self.plugins.multiPoint)
-        filters = _expand(registry, multi, self.plugins.filter, lambda p: p.filters)
-        scores = _expand(registry, multi, self.plugins.score, lambda p: p.scores)
-        # kube-scheduler runs every PostFilter plugin until one succeeds; the only one here is DefaultPreemption.
-        post_filters = _expand(registry, multi, self.plugins.postFilter, lambda p: p.post_filter)[:1]
-        args = {name: self.args_for(name, registry) for name in {r.name for r in filters + scores + post_filters}}
+        at = {point.config: _expand(registry, multi, getattr(self.plugins, point.config),
+                                    lambda p, point=point: implements(p, point)) for point in POINTS}
+        filters, scores = at["filter"], at["score"]
+        # DefaultPreemption is the framework's (a descriptor flag); the other PostFilters are plugin instances.
+        post_filters = [r for r in at["postFilter"] if registry[r.name].post_filter][:1]
+        args = {name: self.args_for(name, registry) for name in {r.name for refs in at.values() for r in refs}}
+        points = {key: tuple((registry[r.name], args[r.name]) for r in refs if not registry[r.name].post_filter)
+                  for key, refs in at.items() if key not in ("filter", "score")}
         return ResolvedProfile(
             scheduler_name=self.schedulerName,
             filters=tuple((registry[r.name], args[r.name]) for r in filters),
@@ -226,6 +260,7 @@ class ProfileConfig(_ConfigSection):
                 self.percentageOfNodesToScore if self.percentageOfNodesToScore is not None else global_percentage
             ),
             post_filter=next(((registry[r.name], args[r.name]) for r in post_filters), None),
+            points=points,
         )
 
 
@@ -317,6 +352,17 @@ class KubeSchedulerConfiguration(_ConfigSection):
         if dupes:
             raise ValueError(f"profiles: schedulerName {', '.join(dupes)} used by more than one profile")
         return self
+
+    def point_problems(self) -> list[str]:
+        """What stops these profiles from running standalone (``ProfileConfig.point_problems``), and kube-scheduler's
+        rule that one queue serves every profile: the same QueueSort in each."""
+        errors = [f"profiles[{i}].{problem}" for i, p in enumerate(self.profiles)
+                  for problem in p.point_problems(self.registry)]
+        sorts = {tuple(p.name for p, _ in r.points["queueSort"]) for r in self.resolved_profiles()}
+        if not errors and len(sorts) > 1:
+            errors.append("profiles: queueSort must be the same for all profiles (found "
+                          + "; ".join(", ".join(s) for s in sorted(sorts)) + ")")
+        return errors
 
     @property
     def lease_name(self) -> str:

@@ -15,10 +15,14 @@ from typing import Any, Protocol
 
 from scheduler.framework.cluster_event import ClusterEvent
 from scheduler.framework.cluster_view import ClusterView
+from scheduler.framework.handle import CycleState
+from scheduler.framework.objects import Resource
 from scheduler.framework.plugin import Args, Plugin, Status
+from scheduler.framework.points import POINTS
 from scheduler.model import NodeInfo, PodInfo
 
 __all__ = [
+    "SETUP_METHODS",
     "ClusterPreFilter",
     "ClusterPreScore",
     "Filter",
@@ -119,6 +123,78 @@ class PreemptionArgs(Protocol):
     def num_candidates(self, num_nodes: int, /) -> int: ...
 
 
+# The setup class's points: one Protocol per method (self excluded), as kube-scheduler's ReservePlugin, ...
+class PreEnqueueMethod(Protocol):
+    """None (or SUCCESS) lets the pod into the active queue; another Status keeps it out, with its reason."""
+
+    def __call__(self, pod: PodInfo, /) -> Status | None: ...
+
+
+class SortKeyMethod(Protocol):
+    """The pod's place in the active queue (lower first); ``enqueued_at``: when it entered the queue."""
+
+    def __call__(self, pod: PodInfo, enqueued_at: float, /) -> Any: ...
+
+
+class PostFilterMethod(Protocol):
+    """No node fits ``pod`` (``failures``: node -> the filter's Status): None/SUCCESS ends the PostFilters,
+    another Status adds its reasons to the FailedScheduling message."""
+
+    def __call__(self, cycle: CycleState, pod: PodInfo, failures: Any, /) -> Status | None: ...
+
+
+class NodeMethod(Protocol):
+    """Reserve, Unreserve, Permit, PreBind, Bind or PostBind of ``pod`` on the chosen ``node``."""
+
+    def __call__(self, cycle: CycleState, pod: PodInfo, node: str, /) -> Status | None: ...
+
+
+SETUP_METHODS: dict[str, type] = {
+    "pre_enqueue": PreEnqueueMethod,
+    "sort_key": SortKeyMethod,
+    "post_filter": PostFilterMethod,
+    "reserve": NodeMethod,
+    "unreserve": NodeMethod,
+    "permit": NodeMethod,
+    "pre_bind": NodeMethod,
+    "bind": NodeMethod,
+    "post_bind": NodeMethod,
+}
+
+
+def _setup_problems(plugin: Plugin) -> list[str]:
+    """What is wrong with a plugin's setup class: not a class, no point, a Reserve without its Unreserve, a
+    method or constructor that cannot be called as the framework calls it."""
+    setup = plugin.setup
+    if setup is None:
+        return []
+    if not isinstance(setup, type):
+        return [f"setup {setup!r}: give a class; the framework makes it with (args, handle)"]
+    problems = []
+    methods = [point.method for point in POINTS if point.method and callable(getattr(setup, point.method, None))]
+    if not methods:
+        names = ", ".join(p.method for p in POINTS if p.method)
+        problems.append(f"setup {setup.__name__} has none of the methods {names}")
+    if callable(getattr(setup, "reserve", None)) != callable(getattr(setup, "unreserve", None)):
+        problems.append(f"setup {setup.__name__}: reserve and unreserve come together (Unreserve undoes what "
+                        "Reserve counted when a later point fails); give both")
+    try:
+        inspect.signature(setup).bind("args", "handle")
+    except TypeError:
+        problems.append(f"setup {setup.__name__}{inspect.signature(setup)}: the framework makes it with "
+                        "(args, handle)")
+    except ValueError:
+        pass
+    for method, contract in SETUP_METHODS.items():
+        fn = getattr(setup, method, None)
+        if fn is None:
+            continue
+        problem = _call_problem(fn, contract, bound=True)
+        if problem:
+            problems.append(f"{setup.__name__}.{method}: {problem}")
+    return problems
+
+
 def contract_problems(plugin: Plugin) -> list[str]:
     """What is wrong with a plugin descriptor, each as a sentence saying the fix; [] when nothing is."""
     problems: list[str] = []
@@ -128,8 +204,16 @@ def contract_problems(plugin: Plugin) -> list[str]:
     if not (isinstance(plugin.args, type) and issubclass(plugin.args, Args)):
         problems.append(f"args {plugin.args!r}: use a subclass of scheduler.framework.Args (or NoArgs)")
     if not (plugin.pre_filter or plugin.filter_node or plugin.pre_score or plugin.score_node
-            or plugin.post_filter):
-        problems.append("implements no extension point: give it pre_filter/filter_node or pre_score/score_node")
+            or plugin.post_filter or plugin.setup):
+        problems.append("implements no extension point: give it pre_filter/filter_node, pre_score/score_node "
+                        "or a setup class")
+    problems += _setup_problems(plugin)
+    for field, subresource in (("watches", False), ("writes", True)):
+        for text in getattr(plugin, field):
+            try:
+                Resource.parse(text, subresource=subresource)
+            except ValueError as err:
+                problems.append(f"{field}: {err}")
     pairs = (
         ("filter_node", "pre_filter", "a per-node filter needs the pre_filter that prepares its state"),
         ("filter_batch", "filter_node", "a batch filter needs the per-node form it must equal"),
@@ -175,8 +259,9 @@ def contract_problems(plugin: Plugin) -> list[str]:
     return problems
 
 
-def _call_problem(fn: Callable[..., Any] | None, contract: type) -> str | None:
-    """Why ``fn`` cannot be called as ``contract.__call__`` (its positional parameters), or None."""
+def _call_problem(fn: Callable[..., Any] | None, contract: type, bound: bool = False) -> str | None:
+    """Why ``fn`` cannot be called as ``contract.__call__`` (its positional parameters), or None; ``bound``:
+    ``fn`` is a method taken from its class, called on an instance (self first)."""
     if fn is None:
         return None
     if not callable(fn):
@@ -187,7 +272,7 @@ def _call_problem(fn: Callable[..., Any] | None, contract: type) -> str | None:
     except (TypeError, ValueError):  # a builtin without a signature: nothing to check
         return None
     try:
-        signature.bind(*wanted)
+        signature.bind(*(["self"] if bound else []), *wanted)
     except TypeError:
         shown = ", ".join(wanted)
         return f"{getattr(fn, '__name__', fn)!r} takes {signature}; its contract is ({shown})"

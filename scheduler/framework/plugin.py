@@ -82,17 +82,23 @@ if TYPE_CHECKING:
         ScoreBatch,
     )
 
-__all__ = ["SUCCESS", "Args", "Code", "NoArgs", "Plugin", "Status", "same_state", "unsupported_status"]
+__all__ = ["SKIP", "SUCCESS", "Args", "Code", "NoArgs", "Plugin", "Status", "same_state", "unsupported_status"]
 
 
 class Code(IntEnum):
-    """Verdict codes, as kube-scheduler's framework names them."""
+    """Verdict codes, as kube-scheduler's framework names them (and numbers them)."""
 
     SUCCESS = 0
+    # Something went wrong (a plugin raised, an API call failed): the pod is retried with backoff.
+    ERROR = 1
     # The node does not fit now but could (e.g. after other pods leave): preemption might help.
     UNSCHEDULABLE = 2
     # Nothing about other pods would make this node fit (taints, selectors, names).
     UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+    # Permit: hold the reserved pod until allowed, rejected, or ``Status.timeout`` seconds have passed.
+    WAIT = 4
+    # Bind: this plugin does not bind the pod; the next Bind plugin does.
+    SKIP = 5
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -105,6 +111,7 @@ class Status:
     code: Code
     reasons: tuple[str, ...] = ()
     plugin: str = ""
+    timeout: float = 0.0  # seconds, for a Permit's WAIT: how long the pod may wait for this plugin
 
     @property
     def reason(self) -> str:
@@ -116,6 +123,7 @@ class Status:
 
 
 SUCCESS = Status(Code.SUCCESS)
+SKIP = Status(Code.SKIP)
 
 
 def unsupported_status(pod: PodInfo, plugin: str) -> Status | None:
@@ -181,13 +189,26 @@ class Plugin:
     # Its PostFilter's part of a FailedScheduling message, run before preemption (scheduler.framework.post_filter):
     # (the PreFilter rejection, if any) -> (text, whether the PostFilters after it still run).
     post_filter_note: PostFilterNote | None = None
+    # The points outside filter and score (PreEnqueue, QueueSort, PostFilter, Reserve/Unreserve, Permit,
+    # PreBind, Bind, PostBind): a class the framework makes once per profile as ``setup(args, handle)``
+    # (kube-scheduler's plugin factory), whose methods of those names are the points it implements
+    # (``scheduler.framework.points``). It may keep state and act through the ``Handle``.
+    setup: type | None = None
+    # The kinds it reads besides pods, nodes, namespaces and volumes, as "group/version/resource" ("v1/configmaps"
+    # for the core group): the scheduler lists and watches each once and hands them out through
+    # ``ClusterView.objects`` and ``Handle.objects``; a change to one retries the pods this plugin rejected.
+    watches: tuple[str, ...] = ()
+    # The kinds (and subresources) its binding-cycle points write through ``Handle.api``, as
+    # "group/version/resource[/subresource]": deploy-scheduler grants the scheduler those writes.
+    writes: tuple[str, ...] = ()
     # requeue_on_fields parsed: the node fields and the pod fields whose change may help.
     node_fields: frozenset[FieldPath] = field(default=frozenset(), init=False, repr=False)
     pod_fields: frozenset[FieldPath] = field(default=frozenset(), init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if isinstance(self.requeue_on_fields, str):
-            raise TypeError(f"plugin {self.name}: requeue_on_fields must be a tuple of paths, not one string")
+        for name in ("requeue_on_fields", "watches", "writes"):
+            if isinstance(getattr(self, name), str):
+                raise TypeError(f"plugin {self.name}: {name} must be a tuple of strings, not one string")
         paths: dict[str, set[FieldPath]] = {"node": set(), "pod": set()}
         for text in self.requeue_on_fields:
             kind, path = split_field(text, f"plugin {self.name}: requeue_on_fields")

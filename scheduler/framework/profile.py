@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 from scheduler.framework.cluster_event import NO_FIELDS, ClusterEvent, RequeueFields
 from scheduler.framework.cluster_view import ClusterView
 from scheduler.framework.plugin import Args, Code, Plugin, Status
+from scheduler.framework.points import POINTS, implements
 from scheduler.framework.registry import Registry, in_tree_registry
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.node import NodeTraits
@@ -193,8 +194,12 @@ class Profile:
         scores: Sequence[tuple[Plugin, Args, int]],
         percentage_of_nodes_to_score: int | None = None,
         post_filter: tuple[Plugin, Args] | None = None,
+        points: Mapping[str, Sequence[tuple[Plugin, Args]]] | None = None,
     ) -> None:
         self.scheduler_name = scheduler_name
+        # The points outside filter and score by config key (ResolvedProfile.points); the runtime makes their
+        # instances (scheduler.framework.Extensions). Default: PrioritySort and DefaultBinder's, when registered.
+        self.points = dict(points) if points is not None else _default_points()
         self.filters = tuple(filters)
         self.scores = tuple(scores)
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
@@ -212,7 +217,7 @@ class Profile:
     @classmethod
     def from_resolved(cls, resolved: ResolvedProfile) -> Profile:
         return cls(resolved.scheduler_name, resolved.filters, resolved.scores,
-                   resolved.percentage_of_nodes_to_score, resolved.post_filter)
+                   resolved.percentage_of_nodes_to_score, resolved.post_filter, resolved.points)
 
     @classmethod
     def default(cls, scheduler_name: str = "default-scheduler", registry: Registry | None = None) -> Profile:
@@ -223,13 +228,16 @@ class Profile:
         return cls(scheduler_name,
                    [(p, p.default_args()) for p, _ in plugins if p.filters],
                    [(p, p.default_args(), weight or 1) for p, weight in plugins if p.scores],
-                   post_filter=next(((p, p.default_args()) for p, _ in plugins if p.post_filter), None))
+                   post_filter=next(((p, p.default_args()) for p, _ in plugins if p.post_filter), None),
+                   points={point.config: tuple((p, p.default_args()) for p, _ in plugins
+                                               if implements(p, point) and not p.post_filter)
+                           for point in POINTS if point.method})
 
     def without(self, plugin_names: Iterable[str]) -> Profile:
         """This profile minus the named filter plugins."""
         names = frozenset(plugin_names)
         return Profile(self.scheduler_name, [(p, a) for p, a in self.filters if p.name not in names], self.scores,
-                       self.percentage_of_nodes_to_score)
+                       self.percentage_of_nodes_to_score, points=self.points)
 
     def __repr__(self) -> str:
         filters = ", ".join(p.name for p, _ in self.filters)
@@ -257,6 +265,7 @@ class Profile:
         yield from (plugin for plugin, _, _ in self.scores)
         if self.post_filter is not None:
             yield self.post_filter[0]
+        yield from (plugin for plugins in self.points.values() for plugin, _ in plugins)
 
     def schedule(self, pod: PodInfo, nodes: Sequence[NodeInfo], rng: random.Random,
                  cluster: ClusterView | None = None, nominated: Nominated = NO_NOMINATED) -> ScheduleResult:
@@ -555,6 +564,13 @@ def _window(nodes: Sequence[NodeInfo], start: int, size: int) -> list[NodeInfo]:
     if end <= len(nodes):
         return list(nodes[start:end])
     return list(nodes[start:]) + list(nodes[:end - len(nodes)])
+
+
+def _default_points() -> dict[str, tuple[tuple[Plugin, Args], ...]]:
+    """kube-scheduler's defaults outside filter and score: PrioritySort and DefaultBinder (in-tree)."""
+    registry = in_tree_registry()
+    return {"queueSort": ((registry["PrioritySort"], registry["PrioritySort"].default_args()),),
+            "bind": ((registry["DefaultBinder"], registry["DefaultBinder"].default_args()),)}
 
 
 def build_profiles(config: KubeSchedulerConfiguration, registry: Registry | None = None) -> dict[str, Profile]:

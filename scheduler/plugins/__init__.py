@@ -6,7 +6,8 @@ kube-scheduler's order and with its default score weights: TaintToleration 3, No
 NodeResourcesFit 1, PodTopologySpread 2, InterPodAffinity 2, NodeResourcesBalancedAllocation 1,
 ImageLocality 1. NodeVolumeLimits and DynamicResources only refuse the pods they would have to
 check (CSI volumes, DRA claims), since this scheduler cannot. The multiPoint default
-(``DEFAULT_PLUGINS``) is the filters, then DefaultPreemption (PostFilter), then the score-only plugins.
+(``DEFAULT_PLUGINS``) is the filters, then DefaultPreemption (PostFilter), then the score-only plugins, then
+PrioritySort (QueueSort) and DefaultBinder (Bind).
 The bundled examples of plugins of one's own, NetworkAware and LeastLoaded, are not here: they live in
 their folders at the repository root (``plugins/network_aware``, ``plugins/least_loaded``) and load with
 ``--plugins`` as a user's plugins do.
@@ -22,6 +23,7 @@ from __future__ import annotations
 from scheduler.framework import Plugin, in_tree_registry
 from scheduler.plugins import (
     balanced_allocation,
+    default_binder,
     default_preemption,
     dynamic_resources,
     image_locality,
@@ -33,6 +35,7 @@ from scheduler.plugins import (
     node_unschedulable,
     node_volume_limits,
     pod_topology_spread,
+    queue_sort,
     taint_toleration,
     volume_binding,
     volume_restrictions,
@@ -59,6 +62,8 @@ PLUGINS: tuple[Plugin, ...] = (
     volume_zone.PLUGIN,
     dynamic_resources.PLUGIN,
     default_preemption.PLUGIN,
+    queue_sort.PLUGIN,
+    default_binder.PLUGIN,
 )
 
 # Filters run cheapest and most decisive first, in kube-scheduler's default order.
@@ -88,16 +93,13 @@ DEFAULT_SCORES: tuple[tuple[str, int], ...] = (
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
 )
-# The multiPoint default, (name, score weight or 0): filters, then PostFilter, then the score-only plugins.
+# The multiPoint default, (name, score weight or 0): filters, then PostFilter, then the score-only plugins, then
+# the queue's order and the binding (PrioritySort and DefaultBinder, each the only one at its point).
 _WEIGHTS = dict(DEFAULT_SCORES)
 DEFAULT_PLUGINS: tuple[tuple[str, int], ...] = tuple(
     (name, _WEIGHTS.get(name, 0))
-    for name in (*DEFAULT_FILTERS, *DEFAULT_POST_FILTERS, *(n for n in _WEIGHTS if n not in DEFAULT_FILTERS)))
-# The multiPoint default, (name, score weight or 0): filters, then PostFilter, then the score-only plugins.
-_WEIGHTS = dict(DEFAULT_SCORES)
-DEFAULT_PLUGINS: tuple[tuple[str, int], ...] = tuple(
-    (name, _WEIGHTS.get(name, 0))
-    for name in (*DEFAULT_FILTERS, *DEFAULT_POST_FILTERS, *(n for n in _WEIGHTS if n not in DEFAULT_FILTERS)))
+    for name in (*DEFAULT_FILTERS, *DEFAULT_POST_FILTERS, *(n for n in _WEIGHTS if n not in DEFAULT_FILTERS),
+                 "PrioritySort", "DefaultBinder"))
 
 # What kube-scheduler does itself before it calls an extender, and what this scheduler can only partly do or
 # must refuse (volumes, DRA): an extender leaves these filters out (scheduler.extender.service).

@@ -255,7 +255,7 @@ def test_default_profile_preempts_and_can_be_disabled() -> None:
     assert PROFILE.post_filter is not None and PROFILE.post_filter[0].name == "DefaultPreemption"
     off = ProfileConfig(schedulerName="s", plugins={"multiPoint": {"disabled": [{"name": "DefaultPreemption"}]}})
     assert Profile.from_resolved(off.resolve()).post_filter is None
-    with pytest.raises(ValidationError, match="DefaultPreemption has no filter"):
+    with pytest.raises(ValidationError, match="plugin DefaultPreemption does not extend Filter plugin"):
         ProfileConfig(schedulerName="s", plugins={"filter": {"enabled": [{"name": "DefaultPreemption"}]}})
 
 

@@ -1,0 +1,114 @@
+"""Objects of the kinds a plugin declares it reads (``Plugin.watches``): which API resource each names, and the
+read-only store the scheduler's informer keeps for it.
+
+A kind is written "group/version/resource" ("scheduling.x-k8s.io/v1alpha1/podgroups"), or "version/resource"
+for the core group ("v1/configmaps"), as kube-scheduler plugins name them when they ask the framework's
+informer factory for a lister. ``Plugin.writes`` adds an optional subresource ("v1/pods/status").
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ObjectStore", "Resource"]
+
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+_CORE_VERSION = re.compile(r"^v[0-9]+((alpha|beta)[0-9]+)?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """One API resource: group ("" for core), version, plural resource name, optional subresource."""
+
+    group: str
+    version: str
+    resource: str
+    subresource: str = ""
+
+    @classmethod
+    def parse(cls, text: str, *, subresource: bool = False) -> Resource:
+        """"group/version/resource" or "version/resource" (core); ValueError naming the text and the form."""
+        parts = text.split("/") if isinstance(text, str) else []
+        if parts and _CORE_VERSION.match(parts[0]):  # the core group has no name: v1/configmaps
+            parts = ["", *parts]
+        if not (3 <= len(parts) <= (4 if subresource else 3)):
+            form = "group/version/resource[/subresource]" if subresource else "group/version/resource"
+            raise ValueError(f"{text!r} is not {form} (e.g. 'scheduling.x-k8s.io/v1alpha1/podgroups', "
+                             "or 'v1/configmaps' for the core group)")
+        group, version, resource, *rest = parts
+        if not group and rest and not subresource:
+            raise ValueError(f"{text!r} is not version/resource")
+        if (group and not _NAME.match(group)) or not _NAME.match(version) or not _NAME.match(resource) or any(
+                not _NAME.match(r) for r in rest):
+            raise ValueError(f"{text!r}: group, version and resource must be lower-case DNS names")
+        return cls(group, version, resource, rest[0] if rest else "")
+
+    def __str__(self) -> str:
+        text = f"{self.group}/{self.version}/{self.resource}" if self.group else f"{self.version}/{self.resource}"
+        return f"{text}/{self.subresource}" if self.subresource else text
+
+    @property
+    def path(self) -> str:
+        """The collection's path across namespaces: /api/v1/configmaps, /apis/<group>/<version>/<resource>."""
+        prefix = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        return f"{prefix}/{self.resource}"
+
+    def object_path(self, namespace: str | None, name: str) -> str:
+        """One object's path (namespaced when ``namespace`` is given), with the subresource if any."""
+        prefix = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        scope = f"/namespaces/{namespace}" if namespace else ""
+        tail = f"/{self.subresource}" if self.subresource else ""
+        return f"{prefix}{scope}/{self.resource}/{name}{tail}"
+
+
+class ObjectStore(Mapping[str, Mapping[str, Any]]):
+    """The objects of one watched kind as the API server sent them, keyed "namespace/name" (or "name" for a
+    cluster-scoped kind). Plugins read it; only the scheduler's informer (or a test) writes it. Reads see a
+    whole object or none: the informer replaces objects, never edits them in place."""
+
+    __slots__ = ("_lock", "_objects", "resource")
+
+    def __init__(self, resource: Resource | str, objects: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        self.resource = resource if isinstance(resource, Resource) else Resource.parse(resource)
+        self._lock = threading.Lock()
+        self._objects: dict[str, Mapping[str, Any]] = dict(objects or {})
+
+    @staticmethod
+    def key_of(obj: Mapping[str, Any]) -> str:
+        meta = obj.get("metadata") or {}
+        namespace = meta.get("namespace")
+        return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
+
+    def get_object(self, namespace: str | None, name: str) -> Mapping[str, Any] | None:
+        """The object ``name`` in ``namespace`` (None or "" for a cluster-scoped kind), or None."""
+        return self._objects.get(f"{namespace}/{name}" if namespace else name)
+
+    def in_namespace(self, namespace: str) -> list[Mapping[str, Any]]:
+        prefix = f"{namespace}/"
+        with self._lock:
+            return [obj for key, obj in self._objects.items() if key.startswith(prefix)]
+
+    def put(self, obj: Mapping[str, Any]) -> None:
+        with self._lock:
+            self._objects[self.key_of(obj)] = obj
+
+    def remove(self, obj: Mapping[str, Any]) -> None:
+        with self._lock:
+            self._objects.pop(self.key_of(obj), None)
+
+    def __getitem__(self, key: str) -> Mapping[str, Any]:
+        return self._objects[key]
+
+    def __iter__(self) -> Iterator[str]:
+        with self._lock:
+            return iter(list(self._objects))
+
+    def __len__(self) -> int:
+        return len(self._objects)
+
+    def __repr__(self) -> str:
+        return f"ObjectStore({self.resource}, {len(self)} objects)"
