@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
+from scheduler.framework.objects import ObjectStore
 from scheduler.model import NodeInfo, NodeTraits, PodInfo
 from scheduler.model.pod_index import PodIndex
 from scheduler.model.volumes import VolumeStore
@@ -16,18 +17,20 @@ class ClusterView:
     """What a scheduling cycle may read beyond the pod and one node: every node with the pods counted on
     it, each namespace's labels, the pods indexed for inter-pod affinity (``index``), and the claims, PVs
     and StorageClasses the informers hold (``volumes``, read live as kube-scheduler's volume plugins read
-    their listers), and how many of the nodes decided on are cordoned, tainted or list images (``traits``,
+    their listers), the objects of the kinds plugins ``watch`` (``objects``), and how many of the nodes decided on are cordoned, tainted or list images (``traits``,
     by default counted over ``nodes``, or over ``traits_of`` when the nodes decided on are fewer, on first read:
     a plugin skips its pass over the nodes when none is). A read-only
     view of one snapshot, whose cache keeps the index and the traits current; built from a plain node list
     (tests, the placement explainer), it indexes and counts on first use and knows no volumes."""
 
-    __slots__ = ("_index", "_traits", "_traits_of", "namespace_labels", "nodes", "volumes")
+    __slots__ = ("_index", "_traits", "_traits_of", "kinds", "namespace_labels", "nodes", "volumes")
 
     def __init__(self, nodes: Sequence[NodeInfo], namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
                  index: PodIndex | None = None, volumes: VolumeStore | None = None,
-                 traits: NodeTraits | None = None, traits_of: Sequence[NodeInfo] | None = None) -> None:
+                 traits: NodeTraits | None = None, traits_of: Sequence[NodeInfo] | None = None,
+                 kinds: Mapping[str, ObjectStore] | None = None) -> None:
         self.nodes = nodes
+        self.kinds = kinds if kinds is not None else {}  # "group/version/resource" -> the watched objects
         self.namespace_labels = namespace_labels if namespace_labels is not None else {}
         self._index = index
         self.volumes = volumes if volumes is not None else VolumeStore()
@@ -63,9 +66,17 @@ class ClusterView:
         index = self.index
         index.replace_node(original, node)
         try:
-            yield ClusterView(nodes, self.namespace_labels, index, self.volumes, traits, traits_of)
+            yield ClusterView(nodes, self.namespace_labels, index, self.volumes, traits, traits_of, self.kinds)
         finally:
             index.replace_node(node, original)
+
+    def objects(self, resource: str) -> ObjectStore:
+        """The objects of a kind a plugin ``watches`` ("group/version/resource"); KeyError naming it otherwise."""
+        store = self.kinds.get(resource)
+        if store is None:
+            raise KeyError(f"{resource} is not watched by any plugin of this scheduler: declare it in the "
+                           f"plugin's watches (watched: {', '.join(self.kinds) or 'none'})")
+        return store
 
     def labels_of_namespace(self, namespace: str) -> Mapping[str, str]:
         return self.namespace_labels.get(namespace, _NO_LABELS)
