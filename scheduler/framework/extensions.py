@@ -194,5 +194,6 @@ def _call(name: str, point: str, method: Any, *args: Any) -> Status | None:
 
 
 def _error(name: str, point: str, what: str) -> Status:
-    who = f"plugin {name}" if name else "the framework"
-    return Status(Code.ERROR, (f"{point}: {who} {what}",), name)
+    """kube-scheduler's words for a point that failed with an error: running Permit plugin "X": <what>."""
+    where = f'running {point} plugin "{name}"' if name else f"running {point} plugins"
+    return Status(Code.ERROR, (f"{where}: {what}",), name)

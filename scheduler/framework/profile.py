@@ -212,6 +212,9 @@ class Profile:
         # A plugin reads raw of the pods counted on nodes: the cache must keep their objects.
         self.reads_counted_pods_raw = any(plugin.reads_counted_pods_raw
                                           for plugin in self._plugins())
+        self._watches = {plugin.name: plugin.watches for plugin in self._plugins() if plugin.watches}
+        # Every kind a plugin of this profile watches ("group/version/resource"): the scheduler's informers.
+        self.watches = frozenset(kind for kinds in self._watches.values() for kind in kinds)
         self._next_start = 0
 
     @classmethod
@@ -259,6 +262,10 @@ class Profile:
         for name in rejected_by:
             fields |= self._requeue_fields.get(name, NO_FIELDS)
         return fields
+
+    def requeue_kinds(self, rejected_by: Iterable[str]) -> frozenset[str]:
+        """The watched kinds whose change may make a pod these plugins rejected schedulable: those they watch."""
+        return frozenset(kind for name in rejected_by for kind in self._watches.get(name, ()))
 
     def _plugins(self) -> Iterator[Plugin]:
         yield from (plugin for plugin, _ in self.filters)

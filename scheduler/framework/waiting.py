@@ -10,7 +10,7 @@ timer, the scheduler giving up leadership), and the runtime then binds the pod o
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from scheduler.framework.plugin import SUCCESS, Code, Status
@@ -64,6 +64,16 @@ class WaitingPod:
                 return
             self.status = Status(Code.UNSCHEDULABLE, (message,), plugin)
         self._settle()
+
+    def cancel(self) -> bool:
+        """Stop waiting without an outcome (the scheduler stops leading and undoes the reservation itself);
+        later allow/reject calls do nothing. True if it was still waiting."""
+        with self._lock:
+            if self.status is not None:
+                return False
+            self.status = Status(Code.ERROR, ("cancelled",))
+        self._owner._remove(self)
+        return True
 
     def _settle(self) -> None:
         assert self.status is not None
@@ -122,11 +132,10 @@ class WaitingPods:
             waiting.reject(plugin, f"rejected due to timeout after waiting {_go_duration(waited)} at plugin {plugin}")
         return len(late)
 
-    def reject_all(self, message: str, plugins: Iterable[str] = ()) -> None:
-        """Reject every waiting pod (the scheduler stops leading: none may be bound from this instance)."""
-        for waiting in self.all():
-            names = waiting.pending_plugins() or list(plugins) or [""]
-            waiting.reject(names[0], message)
+    def cancel_all(self) -> list[WaitingPod]:
+        """Cancel every waiting pod (the scheduler stops leading: none may be bound from this instance) and
+        return them, for their owner to undo their reservations."""
+        return [waiting for waiting in self.all() if waiting.cancel()]
 
     def _remove(self, waiting: WaitingPod) -> None:
         with self._lock:

@@ -13,6 +13,11 @@ Outcomes reported to the caller:
 - ERROR         anything else (5xx, 429, 403, connection, no answer within BIND_TIMEOUT): the caller
                 forgets the assumption and retries
 - CANCELLED     never sent: the binder was halted (leadership ended) while the binding waited its turn
+- REJECTED      a PreBind or Bind plugin failed (``status`` says which and why): the caller undoes the
+                reservation and retries
+
+A profile with binding-cycle plugins hands the binder its own job (``submit(pod, node, run)``): PreBind,
+Bind and PostBind on the worker thread, DefaultBinder's POST among them (scheduler.runtime.schedule_one).
 
 Halting is how leadership ends safely: halt() cancels every binding not yet sent (queued, or waiting for
 a client token), drain() waits for those already on the wire, and only then may the Lease be released.
@@ -27,8 +32,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+from scheduler.framework import Status
 from scheduler.model import PodInfo
 from scheduler.runtime.client import ApiError, Client, RequestCancelled, describe_forbidden, pod_path
 
@@ -46,6 +53,7 @@ class BindOutcome(enum.Enum):
     CONFLICT = "conflict"
     ERROR = "error"
     CANCELLED = "cancelled"
+    REJECTED = "rejected"
 
 
 @dataclass(slots=True)
@@ -55,6 +63,7 @@ class BindResult:
     outcome: BindOutcome
     seconds: float
     error: ApiError | None = None
+    status: Status | None = None  # REJECTED: the plugin's status
 
 
 def binding_body(pod: PodInfo, node: str) -> dict[str, Any]:
@@ -88,6 +97,10 @@ def bind(client: Client, pod: PodInfo, node: str, cancel: threading.Event | None
     return BindResult(pod, node, outcome, time.perf_counter() - start, error)
 
 
+# One binding: (pod, node, this term's halt) -> its result. Never raises for API answers.
+BindJob = Callable[[PodInfo, str, threading.Event], BindResult]
+
+
 class Binder:
     """A fixed set of worker threads (started at the first submit) taking bindings from one queue. A plain
     SimpleQueue and threads of its own rather than a ThreadPoolExecutor: no Future, no semaphore and no
@@ -95,15 +108,22 @@ class Binder:
 
     def __init__(self, client: Client, on_done: Callable[[BindResult], None], *, workers: int = 16) -> None:
         self.client = client
+        self._plain: BindJob = partial(bind, client)
         self._on_done = on_done
         self._workers = workers
-        self._jobs: queue.SimpleQueue[tuple[PodInfo, str, threading.Event] | None] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[tuple[PodInfo, str, threading.Event, BindJob] | None] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         self._halt = threading.Event()  # replaced by resume(): each leadership term has its own
         self._unfinished = 0
         self._idle = threading.Condition()
 
-    def submit(self, pod: PodInfo, node: str) -> None:
+    @property
+    def halt_event(self) -> threading.Event:
+        """This leadership term's halt: set when it ends."""
+        return self._halt
+
+    def submit(self, pod: PodInfo, node: str, run: BindJob | None = None) -> None:
+        """Bind ``pod`` to ``node`` on a worker: the plain POST, or ``run`` (a whole binding cycle)."""
         with self._idle:
             self._unfinished += 1
             if not self._threads:
@@ -111,7 +131,7 @@ class Binder:
                                  for i in range(self._workers)]
                 for thread in self._threads:
                     thread.start()
-        self._jobs.put((pod, node, self._halt))
+        self._jobs.put((pod, node, self._halt, run or self._plain))
 
     def halt(self) -> None:
         """Send nothing more: bindings not yet sent finish at once as CANCELLED."""
@@ -130,10 +150,10 @@ class Binder:
         while (job := self._jobs.get()) is not None:
             self._run(*job)
 
-    def _run(self, pod: PodInfo, node: str, halt: threading.Event) -> None:
+    def _run(self, pod: PodInfo, node: str, halt: threading.Event, run: BindJob) -> None:
         try:
             try:
-                result = bind(self.client, pod, node, halt)
+                result = run(pod, node, halt)
             except Exception as exc:  # unexpected: report as an error so the pod is retried, not lost
                 log.exception("binding %s/%s to %s crashed", pod.namespace, pod.name, node)
                 result = BindResult(pod, node, BindOutcome.ERROR, 0.0, ApiError(0, "Internal", str(exc)))

@@ -13,6 +13,7 @@ from typing import Any
 
 from prometheus_client import Counter
 
+from scheduler.framework import ObjectStore
 from scheduler.framework.cluster_event import (
     ClusterEvent,
     NodeProperties,
@@ -153,6 +154,10 @@ class EventHandlers(CacheHandlers):
         self.pending = pending
         self.recorder = recorder
         self.scheduler_names = frozenset(scheduler_names)
+        # Set by the scheduler: a deleted pod's uid (a pod waiting at Permit is rejected), and a cue that a
+        # pending pod arrived (PreEnqueue plugins are asked again about the gated pods: a gang may be complete).
+        self.on_unassigned_gone: Callable[[str], None] | None = None
+        self.on_pending_added: Callable[[], None] | None = None
 
     # -- pods ------------------------------------------------------------------------------------
     def pod_bound(self, obj: dict[str, Any], event: ClusterEvent) -> None:
@@ -189,10 +194,14 @@ class EventHandlers(CacheHandlers):
             pod = PodInfo.unreadable(obj, err)
         self.nominator.update(pod)
         self.queue.add(pod)
+        if self.on_pending_added is not None:
+            self.on_pending_added()
 
     def pod_deleted(self, obj: dict[str, Any]) -> None:
         meta = obj.get("metadata") or {}
         uid = meta.get("uid", "")
+        if self.on_unassigned_gone is not None:
+            self.on_unassigned_gone(uid)
         removed = self.cache.remove_pod(uid)
         self.pending.drop(object_key(obj), uid)
         self.pending.forget(uid)
@@ -231,6 +240,23 @@ class EventHandlers(CacheHandlers):
         if changed:
             self.queue.move_for(ClusterEvent.STORAGE_CLASS_CHANGED)
         return changed
+
+
+def kind_informer(client: Client, store: ObjectStore, queue: SchedulingQueue, relists: Counter) -> Informer:
+    """The informer of a kind plugins watch: it keeps ``store`` and, on every change, retries the pods the
+    watching plugins rejected and asks the PreEnqueue plugins again about the gated ones."""
+    resource = str(store.resource)
+
+    def changed(obj: dict[str, Any]) -> None:
+        store.put(obj)
+        queue.move_for_kind(resource)
+
+    def deleted(obj: dict[str, Any]) -> None:
+        store.remove(obj)
+        queue.move_for_kind(resource)
+
+    return Informer(client, resource, store.resource.path, _Handler(changed, deleted),
+                    on_relist=lambda cause: relists.labels(resource, cause).inc())
 
 
 def budget_informer(client: Client, budgets: DisruptionBudgets, relists: Counter) -> Informer:

@@ -9,6 +9,10 @@
   Such an event (an update of the pod included), or `unschedulable_timeout` (kube-scheduler's
   podMaxInUnschedulablePodsDuration; 5 min there, 60 s here so a lab sees the retry), moves it on: to
   backoff if its backoff has not expired yet, else to active.
+- gated: pods a PreEnqueue plugin keeps out of the active queue (a gang not yet complete), with its Status;
+  they are asked again whenever they would enter the active queue, and on ``retry_gated`` (any pod added,
+  a watched kind changed, and once a second).
+- The active queue's order is the profile's QueueSort (``sort_key``; default PrioritySort's).
 - One entry per pod key (namespace/name): adding a pod already queued replaces its object.
 - A pod being scheduled ("in flight") is not queued twice; if a cluster event happened while it was in
   flight and it then fails, it goes to backoff rather than unschedulable, so the event is not missed
@@ -23,7 +27,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
+from scheduler.framework import Status, priority_sort_key
 from scheduler.framework.cluster_event import (
     NO_FIELDS,
     ClusterEvent,
@@ -34,7 +40,10 @@ from scheduler.framework.cluster_event import (
 from scheduler.model import PodInfo
 from scheduler.model.raw import FieldPath
 
-ACTIVE, BACKOFF, UNSCHEDULABLE, IN_FLIGHT = "active", "backoff", "unschedulable", "in_flight"
+ACTIVE, BACKOFF, UNSCHEDULABLE, IN_FLIGHT, GATED = "active", "backoff", "unschedulable", "in_flight", "gated"
+
+SortKey = Callable[[PodInfo, float], Any]
+PreEnqueue = Callable[[PodInfo], "Status | None"]
 
 
 @dataclass(slots=True)
@@ -51,6 +60,8 @@ class QueuedPod:
     successor: PodInfo | None = None  # a re-created pod (same key, new uid) that arrived while in flight
     requeue_on: ClusterEvent = ClusterEvent.ANY  # while unschedulable: the events that may help it
     requeue_fields: RequeueFields = NO_FIELDS  # ... and the fields read through raw that may
+    requeue_kinds: frozenset[str] = frozenset()  # ... and the watched kinds whose change may
+    gate: Status | None = None  # while gated: the PreEnqueue plugin's status
 
 
 class SchedulingQueue:
@@ -61,14 +72,19 @@ class SchedulingQueue:
         max_backoff: float = 10.0,
         unschedulable_timeout: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
+        sort_key: SortKey = priority_sort_key,
+        pre_enqueue: PreEnqueue | None = None,
     ) -> None:
+        self.sort_key = sort_key
+        self.pre_enqueue = pre_enqueue
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self.unschedulable_timeout = unschedulable_timeout
         self._clock = clock
         self._cond = threading.Condition()
         self._entries: dict[str, QueuedPod] = {}
-        self._active: list[tuple[int, float, int, str]] = []  # (-priority, added_at, seq, key)
+        self._active: list[tuple[Any, int, str]] = []  # (sort_key(pod, added_at), seq, key)
+        self._gated: dict[str, QueuedPod] = {}
         self._backoff: list[tuple[float, int, str]] = []  # (ready_at, seq, key)
         # Unschedulable pods in the order they failed, so the timeout flush stops at the first young one.
         self._unschedulable: dict[str, QueuedPod] = {}
@@ -88,7 +104,7 @@ class SchedulingQueue:
 
     def counts(self) -> dict[str, int]:
         with self._cond:
-            out = {ACTIVE: 0, BACKOFF: 0, UNSCHEDULABLE: 0, IN_FLIGHT: 0}
+            out = {ACTIVE: 0, BACKOFF: 0, UNSCHEDULABLE: 0, IN_FLIGHT: 0, GATED: 0}
             for qp in self._entries.values():
                 out[qp.where] += 1
             return out
@@ -102,11 +118,26 @@ class SchedulingQueue:
             qp = self._entries.get(key)
             return qp.where if qp else None
 
+    def gated(self) -> list[tuple[PodInfo, Status]]:
+        """The pods a PreEnqueue plugin keeps out of the active queue, with its status."""
+        with self._cond:
+            return [(qp.pod, qp.gate) for qp in self._gated.values() if qp.gate is not None]
+
     # -- internal moves (lock held) --------------------------------------------------------------
     def _push_active(self, qp: QueuedPod) -> None:
+        """Into the active queue, unless a PreEnqueue plugin says the pod may not be tried yet."""
+        if self.pre_enqueue is not None:
+            gate = self.pre_enqueue(qp.pod)
+            if gate is not None:
+                qp.where, qp.gate = GATED, gate
+                self._gated[qp.pod.key] = qp
+                return
+            if qp.gate is not None:
+                qp.gate = None
+                self._gated.pop(qp.pod.key, None)
         qp.where = ACTIVE
         qp.seq = next(self._seq)
-        heapq.heappush(self._active, (-qp.pod.priority, qp.added_at, qp.seq, qp.pod.key))
+        heapq.heappush(self._active, (self.sort_key(qp.pod, qp.added_at), qp.seq, qp.pod.key))
         self._cond.notify()
 
     def _push_backoff(self, qp: QueuedPod) -> None:
@@ -156,6 +187,9 @@ class SchedulingQueue:
                 return
             old, qp.pod = qp.pod, pod
             qp.deleted = False
+            if qp.where == GATED:
+                self._push_active(qp)
+                return
             # Status-only updates (our own PodScheduled condition) change nothing and do not retry the pod.
             if qp.where == UNSCHEDULABLE and (pod_change(old, pod) & qp.requeue_on or changed_fields(
                     qp.requeue_fields.pod, old._raw, pod._raw)):
@@ -171,6 +205,7 @@ class SchedulingQueue:
             else:
                 del self._entries[key]  # stale heap items are skipped by seq/where checks
                 self._unschedulable.pop(key, None)
+                self._gated.pop(key, None)
 
     def move_for(self, event: ClusterEvent, node_fields: frozenset[FieldPath] = frozenset()) -> None:
         """A node added or changed (``node_fields``: the declared fields of it that changed), or a bound pod
@@ -181,6 +216,29 @@ class SchedulingQueue:
             for qp in [qp for qp in self._unschedulable.values()
                        if qp.requeue_on & event or not node_fields.isdisjoint(qp.requeue_fields.node)]:
                 self._requeue(qp, now)
+
+    def move_for_kind(self, resource: str) -> None:
+        """An object of a watched kind changed: retry the unschedulable pods whose rejecting plugins watch it,
+        and ask the PreEnqueue plugins again about the gated pods."""
+        with self._cond:
+            now = self._clock()
+            self._move_request_cycle = self._cycle
+            for qp in [qp for qp in self._unschedulable.values() if resource in qp.requeue_kinds]:
+                self._requeue(qp, now)
+            self._retry_gated(now)
+
+    def retry_gated(self) -> None:
+        """Ask the PreEnqueue plugins again about every gated pod (something they may read has changed)."""
+        with self._cond:
+            self._retry_gated(self._clock())
+
+    def _retry_gated(self, now: float) -> None:
+        for qp in list(self._gated.values()):
+            if self._entries.get(qp.pod.key) is qp and qp.where == GATED:
+                qp.added_at = now
+                self._push_active(qp)
+            else:
+                self._gated.pop(qp.pod.key, None)
 
     # -- consumer --------------------------------------------------------------------------------
     def pop(self, timeout: float | None = None) -> QueuedPod | None:
@@ -193,7 +251,7 @@ class SchedulingQueue:
                 now = self._clock()
                 self._flush(now)
                 while self._active:
-                    _, _, seq, key = heapq.heappop(self._active)
+                    _, seq, key = heapq.heappop(self._active)
                     qp = self._entries.get(key)
                     if qp is None or qp.where != ACTIVE or qp.seq != seq:
                         continue
@@ -228,7 +286,7 @@ class SchedulingQueue:
 
     def failed(
         self, qp: QueuedPod, *, unschedulable: bool, requeue_on: ClusterEvent = ClusterEvent.ANY,
-        requeue_fields: RequeueFields = NO_FIELDS,
+        requeue_fields: RequeueFields = NO_FIELDS, requeue_kinds: frozenset[str] = frozenset(),
     ) -> None:
         """The attempt failed. `unschedulable`: no node fits (wait for one of the `requeue_on` events, or a
         change of one of the `requeue_fields`); otherwise an error (bind failure, API error) retried after
@@ -251,6 +309,7 @@ class SchedulingQueue:
                 cur.where = UNSCHEDULABLE
                 cur.requeue_on = requeue_on
                 cur.requeue_fields = requeue_fields
+                cur.requeue_kinds = requeue_kinds
                 self._unschedulable.pop(key, None)
                 self._unschedulable[key] = cur
             else:

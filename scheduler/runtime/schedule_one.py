@@ -9,6 +9,13 @@ pod to change. Before that, DefaultPreemption (when the profile enables it, sche
 lower-priority pods and nominate the pod to their node; the pods nominated to a node count there for every
 decision of a pod of lower or equal priority (scheduler.runtime.nominator).
 
+With plugins at Reserve, Permit, PreBind, Bind (other than DefaultBinder) or PostBind (``Extensions``), the
+chosen node is assumed, then Reserve and Permit run in the loop; a failure undoes the reservation (Unreserve
+in reverse order, the assumption forgotten, FailedScheduling naming the plugin, the pod back in the queue).
+A pod Permit holds waits in ``WaitingPods`` without blocking anything; once allowed it goes to the binder,
+whose worker runs PreBind, Bind and PostBind (``_binding_cycle``). A failure there, a rejection or a Permit
+timeout undoes the reservation the same way. Nothing is bound half-way.
+
 Binding outcome (binder threads): bound -> the cache starts waiting for the watch to confirm it and a
 Scheduled event is written; the pod gone or bound elsewhere -> dropped; any other error -> the assumption
 is forgotten and the pod retried with backoff; a binding cancelled before it was sent (leadership ended)
@@ -24,15 +31,26 @@ import threading
 import time
 from collections.abc import Mapping
 
-from scheduler.framework import ClusterView, Nominated, Profile, ScheduleResult
+from scheduler.framework import (
+    ClusterView,
+    Code,
+    CycleState,
+    Extensions,
+    Nominated,
+    Profile,
+    ScheduleResult,
+    Status,
+)
 from scheduler.framework.cluster_event import ClusterEvent
 from scheduler.framework.post_filter import run_post_filters
+from scheduler.framework.waiting import WaitingPod, WaitingPods
 from scheduler.model import PodInfo, PodSpecError
 from scheduler.runtime.binder import Binder, BindOutcome, BindResult
 from scheduler.runtime.budgets import DisruptionBudgets
 from scheduler.runtime.cache import Cache, Snapshot
 from scheduler.runtime.client import ApiError, Client
 from scheduler.runtime.events import EventRecorder
+from scheduler.runtime.handle import RuntimeHandle
 from scheduler.runtime.metrics import Metrics
 from scheduler.runtime.nominator import Nominator
 from scheduler.runtime.pending import PendingPods
@@ -48,8 +66,14 @@ class SchedulingCycle:
 
     def __init__(self, client: Client, profiles: Mapping[str, Profile], cache: Cache, queue: SchedulingQueue,
                  pending: PendingPods, recorder: EventRecorder, metrics: Metrics, rng: random.Random, *,
-                 bind_workers: int, nominator: Nominator, budgets: DisruptionBudgets) -> None:
+                 bind_workers: int, nominator: Nominator, budgets: DisruptionBudgets,
+                 extensions: Mapping[str, Extensions], handles: Mapping[str, RuntimeHandle],
+                 waiting: WaitingPods, kinds: Mapping[str, object]) -> None:
         self.profiles = profiles
+        self.extensions = extensions
+        self.handles = handles
+        self.waiting = waiting
+        self.kinds = kinds  # the watched kinds' stores, handed to plugins through the cycle's ClusterView
         self.cache = cache
         self.queue = queue
         self.pending = pending
@@ -60,8 +84,9 @@ class SchedulingCycle:
         self.budgets = budgets
         self.preemption = PreemptionApi(client, recorder, nominator)
         self.binder = Binder(client, self.binding_done, workers=bind_workers)
-        # uid -> (queued pod, profile, feasible nodes, evaluated nodes) of each pod handed to the binder
-        self._binding: dict[str, tuple[QueuedPod, str, int, int]] = {}
+        # uid -> (queued pod, profile, feasible nodes, evaluated nodes, cycle state or None) of each pod reserved
+        # (waiting at Permit) or handed to the binder
+        self._binding: dict[str, tuple[QueuedPod, str, int, int, CycleState | None]] = {}
         self._count_lock = threading.Lock()
         self.scheduled_count = 0  # pods bound
 
@@ -78,12 +103,14 @@ class SchedulingCycle:
             return
         try:
             snap = self.cache.snapshot()
-            cluster = ClusterView(snap.nodes, snap.namespace_labels, snap.pod_index, self.cache.volumes, snap.traits)
+            cluster = ClusterView(snap.nodes, snap.namespace_labels, snap.pod_index, self.cache.volumes, snap.traits,
+                                  kinds=self.kinds)
             nominated = self.nominator.for_pod(pod)
             result = profile.schedule(pod, snap.nodes, self.rng, cluster, nominated)
             message = result.message
             if result.node_name is None:
                 message = self._post_filter(pod, profile, result, snap, cluster, nominated)
+                message = self._plugin_post_filters(pod, profile_name, result, cluster, message)
         except PodSpecError as err:  # e.g. a malformed annotation a plugin reads
             self._invalid_spec(qp, err, start)
             return
@@ -99,7 +126,8 @@ class SchedulingCycle:
             _log_verdicts(pod, result)
             self.recorder.failed(pod, message, profile_name)
             self.queue.failed(qp, unschedulable=True, requeue_on=profile.requeue_triggers(result.rejected_by),
-                              requeue_fields=profile.requeue_fields(result.rejected_by))
+                              requeue_fields=profile.requeue_fields(result.rejected_by),
+                              requeue_kinds=profile.requeue_kinds(result.rejected_by))
             return
         try:
             assumed = self.cache.assume(pod, node)
@@ -108,12 +136,117 @@ class SchedulingCycle:
             log.warning("pod %s: cannot assume on %s: %s", pod.key, node, err)
             self.queue.failed(qp, unschedulable=False)
             return
+        extensions = self.extensions[profile_name]
+        if extensions.has_binding_points:
+            self._reserve_and_permit(qp, extensions, assumed, node, cluster, result, start)
+            return
         self.queue.done(pod.key)
         self.nominator.remove(pod.uid)
         self._observe(start, "scheduled", profile_name)
         _log_verdicts(pod, result)
-        self._binding[pod.uid] = (qp, profile_name, len(result.feasible_nodes), result.evaluated_nodes)
+        self._binding[pod.uid] = (qp, profile_name, len(result.feasible_nodes), result.evaluated_nodes, None)
         self.binder.submit(assumed, node)
+
+    def _reserve_and_permit(self, qp: QueuedPod, extensions: Extensions, assumed: PodInfo, node: str,
+                            cluster: ClusterView, result: ScheduleResult, start: float) -> None:
+        """Reserve, then Permit, for a pod assumed on ``node``: on a failure the reservation is undone and
+        the pod goes back to the queue; otherwise it is bound at once, or waits for Permit's plugins."""
+        pod, profile_name = qp.pod, qp.pod.scheduler_name
+        cycle = CycleState(cluster, node)
+        status = extensions.reserve(cycle, assumed, node)
+        waits: dict[str, float] = {}
+        if status is None:
+            permit = extensions.permit(cycle, assumed, node)
+            status, waits = permit.rejection, permit.waits
+        if status is not None:
+            extensions.unreserve(cycle, assumed, node)
+            self.cache.forget(pod.uid)
+            self._observe(start, "error" if status.code is Code.ERROR else "unschedulable", profile_name)
+            log.info("pod %s not reserved on %s: %s (%s)", pod.key, node, status.reason, status.plugin)
+            self.recorder.failed(pod, status.reason, profile_name)
+            self._requeue_after_plugin(qp, pod, profile_name, status)
+            return
+        self.queue.done(pod.key)
+        self.nominator.remove(pod.uid)
+        self._observe(start, "scheduled", profile_name)
+        _log_verdicts(pod, result)
+        self._binding[pod.uid] = (qp, profile_name, len(result.feasible_nodes), result.evaluated_nodes, cycle)
+        if waits:
+            log.info("pod %s reserved on %s, waiting at Permit for %s", pod.key, node, ", ".join(sorted(waits)))
+            self.waiting.add(assumed, node, waits, self._permit_settled)
+        else:
+            self.binder.submit(assumed, node, self._binding_cycle)
+
+    def _requeue_after_plugin(self, qp: QueuedPod | None, pod: PodInfo, profile_name: str, status: Status) -> None:
+        """Back to the queue after a plugin refused the pod past the filters: an error retries after backoff, a
+        rejection waits for any cluster change or a change of the refusing plugin's watched kinds."""
+        if qp is None or not self.pending.contains(pod):
+            return
+        qp.pod = _without_node(pod)
+        if status.code is Code.ERROR:
+            self.queue.failed(qp, unschedulable=False)
+        else:
+            self.queue.failed(qp, unschedulable=True, requeue_on=ClusterEvent.ANY,
+                              requeue_kinds=self.profiles[profile_name].requeue_kinds((status.plugin,)))
+
+    def _permit_settled(self, waiting: WaitingPod, status: Status) -> None:
+        """A pod held at Permit was allowed (bind it), rejected or timed out (undo it). Any thread."""
+        pod, node = waiting.pod, waiting.node
+        if status.ok:
+            self.binder.submit(pod, node, self._binding_cycle)
+            return
+        qp, profile_name, _, _, cycle = self._binding.pop(pod.uid, (None, pod.scheduler_name, 0, 0, None))
+        self.extensions[profile_name].unreserve(cycle or CycleState(None, node), pod, node)
+        self.cache.forget(pod.uid)
+        log.info("pod %s not bound to %s: %s (%s)", pod.key, node, status.reason, status.plugin)
+        self.recorder.failed(pod, status.reason, profile_name)
+        self._requeue_after_plugin(qp, pod, profile_name, status)
+
+    def release_waiting(self) -> None:
+        """Leadership ended: every pod held at Permit is let go unbound, its reservation undone, and waits in
+        the queue for whoever leads next."""
+        for waiting in self.waiting.cancel_all():
+            pod, node = waiting.pod, waiting.node
+            qp, profile_name, _, _, cycle = self._binding.pop(pod.uid, (None, pod.scheduler_name, 0, 0, None))
+            self.extensions[profile_name].unreserve(cycle or CycleState(None, node), pod, node)
+            self.cache.forget(pod.uid)
+            self._requeue(qp, pod)
+
+    def _binding_cycle(self, pod: PodInfo, node: str, halt: threading.Event) -> BindResult:
+        """PreBind, Bind and PostBind of a reserved pod, on a binder worker (kube-scheduler's bindingCycle).
+        Nothing is sent once leadership has ended."""
+        begin = time.perf_counter()
+        entry = self._binding.get(pod.uid)
+        profile_name = entry[1] if entry else pod.scheduler_name
+        cycle = (entry[4] if entry else None) or CycleState(None, node)
+        extensions, handle = self.extensions[profile_name], self.handles[profile_name]
+
+        def ended(outcome: BindOutcome, status: Status | None = None) -> BindResult:
+            return BindResult(pod, node, outcome, time.perf_counter() - begin, status=status)
+
+        if halt.is_set():
+            return ended(BindOutcome.CANCELLED)
+        status = extensions.pre_bind(cycle, pod, node)
+        if status is not None:
+            return ended(BindOutcome.REJECTED, status)
+        if halt.is_set():
+            return ended(BindOutcome.CANCELLED)
+        handle.halt = halt
+        status = extensions.bind(cycle, pod, node)
+        posted = handle.binding_result(pod.uid)  # DefaultBinder's POST, when it was the one that bound
+        if not status.ok:
+            return posted if posted is not None else ended(BindOutcome.REJECTED, status)
+        extensions.post_bind(cycle, pod, node)
+        return posted if posted is not None else ended(BindOutcome.BOUND)
+
+    def _plugin_post_filters(self, pod: PodInfo, profile_name: str, result: ScheduleResult, cluster: ClusterView,
+                             message: str) -> str:
+        """The PostFilter plugins of the profile's own (after DefaultPreemption): their reasons end the message."""
+        extensions = self.extensions[profile_name]
+        if not extensions.by_point["postFilter"] or result.node_name is not None:
+            return message
+        said = extensions.post_filter(CycleState(cluster), pod, result.failures)
+        return f"{message} {', '.join(s.reason for s in said)}" if said else message
 
     def _post_filter(self, pod: PodInfo, profile: Profile, result: ScheduleResult, snap: Snapshot,
                      cluster: ClusterView, nominated: Nominated) -> str:
@@ -158,7 +291,8 @@ class SchedulingCycle:
 
     def binding_done(self, res: BindResult) -> None:
         pod = res.pod
-        qp, profile_name, feasible, evaluated = self._binding.pop(pod.uid, (None, pod.scheduler_name, 0, 0))
+        qp, profile_name, feasible, evaluated, cycle = self._binding.pop(pod.uid,
+                                                                         (None, pod.scheduler_name, 0, 0, None))
         self.metrics.binding_duration.labels(res.outcome.value).observe(res.seconds)
         if res.outcome is BindOutcome.BOUND:
             # Logged once bound, by the binder thread, as kube-scheduler logs "Successfully bound pod to node"
@@ -174,10 +308,17 @@ class SchedulingCycle:
                 )
             self.recorder.scheduled(pod, res.node, profile_name)
             return
+        if cycle is not None:  # reserved by plugins: undo it, in reverse order
+            self.extensions[profile_name].unreserve(cycle, pod, res.node)
         self.cache.forget(pod.uid)
         if res.outcome is BindOutcome.CANCELLED:
             # Never sent (leadership ended): the pod waits in the queue for whoever leads next.
             log.info("pod %s: binding to %s cancelled (no longer leading)", pod.key, res.node)
+            self._requeue(qp, pod)
+            return
+        if res.outcome is BindOutcome.REJECTED and res.status is not None:
+            log.warning("pod %s not bound to %s: %s", pod.key, res.node, res.status.reason)
+            self.recorder.failed(pod, res.status.reason, profile_name)
             self._requeue(qp, pod)
             return
         err = res.error

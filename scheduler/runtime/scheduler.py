@@ -3,9 +3,10 @@
 informers -> EventHandlers (eventhandlers.py) -> cache + queue -> the scheduling loop, which runs
 SchedulingCycle.schedule_one (schedule_one.py) per popped pod -> assume -> binder -> events.
 
-Threads: one informer per resource (nodes, pods, namespaces, claims, PVs, StorageClasses, and
-PodDisruptionBudgets when a profile preempts), one scheduling loop, a binder pool, an event writer
-pool, the leader elector and the health server. Only the loop decides; everything it needs per
+Threads: one informer per resource (nodes, pods, namespaces, claims, PVs, StorageClasses,
+PodDisruptionBudgets when a profile preempts, and each kind a plugin watches), one scheduling loop, a binder
+pool, an event writer pool, the Permit timer (pods waiting at Permit time out there, never on a binder
+worker), the leader elector and the health server. Only the loop decides; everything it needs per
 decision is in memory (no API call and no listing per decision).
 
 Leadership: informers run on every instance (a standby keeps warm caches and takes over at once); only
@@ -16,6 +17,7 @@ bind from two caches:
   is the Lease released, so the next leader's cache has seen them before it decides;
 - the Lease lost (not renewed within renewDeadline): nothing is awaited and the instance stands by again
   (kube-scheduler exits instead); another instance can take over only after leaseDuration, later still.
+Either way the pods waiting at Permit are let go unbound, their reservations undone.
 """
 
 from __future__ import annotations
@@ -27,13 +29,16 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from scheduler.framework import Profile
+from scheduler.framework import Extensions, ObjectStore, Profile, Status
+from scheduler.framework.waiting import WaitingPods
+from scheduler.model import PodInfo
 from scheduler.runtime.binder import BIND_TIMEOUT
 from scheduler.runtime.budgets import DisruptionBudgets
 from scheduler.runtime.cache import Cache
 from scheduler.runtime.client import ApiError, Client
-from scheduler.runtime.eventhandlers import EventHandlers, budget_informer
+from scheduler.runtime.eventhandlers import EventHandlers, budget_informer, kind_informer
 from scheduler.runtime.events import EventRecorder
+from scheduler.runtime.handle import RuntimeHandle
 from scheduler.runtime.leader import LeaderElector
 from scheduler.runtime.metrics import Metrics
 from scheduler.runtime.nominator import Nominator
@@ -79,7 +84,17 @@ class Scheduler:
         self.settings = settings
         self.cache = Cache(assumed_ttl=settings.assumed_ttl,
                            keep_pod_objects=any(p.reads_counted_pods_raw for p in self.profiles.values()))
-        self.queue = SchedulingQueue()
+        # The kinds plugins watch, one store and informer each, whatever the number of plugins reading them.
+        self.kinds = {kind: ObjectStore(kind) for kind in sorted(frozenset().union(
+            *(p.watches for p in self.profiles.values())))}
+        self.waiting = WaitingPods(time.monotonic)
+        self.handles = {name: RuntimeHandle(name, client, self.kinds, self.waiting) for name in self.profiles}
+        self.extensions = {name: Extensions(profile.points, self.handles[name])
+                           for name, profile in self.profiles.items()}
+        gates = any(e.gates for e in self.extensions.values())
+        self.queue = SchedulingQueue(
+            sort_key=next(iter(self.extensions.values())).sort_key,  # the same QueueSort in every profile
+            pre_enqueue=self._pre_enqueue if gates else None)
         self.metrics = Metrics()
         self.metrics.export_client_counts(client.counts)
         self.recorder = EventRecorder(client.with_own_limiter())
@@ -93,13 +108,18 @@ class Scheduler:
         self.cycle = SchedulingCycle(client, self.profiles, self.cache, self.queue, self.pending,
                                      self.recorder, self.metrics, random.Random(settings.seed),
                                      bind_workers=settings.bind_workers, nominator=self.nominator,
-                                     budgets=self.budgets)
+                                     budgets=self.budgets, extensions=self.extensions, handles=self.handles,
+                                     waiting=self.waiting, kinds=self.kinds)
+        self.handlers.on_unassigned_gone = self._unassigned_gone
+        self.handlers.on_pending_added = self.queue.retry_gated if gates else None
         self.node_informer, self.pod_informer, self.namespace_informer = self.handlers.informers(
             client, self.metrics.relists)
         self.volume_informers = self.handlers.volume_informers(client, self.metrics.relists)
         # Only a profile that preempts reads the budgets (and needs RBAC to list them).
         self.budget_informer = (budget_informer(client, self.budgets, self.metrics.relists)
                                 if any(p.post_filter is not None for p in self.profiles.values()) else None)
+        self.kind_informers = [kind_informer(client, store, self.queue, self.metrics.relists)
+                               for store in self.kinds.values()]
         self._stop = threading.Event()
         self._leading = threading.Event()
         self._deciding = threading.Lock()  # held by the loop for one pod's decision and hand-off to the binder
@@ -122,6 +142,7 @@ class Scheduler:
             for host, port in dict.fromkeys(settings.serve)
         ]
         self._loop_thread = threading.Thread(target=self._loop, name="scheduling-loop", daemon=True)
+        self._permit_timer = threading.Thread(target=self._expire_waiting, name="permit-timer", daemon=True)
         self._elector_thread: threading.Thread | None = None
 
     @property
@@ -141,7 +162,10 @@ class Scheduler:
             informer.start()
         if self.budget_informer is not None:
             self.budget_informer.start()
+        for informer in self.kind_informers:
+            informer.start()
         self._loop_thread.start()
+        self._permit_timer.start()
         if self.elector is None:
             self._started_leading()
         else:
@@ -160,7 +184,8 @@ class Scheduler:
         return (self.node_informer.synced.is_set() and self.pod_informer.synced.is_set()
                 and self.namespace_informer.synced.is_set()
                 and all(informer.synced.is_set() for informer in self.volume_informers)
-                and (self.budget_informer is None or self.budget_informer.synced.is_set()))
+                and (self.budget_informer is None or self.budget_informer.synced.is_set())
+                and all(informer.synced.is_set() for informer in self.kind_informers))
 
     def wait_synced(self, timeout: float | None = None) -> bool:
         """Wait for every cache (nodes, pods, namespaces, storage objects, budgets) to sync; False on timeout
@@ -192,6 +217,9 @@ class Scheduler:
             informer.stop()
         if self.budget_informer is not None:
             self.budget_informer.stop()
+        for informer in self.kind_informers:
+            informer.stop()
+        self._permit_timer.join(2)
         self.cycle.binder.close(wait=True)
         self.recorder.close()
         for server in self.servers:
@@ -209,6 +237,7 @@ class Scheduler:
         with self._deciding:
             pass  # the pod being decided now has reached the binder (or the queue)
         self.cycle.binder.halt()
+        self.cycle.release_waiting()
         self.metrics.leader.set(0)
         if self._stop.is_set() and not self.cycle.binder.drain(BIND_TIMEOUT):
             log.warning("stopping with bindings still unanswered after %.0fs", BIND_TIMEOUT)
@@ -260,9 +289,30 @@ class Scheduler:
         self.cycle.requeue_expired()
         for queue_name, n in self.queue.counts().items():
             self.metrics.pending_pods.labels(queue_name).set(n)
-        self.metrics.pending_pods.labels("gated").set(self.pending.gated_count())
+        self.metrics.pending_pods.labels("gated").set(self.pending.gated_count() + self.queue.counts()["gated"])
+        self.queue.retry_gated()
         for kind, n in self.cache.counts().items():
             self.metrics.cache_size.labels(kind).set(n)
+
+    def _pre_enqueue(self, pod: PodInfo) -> Status | None:
+        extensions = self.extensions.get(pod.scheduler_name)
+        return extensions.pre_enqueue(pod) if extensions is not None else None
+
+    def _unassigned_gone(self, uid: str) -> None:
+        """A pod not yet bound was deleted: if it waits at Permit, reject it (kube-scheduler's
+        RejectWaitingPod), which undoes its reservation."""
+        waiting = self.waiting.get(uid)
+        if waiting is not None:
+            waiting.reject("", "pod deleted while waiting at Permit")
+
+    def _expire_waiting(self) -> None:
+        """The Permit timer: reject the pods whose wait has run out, checking at least twice a second."""
+        while not self._stop.is_set():
+            deadline = self.waiting.next_deadline()
+            delay = 0.5 if deadline is None else min(0.5, max(deadline - time.monotonic(), 0.0))
+            if self._stop.wait(delay):
+                return
+            self.waiting.expire()
 
     # -- start-up --------------------------------------------------------------------------------
     def check_server(self, attempts: int | None = None, sleep: Callable[[float], None] | None = None) -> bool:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from scheduler.framework import Code, Status
 from scheduler.framework.cluster_event import ClusterEvent
 from scheduler.model import PodInfo
-from scheduler.runtime.queue import ACTIVE, BACKOFF, IN_FLIGHT, UNSCHEDULABLE, SchedulingQueue
+from scheduler.runtime.queue import ACTIVE, BACKOFF, GATED, IN_FLIGHT, UNSCHEDULABLE, SchedulingQueue
 
 
 class Clock:
@@ -153,7 +154,7 @@ def test_counts_by_queue() -> None:
         q.add(pod(name))
     q.failed(q.pop(timeout=0), unschedulable=True)
     q.pop(timeout=0)
-    assert q.counts() == {ACTIVE: 1, BACKOFF: 0, UNSCHEDULABLE: 1, IN_FLIGHT: 1}
+    assert q.counts() == {ACTIVE: 1, BACKOFF: 0, UNSCHEDULABLE: 1, IN_FLIGHT: 1, GATED: 0}
 
 
 def test_status_only_update_does_not_retry_unschedulable_pod() -> None:
@@ -229,3 +230,48 @@ def test_unschedulable_pod_retried_when_it_changes_as_its_rejection_needs() -> N
     smaller.requests = dataclasses.replace(smaller.requests, milli_cpu=100)
     q.add(smaller)
     assert q.where("default/a") == ACTIVE
+
+
+def test_queue_sort_plugin_orders_the_active_queue() -> None:
+    """A QueueSort plugin's key replaces PrioritySort's: here by name, whatever the priority."""
+    clock = Clock()
+    q = SchedulingQueue(clock=clock, sort_key=lambda p, _at: p.name)
+    for name, priority in (("c", 10), ("a", 0), ("b", 5)):
+        q.add(pod(name, priority))
+    assert [q.pop(timeout=0).pod.name for _ in range(3)] == ["a", "b", "c"]
+
+
+def test_pre_enqueue_keeps_a_pod_gated_until_asked_again() -> None:
+    """A PreEnqueue rejection keeps the pod out of the active queue with the plugin's status; asking again once
+    the plugin's answer changes lets it in (kube-scheduler's gated pods)."""
+    open_gate = {"g1": False}
+    wait = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("waiting for the gang",), "Gang")
+
+    def pre_enqueue(p: PodInfo) -> Status | None:
+        return None if open_gate.get(p.name, True) else wait
+
+    q = SchedulingQueue(clock=Clock(), pre_enqueue=pre_enqueue)
+    q.add(pod("g1"))
+    q.add(pod("other"))
+    assert q.where("default/g1") == GATED
+    assert [(p.name, status) for p, status in q.gated()] == [("g1", wait)]
+    assert q.pop(timeout=0).pod.name == "other"
+    assert q.pop(timeout=0) is None
+    q.retry_gated()
+    assert q.pop(timeout=0) is None  # the plugin still says no
+    open_gate["g1"] = True
+    q.move_for_kind("scheduling.x-k8s.io/v1alpha1/podgroups")
+    assert q.pop(timeout=0).pod.name == "g1"
+    assert q.gated() == []
+
+
+def test_watched_kind_change_retries_the_pods_its_plugins_rejected() -> None:
+    q, _ = make()
+    for name in ("quota", "plain"):
+        q.add(pod(name))
+        qp = q.pop(timeout=0)
+        kinds = frozenset({"v1/configmaps"}) if name == "quota" else frozenset()
+        q.failed(qp, unschedulable=True, requeue_on=ClusterEvent.NONE, requeue_kinds=kinds)
+    q.move_for_kind("v1/configmaps")
+    assert q.where("default/quota") == BACKOFF
+    assert q.where("default/plain") == UNSCHEDULABLE
