@@ -231,6 +231,10 @@ def main(argv: list[str] | None = None) -> int:
     stop = _on_stop_signals(sched.stop_requested)
     if not sched.check_server():  # retries with backoff until reachable or stopped
         return 0
+    missing = sched.unserved_kinds()
+    if missing:
+        print("error: " + "\n  ".join(missing), file=sys.stderr)
+        return 2
     sched.start()
     while not stop.wait(1.0):
         pass

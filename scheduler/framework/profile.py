@@ -267,6 +267,10 @@ class Profile:
         """The watched kinds whose change may make a pod these plugins rejected schedulable: those they watch."""
         return frozenset(kind for name in rejected_by for kind in self._watches.get(name, ()))
 
+    def plugins(self) -> Iterator[Plugin]:
+        """Every plugin the profile runs, at any point (a plugin at several points may come more than once)."""
+        return self._plugins()
+
     def _plugins(self) -> Iterator[Plugin]:
         yield from (plugin for plugin, _ in self.filters)
         yield from (plugin for plugin, _, _ in self.scores)

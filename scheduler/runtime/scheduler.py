@@ -315,6 +315,23 @@ class Scheduler:
             self.waiting.expire()
 
     # -- start-up --------------------------------------------------------------------------------
+    def unserved_kinds(self) -> list[str]:
+        """One sentence per watched kind the API server does not serve (404 on its collection), naming the
+        plugins that watch it and the fix: such an informer would never sync, and nothing would be scheduled."""
+        problems = []
+        for kind, store in self.kinds.items():
+            try:
+                self.client.get(store.resource.path, {"limit": 1}, timeout=10.0)
+            except ApiError as err:
+                if err.status != 404:
+                    continue  # reported by the informer, which retries
+                plugins = sorted({p.name for profile in self.profiles.values() for p in profile.plugins()
+                                  if kind in p.watches})
+                problems.append(f"the API server does not serve {kind} ({store.resource.path}: 404), which "
+                                f"plugin {', '.join(plugins)} watches: install its CustomResourceDefinition "
+                                "(a plugin folder's crds/ are applied by ./lab deploy-scheduler) or disable the plugin")
+        return problems
+
     def check_server(self, attempts: int | None = None, sleep: Callable[[float], None] | None = None) -> bool:
         """GET /version until it answers, saying which server is unreachable and why."""
         delay, n = 1.0, 0

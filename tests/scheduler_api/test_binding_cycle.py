@@ -131,8 +131,14 @@ def _bound(kube_api: Any, name: str) -> str | None:
     return ((kube_api.get_object("pods", name, "default") or {}).get("spec") or {}).get("nodeName")
 
 
-def test_pair_waits_at_permit_then_both_bind_with_pre_bind_writes(kube_api, scheduler) -> None:
+def _node(kube_api: Any, scheduler: Scheduler) -> None:
+    """A node the scheduler has seen before the test's pods arrive."""
     kube_api.add_node("n1", cpu="4")
+    kube_api.wait_for(lambda: scheduler.cache.node("n1"))
+
+
+def test_pair_waits_at_permit_then_both_bind_with_pre_bind_writes(kube_api, scheduler) -> None:
+    _node(kube_api, scheduler)
     kube_api.add_pod("a", scheduler_name=SCHEDULER, labels={"pair": "p"})
     kube_api.wait_for(lambda: scheduler.waiting.get(kube_api.get_object("pods", "a", "default")["metadata"]["uid"]))
     assert _bound(kube_api, "a") is None  # held at Permit, not bound
@@ -176,7 +182,7 @@ def test_permit_timeout_undoes_the_reservation_and_retries(kube_api, kube_api_ku
 
 
 def test_a_raising_pre_bind_fails_that_binding_only(kube_api, scheduler) -> None:
-    kube_api.add_node("n1", cpu="4")
+    _node(kube_api, scheduler)
     kube_api.add_pod("bad", scheduler_name=SCHEDULER, labels={"boom": "yes"})
     kube_api.add_pod("good", scheduler_name=SCHEDULER)
     kube_api.wait_for(lambda: pod_events(kube_api, "bad", "FailedScheduling"))
@@ -188,7 +194,7 @@ def test_a_raising_pre_bind_fails_that_binding_only(kube_api, scheduler) -> None
 
 
 def test_pre_enqueue_gates_until_the_watched_object_opens_it(kube_api, scheduler) -> None:
-    kube_api.add_node("n1", cpu="4")
+    _node(kube_api, scheduler)
     kube_api.add_pod("held", scheduler_name=SCHEDULER, labels={"gate": "g"})
     kube_api.wait_for(lambda: scheduler.queue.gated())
     [(pod, status)] = scheduler.queue.gated()
@@ -199,3 +205,18 @@ def test_pre_enqueue_gates_until_the_watched_object_opens_it(kube_api, scheduler
                                           "data": {"open": "true"}})
     kube_api.wait_for(lambda: _bound(kube_api, "held"))
     assert scheduler.queue.gated() == []
+
+
+def test_a_watched_kind_the_server_does_not_serve_is_refused_naming_the_plugin(kube_api, kube_api_kubeconfig) -> None:
+    """Its informer would never sync and nothing would be scheduled: refused at start-up instead."""
+    registry = bundled_plugins.registry().with_plugins(
+        [Plugin("Groups", setup=Gate, watches=("scheduling.x-k8s.io/v1alpha1/podgroups",))], "test")
+    config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+              "leaderElection": {"leaderElect": False},
+              "profiles": [{"schedulerName": SCHEDULER, "plugins": {"multiPoint": {"enabled": [{"name": "Groups"}]}}}]}
+    cfg = parse_config(config, "config", registry)
+    client = Client(load_configuration(str(kube_api_kubeconfig)), qps=0, burst=100, pool_size=4)
+    sched = Scheduler(client, build_profiles(cfg, registry), RuntimeSettings(serve=()))
+    [problem] = sched.unserved_kinds()
+    assert problem.startswith("the API server does not serve scheduling.x-k8s.io/v1alpha1/podgroups")
+    assert "plugin Groups watches" in problem
