@@ -6,6 +6,7 @@ The plugins are small test plugins written here against the public API, as a use
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -220,3 +221,21 @@ def test_a_watched_kind_the_server_does_not_serve_is_refused_naming_the_plugin(k
     [problem] = sched.unserved_kinds()
     assert problem.startswith("the API server does not serve scheduling.x-k8s.io/v1alpha1/podgroups")
     assert "plugin Groups watches" in problem
+
+
+def test_leadership_ending_lets_waiting_pods_go_unbound(kube_api, scheduler) -> None:
+    """Pods held at Permit when leadership ends are never bound by this instance: their reservations are
+    undone and they wait in the queue for whoever leads next; leading again, the pair completes here."""
+    _node(kube_api, scheduler)
+    kube_api.add_pod("first", scheduler_name=SCHEDULER, labels={"pair": "r"})
+    kube_api.wait_for(lambda: len(scheduler.waiting) == 1)
+    scheduler._stopped_leading()
+    assert len(scheduler.waiting) == 0
+    assert ("unreserve", "first") in CALLS
+    uid = kube_api.get_object("pods", "first", "default")["metadata"]["uid"]
+    assert not scheduler.cache.has_pod(uid)  # the assumption is forgotten
+    kube_api.add_pod("second", scheduler_name=SCHEDULER, labels={"pair": "r"})
+    time.sleep(0.5)  # not leading: nothing is decided or bound
+    assert _bound(kube_api, "first") is None and _bound(kube_api, "second") is None
+    scheduler._started_leading()
+    kube_api.wait_for(lambda: _bound(kube_api, "first") and _bound(kube_api, "second"))
