@@ -4,7 +4,8 @@ user's own, import this package and ``scheduler.model`` only; nothing here impor
 The plugin API:
 - ``plugin``: what a plugin is made of (``Plugin``, ``Status``, ``Code``, ``Args``, ``NoArgs``,
   ``same_state``, ``unsupported_status``); its docstring is the plugin author's guide;
-- ``contracts``: one Protocol per extension point, and the rules a descriptor must keep;
+- ``status``: ``Status``, ``Code``, ``Args``: what the points return and read;
+- ``signatures``: one Protocol per extension point; ``contracts``: the rules a descriptor must keep;
 - ``cluster_view``: ``ClusterView``, what a plugin that ``reads_cluster`` sees of the snapshot;
 - ``cluster_event``: ``ClusterEvent``, the changes a filter declares can undo its rejection (``requeue_on``);
 - ``points``: the extension points, in order (``POINTS``), and which a plugin implements;

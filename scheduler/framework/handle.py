@@ -18,7 +18,7 @@ from scheduler.framework.objects import ObjectStore, Resource
 
 if TYPE_CHECKING:
     from scheduler.framework.cluster_view import ClusterView
-    from scheduler.framework.plugin import Status
+    from scheduler.framework.status import Status
     from scheduler.framework.waiting import WaitingPod, WaitingPods
     from scheduler.model import PodInfo
 

@@ -35,6 +35,11 @@ field the model does not parse (through ``pod.raw`` / ``node.raw``) names it in 
 ``"node.metadata.annotations['example.com/rack']"`` or ``"pod.spec.runtimeClassName"``: an update that
 changes it retries the pods the plugin rejected (a new node always does), with no new ClusterEvent.
 
+The points outside filter and score (PreEnqueue, QueueSort, PostFilter, Reserve/Unreserve, Permit, PreBind,
+Bind, PostBind) are methods of the plugin's ``setup`` class, made once per profile as ``setup(args, handle)``
+(``scheduler.framework.points`` lists them; ``extensions`` runs them by kube-scheduler's rules). There a plugin
+may keep state and act through the ``Handle``; filter and score stay pure.
+
 Batch forms (optional, for speed): ``filter_batch(state, nodes)`` returns the verdicts aligned with
 ``nodes``, or ``None`` when every node passes; ``score_batch(state, nodes)`` returns the raw scores. They
 must give exactly what ``filter_node`` / ``score_node`` give node by node (``python -m scheduler.testing
@@ -46,7 +51,7 @@ The framework uses them when present and falls back to the per-node functions ot
 Memo: ``per_node_memo`` lets a batch form keep per-node values between decisions (``scheduler.framework.memo``).
 Normalisation helpers (``default_normalize``, ``min_max_normalize``) are in ``scheduler.framework.normalize``.
 
-Contracts: each function field has one call signature (``scheduler.framework.contracts``: a Protocol per
+Contracts: each function field has one call signature (``scheduler.framework.signatures``: a Protocol per
 extension point), and a plugin with a bad combination (a batch form without its per-node form, a per-node
 half without the pre step making its state, ``replace_node`` without ``reads_cluster``...) is refused when
 it is registered (``Registry``), naming the plugin and where it came from.
@@ -56,18 +61,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import IntEnum
 from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel, ConfigDict
 
 from scheduler.framework.cluster_event import ClusterEvent
 from scheduler.framework.cluster_view import ClusterView
+from scheduler.framework.status import SKIP, SUCCESS, Args, Code, NoArgs, Status, unsupported_status
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.raw import FieldPath
 
 if TYPE_CHECKING:
-    from scheduler.framework.contracts import (
+    from scheduler.framework.signatures import (
         ClusterPreFilter,
         ClusterPreScore,
         Filter,
@@ -83,70 +86,6 @@ if TYPE_CHECKING:
     )
 
 __all__ = ["SKIP", "SUCCESS", "Args", "Code", "NoArgs", "Plugin", "Status", "same_state", "unsupported_status"]
-
-
-class Code(IntEnum):
-    """Verdict codes, as kube-scheduler's framework names them (and numbers them)."""
-
-    SUCCESS = 0
-    # Something went wrong (a plugin raised, an API call failed): the pod is retried with backoff.
-    ERROR = 1
-    # The node does not fit now but could (e.g. after other pods leave): preemption might help.
-    UNSCHEDULABLE = 2
-    # Nothing about other pods would make this node fit (taints, selectors, names).
-    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
-    # Permit: hold the reserved pod until allowed, rejected, or ``Status.timeout`` seconds have passed.
-    WAIT = 4
-    # Bind: this plugin does not bind the pod; the next Bind plugin does.
-    SKIP = 5
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class Status:
-    """A filter verdict. ``reasons`` are counted per node in the FailedScheduling message, so they never
-    name the node: "Insufficient cpu", "node(s) were unschedulable". Compared by identity (eq=False):
-    the filter loop counts ``None`` verdicts with list.count, which would otherwise call a Python
-    ``__eq__`` per failed node."""
-
-    code: Code
-    reasons: tuple[str, ...] = ()
-    plugin: str = ""
-    timeout: float = 0.0  # seconds, for a Permit's WAIT: how long the pod may wait for this plugin
-
-    @property
-    def reason(self) -> str:
-        return ", ".join(self.reasons)
-
-    @property
-    def ok(self) -> bool:
-        return self.code == Code.SUCCESS
-
-
-SUCCESS = Status(Code.SUCCESS)
-SKIP = Status(Code.SKIP)
-
-
-def unsupported_status(pod: PodInfo, plugin: str) -> Status | None:
-    """The pre_filter rejection of a pod stating fields ``plugin`` would honour in kube-scheduler and this
-    scheduler cannot (``PodInfo.unsupported``), or None. Unresolvable: no node or event can help."""
-    if not pod.unsupported:
-        return None
-    messages = tuple(u.message for u in pod.unsupported if u.plugin == plugin)
-    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, messages, plugin) if messages else None
-
-
-class Args(BaseModel):
-    """Base of every plugin's pluginConfig args: unknown fields are errors. ``apiVersion``/``kind`` are
-    accepted because kube-scheduler configs often carry them inside args (kind: NodeResourcesFitArgs)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-    apiVersion: str | None = None
-    kind: str | None = None
-
-
-class NoArgs(Args):
-    """For plugins that take no arguments."""
 
 
 def same_state(state: Any, pod: PodInfo, args: Args, old: NodeInfo, new: NodeInfo) -> Any:

@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.framework.cluster_view import ClusterView
-from scheduler.framework.contracts import PreemptionArgs
 from scheduler.framework.plugin import Code, Status
 from scheduler.framework.profile import Nominated, Profile, ScheduleResult, WhatIfJudge, fit_error_message
+from scheduler.framework.signatures import PreemptionArgs
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.labels import LabelSelector, parse_label_selector
 from scheduler.model.parsing import PodSpecError

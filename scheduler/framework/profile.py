@@ -58,7 +58,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from scheduler.framework.cluster_event import NO_FIELDS, ClusterEvent, RequeueFields
 from scheduler.framework.cluster_view import ClusterView
@@ -68,8 +68,23 @@ from scheduler.framework.registry import Registry, in_tree_registry
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.node import NodeTraits
 
-if TYPE_CHECKING:
-    from scheduler.config import KubeSchedulerConfiguration, ResolvedProfile
+
+class ResolvedProfile(Protocol):
+    """What a profile is built from: a configuration's profile after its merge rules
+    (``scheduler.config.ResolvedProfile`` is one; the framework does not import the config)."""
+
+    scheduler_name: str
+    filters: Sequence[tuple[Plugin, Args]]
+    scores: Sequence[tuple[Plugin, Args, int]]
+    percentage_of_nodes_to_score: int | None
+    post_filter: tuple[Plugin, Args] | None
+    points: Mapping[str, Sequence[tuple[Plugin, Args]]]
+
+
+class ResolvesProfiles(Protocol):
+    """A configuration that yields its resolved profiles (``scheduler.config.KubeSchedulerConfiguration``)."""
+
+    def resolved_profiles(self, registry: Registry | None = None) -> Sequence[ResolvedProfile]: ...
 
 __all__ = [
     "NO_NODES_MESSAGE",
@@ -584,7 +599,7 @@ def _default_points() -> dict[str, tuple[tuple[Plugin, Args], ...]]:
             "bind": ((registry["DefaultBinder"], registry["DefaultBinder"].default_args()),)}
 
 
-def build_profiles(config: KubeSchedulerConfiguration, registry: Registry | None = None) -> dict[str, Profile]:
+def build_profiles(config: ResolvesProfiles, registry: Registry | None = None) -> dict[str, Profile]:
     """One Profile per configured schedulerName, its plugins taken from ``registry`` (default: the registry
     the config was parsed with)."""
     return {r.scheduler_name: Profile.from_resolved(r) for r in config.resolved_profiles(registry)}

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from scheduler.framework.plugin import SUCCESS, Code, Status
+from scheduler.framework.status import SUCCESS, Code, Status
 
 if TYPE_CHECKING:
     from scheduler.model import PodInfo
