@@ -200,10 +200,10 @@ class EventHandlers(CacheHandlers):
     def pod_deleted(self, obj: dict[str, Any]) -> None:
         meta = obj.get("metadata") or {}
         uid = meta.get("uid", "")
+        self.pending.drop(object_key(obj), uid)
         if self.on_unassigned_gone is not None:
             self.on_unassigned_gone(uid)
         removed = self.cache.remove_pod(uid)
-        self.pending.drop(object_key(obj), uid)
         self.pending.forget(uid)
         self.nominator.remove(uid)
         self.recorder.forget(uid)

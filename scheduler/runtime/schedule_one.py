@@ -199,7 +199,8 @@ class SchedulingCycle:
         self.extensions[profile_name].unreserve(cycle or CycleState(None, node), pod, node)
         self.cache.forget(pod.uid)
         log.info("pod %s not bound to %s: %s (%s)", pod.key, node, status.reason, status.plugin)
-        self.recorder.failed(pod, status.reason, profile_name)
+        if self.pending.contains(pod):  # not about a pod deleted while it waited
+            self.recorder.failed(pod, status.reason, profile_name)
         self._requeue_after_plugin(qp, pod, profile_name, status)
 
     def release_waiting(self) -> None:

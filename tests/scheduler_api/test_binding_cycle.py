@@ -239,3 +239,14 @@ def test_leadership_ending_lets_waiting_pods_go_unbound(kube_api, scheduler) -> 
     assert _bound(kube_api, "first") is None and _bound(kube_api, "second") is None
     scheduler._started_leading()
     kube_api.wait_for(lambda: _bound(kube_api, "first") and _bound(kube_api, "second"))
+
+
+def test_a_pod_deleted_while_waiting_at_permit_is_let_go(kube_api, scheduler) -> None:
+    """kube-scheduler's RejectWaitingPod on deletion: the reservation is undone at once, no event is written."""
+    _node(kube_api, scheduler)
+    kube_api.add_pod("gone", scheduler_name=SCHEDULER, labels={"pair": "s"})
+    kube_api.wait_for(lambda: len(scheduler.waiting) == 1)
+    kube_api.delete_object("pods", "gone", "default")
+    kube_api.wait_for(lambda: ("unreserve", "gone") in CALLS)
+    assert len(scheduler.waiting) == 0
+    assert not pod_events(kube_api, "gone", "FailedScheduling")
