@@ -31,12 +31,14 @@ HANDOVER_RECOVERY_BOUND = 15.0
 # SIGKILL: nothing is released; the standby waits for the Lease to expire by its own clock.
 KILL_RECOVERY_BOUND = LEASE_DURATION + 15.0
 HANDOVER_ROUNDS = 4
+# Plugins a replica loads and enables: (--plugins SOURCE, plugin name).
+Plugins = tuple[tuple[str, str], ...]
 
 
 class Replica:
     """One `python -m scheduler` process with leader election on, its output in a file."""
 
-    def __init__(self, tmp_path: Path, kubeconfig: Path, index: int) -> None:
+    def __init__(self, tmp_path: Path, kubeconfig: Path, index: int, plugins: Plugins = ()) -> None:
         self.port = free_port()
         self.log = tmp_path / f"scheduler-{index}.log"
         config = tmp_path / f"scheduler-{index}.yaml"
@@ -46,12 +48,14 @@ class Replica:
             "leaderElection": {"leaderElect": True, "leaseDuration": f"{LEASE_DURATION:.0f}s",
                                "renewDeadline": "3s", "retryPeriod": "500ms"},
             "clientConnection": {"kubeconfig": str(kubeconfig), "qps": 20, "burst": 1},
-            "profiles": [{"schedulerName": SCHEDULER}],
+            "profiles": [{"schedulerName": SCHEDULER,
+                          "plugins": {"multiPoint": {"enabled": [{"name": name} for _, name in plugins]}}}],
             "healthzBindAddress": f"127.0.0.1:{self.port}",
             "metricsBindAddress": f"127.0.0.1:{self.port}",
         }))
         with self.log.open("w") as out:
-            self.proc = scheduler_process(["--config", str(config)], stdout=out)
+            extra = [arg for source, _ in plugins for arg in ("--plugins", source)]
+            self.proc = scheduler_process(["--config", str(config), *extra], stdout=out)
 
     def ready(self) -> bool:
         try:
@@ -75,11 +79,11 @@ class Replica:
 
 @pytest.fixture
 def replicas(tmp_path, proxied_kubeconfig):
-    """start() -> a new Replica; every one still running at the end is killed."""
+    """start(plugins=()) -> a new Replica; every one still running at the end is killed."""
     started: list[Replica] = []
 
-    def start() -> Replica:
-        replica = Replica(tmp_path, proxied_kubeconfig, len(started))
+    def start(plugins: Plugins = ()) -> Replica:
+        replica = Replica(tmp_path, proxied_kubeconfig, len(started), plugins)
         started.append(replica)
         return replica
 
@@ -93,10 +97,10 @@ def _holder(kube_api) -> str:
     return (lease.get("spec") or {}).get("holderIdentity") or ""
 
 
-def _leader_and_standby(kube_api, start) -> tuple[Replica, Replica]:
-    leader = start()
+def _leader_and_standby(kube_api, start, plugins: Plugins = ()) -> tuple[Replica, Replica]:
+    leader = start(plugins)
     kube_api.wait_for(lambda: _holder(kube_api), timeout=30)
-    standby = start()
+    standby = start(plugins)
     kube_api.wait_for(standby.ready, timeout=30)
     return leader, standby
 
@@ -164,3 +168,35 @@ def test_leader_killed_mid_burst_standby_takes_over(kube_api, replicas) -> None:
     assert_placed_safely(kube_api, names)
     print(f"leader killed: all bound {recovery:.1f}s after SIGKILL")
     assert "became leader" in standby.output()
+
+
+QUORUM_PLUGIN = ((str(Path(__file__).with_name("quorum_plugin.py")), "Quorum"),)
+
+
+def test_leader_paused_while_a_gang_waits_at_permit(kube_api, replicas) -> None:
+    """Three of a four-pod gang wait at Permit in the leader (reserved, not bound) when it is paused past its
+    Lease (SIGSTOP). The standby takes over, decides the three again and binds all four once the fourth
+    arrives. Woken (SIGCONT), the old leader finds its Lease lost, lets its waiting pods go and stands by:
+    every pod bound exactly once, by the new leader, none over-committed."""
+    kube_api.add_nodes(2, prefix="q-node-", cpu="4")
+    leader, standby = _leader_and_standby(kube_api, replicas, QUORUM_PLUGIN)
+    labels = {"quorum": "g", "quorum-size": "4"}
+    names = [f"g-{i}" for i in range(4)]
+    for name in names[:3]:
+        kube_api.add_pod(name, cpu="500m", scheduler_name=SCHEDULER, labels=labels)
+    kube_api.wait_for(lambda: leader.output().count("waiting at Permit for Quorum") == 3, timeout=30)
+    assert _bound_count(kube_api, names) == 0
+    first_holder = _holder(kube_api)
+    leader.proc.send_signal(signal.SIGSTOP)
+    try:
+        kube_api.wait_for(lambda: _holder(kube_api) not in ("", first_holder), timeout=KILL_RECOVERY_BOUND)
+        kube_api.wait_for(lambda: standby.output().count("waiting at Permit for Quorum") == 3, timeout=30)
+        kube_api.add_pod(names[3], cpu="500m", scheduler_name=SCHEDULER, labels=labels)
+        _wait_all_bound(kube_api, names, 30, standby)
+    finally:
+        leader.proc.send_signal(signal.SIGCONT)
+    kube_api.wait_for(lambda: "lost lease" in leader.output(), timeout=30)
+    assert leader.alive and standby.alive
+    assert_placed_safely(kube_api, names)
+    sent = sum(1 for r in kube_api.requests if r.resource == "pods/binding" and r.name in names)
+    print(f"paused leader with a gang at Permit: {sent} binding requests for the 4 pods, 4 accepted")
