@@ -9,7 +9,7 @@ The plugin API:
 - ``cluster_view``: ``ClusterView``, what a plugin that ``reads_cluster`` sees of the snapshot;
 - ``cluster_event``: ``ClusterEvent``, the changes a filter declares can undo its rejection (``requeue_on``);
 - ``points``: the extension points, in order (``POINTS``), and which a plugin implements;
-- ``handle``: ``Handle`` (what a plugin's own points may use), ``CycleState`` (one pod's cycle), ``Api``;
+- ``handle``: ``Handle`` (what a plugin's own points may use), ``CycleState`` (one pod's cycle), ``ApiCalls``;
 - ``objects``: ``Resource`` and ``ObjectStore``, the kinds a plugin ``watches``;
 - ``waiting``: ``WaitingPod``, the pods held at Permit;
 - ``memo``: ``per_node_memo``, values a batch form keeps per node between decisions;
@@ -25,7 +25,7 @@ The decision code:
 from scheduler.framework.cluster_event import ClusterEvent
 from scheduler.framework.cluster_view import ClusterView
 from scheduler.framework.extensions import DEFAULT_BINDER, Extensions, PermitResult, priority_sort_key
-from scheduler.framework.handle import Api, ApiCallError, CycleState, Handle
+from scheduler.framework.handle import ApiCallError, ApiCalls, CycleState, Handle
 from scheduler.framework.memo import carry_memo, per_node_memo
 from scheduler.framework.normalize import MAX_NODE_SCORE, default_normalize, min_max_normalize
 from scheduler.framework.objects import ObjectStore, Resource
@@ -71,8 +71,8 @@ __all__ = [
     "POINTS",
     "SKIP",
     "SUCCESS",
-    "Api",
     "ApiCallError",
+    "ApiCalls",
     "Args",
     "ClusterEvent",
     "ClusterView",

@@ -22,10 +22,10 @@ if TYPE_CHECKING:
     from scheduler.framework.waiting import WaitingPod, WaitingPods
     from scheduler.model import PodInfo
 
-__all__ = ["Api", "ApiCallError", "CycleState", "Handle"]
+__all__ = ["ApiCallError", "ApiCalls", "CycleState", "Handle"]
 
 
-class Api(ABC):
+class ApiCalls(ABC):
     """Calls to the API server for binding-cycle points. ``request`` returns the decoded answer and raises
     ``ApiCallError`` (``status``, ``reason``, ``message``) when the server refuses or cannot be reached."""
 
@@ -59,7 +59,7 @@ class Handle(ABC):
 
     @property
     @abstractmethod
-    def api(self) -> Api: ...
+    def api(self) -> ApiCalls: ...
 
     @abstractmethod
     def objects(self, resource: str) -> ObjectStore:

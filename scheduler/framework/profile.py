@@ -69,7 +69,7 @@ from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.node import NodeTraits
 
 
-class ResolvedProfile(Protocol):
+class ResolvedPlugins(Protocol):
     """What a profile is built from: a configuration's profile after its merge rules
     (``scheduler.config.ResolvedProfile`` is one; the framework does not import the config)."""
 
@@ -84,7 +84,7 @@ class ResolvedProfile(Protocol):
 class ResolvesProfiles(Protocol):
     """A configuration that yields its resolved profiles (``scheduler.config.KubeSchedulerConfiguration``)."""
 
-    def resolved_profiles(self, registry: Registry | None = None) -> Sequence[ResolvedProfile]: ...
+    def resolved_profiles(self, registry: Registry | None = None) -> Sequence[ResolvedPlugins]: ...
 
 __all__ = [
     "NO_NODES_MESSAGE",
@@ -233,7 +233,7 @@ class Profile:
         self._next_start = 0
 
     @classmethod
-    def from_resolved(cls, resolved: ResolvedProfile) -> Profile:
+    def from_resolved(cls, resolved: ResolvedPlugins) -> Profile:
         return cls(resolved.scheduler_name, resolved.filters, resolved.scores,
                    resolved.percentage_of_nodes_to_score, resolved.post_filter, resolved.points)
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from scheduler.framework import Api, ApiCallError, Code, Handle, ObjectStore, Status
+from scheduler.framework import ApiCallError, ApiCalls, Code, Handle, ObjectStore, Status
 from scheduler.framework.waiting import WaitingPods
 from scheduler.model import PodInfo
 from scheduler.runtime.binder import BindOutcome, BindResult, bind
@@ -25,8 +25,8 @@ __all__ = ["ClientApi", "RuntimeHandle", "status_of_binding"]
 PLUGIN_CALL_TIMEOUT = 15.0
 
 
-class ClientApi(Api):
-    """``Api`` over the scheduler's client; JSON bodies, PATCH as a JSON merge patch."""
+class ClientApi(ApiCalls):
+    """``ApiCalls`` over the scheduler's client; JSON bodies, PATCH as a JSON merge patch."""
 
     def __init__(self, client: Client) -> None:
         self.client = client
@@ -69,7 +69,7 @@ class RuntimeHandle(Handle):
         return self._waiting
 
     @property
-    def api(self) -> Api:
+    def api(self) -> ApiCalls:
         return self._api
 
     def objects(self, resource: str) -> ObjectStore:
