@@ -23,7 +23,7 @@ What it models, by kube-scheduler 1.36's schedule_one.go and the rules ``Extensi
   with an ERROR naming it; the driver goes on with the other pods. Nothing is bound half-way;
 - the queue after a failure: errors wait their backoff (1 s, doubling per attempt up to 10 s); pods no node
   fits (or that a plugin rejected) wait for a change, or 60 s as the scheduler's queue does, then their
-  backoff.
+  backoff. A failed binding cycle (a rejected wait, PreBind, Bind) gives room back: a change.
 
 What it does not model: watches and their lag (a binding is seen at once: a plugin that ``watches``
 "v1/pods" finds the pod bound), concurrency (one binding cycle runs to its end before the next pod is
@@ -505,11 +505,11 @@ class Cycles:
             return post.message, ""
         said = profiled.extensions.post_filter(cycle, pod, result.failures)
         message = post.message
-        if said:
-            reasons = ", ".join(s.reason for s in said)
+        reasons = ", ".join(reason for status in said for reason in status.reasons if reason)
+        if reasons:
             message = f"{message}, {reasons}" if message != result.message else f"{message} {reasons}"
         rejection = result.pre_filter_rejection
-        plugin = said[0].plugin if said else (rejection.plugin if rejection is not None else "")
+        plugin = next((s.plugin for s in said if s.reasons), rejection.plugin if rejection is not None else "")
         return message, plugin
 
     # -- the binding cycle ----------------------------------------------------------------------------
@@ -528,7 +528,7 @@ class Cycles:
             if status.ok and not record.deleted:
                 self._bind(record)
             else:
-                self._undo(record, status)
+                self._undo(record, status, binding=True)
 
     def _bind(self, record: _Assumed) -> None:
         extensions, cycle, pod, node = record.extensions, record.cycle, record.pod, record.node
@@ -544,14 +544,19 @@ class Cycles:
                 extensions.post_bind(cycle, pod, node)
                 self._changed(retry=False)
                 return
-        self._undo(record, status)
+        self._undo(record, status, binding=True)
 
-    def _undo(self, record: _Assumed, status: Status) -> None:
-        """A failure after assume: Unreserve (every Reserve plugin, in reverse), forget, tell, requeue."""
+    def _undo(self, record: _Assumed, status: Status, *, binding: bool = False) -> None:
+        """A failure after assume: Unreserve (every Reserve plugin, in reverse), forget, tell, requeue. A
+        failed binding cycle (a wait that ended in rejection, PreBind, Bind) gives room back that other pods
+        may fit in: the pods waiting for a change are tried again, as kube-scheduler's
+        handleBindingCycleError moves them (AssignedPodDelete)."""
         pod = record.pod
         record.extensions.unreserve(record.cycle, pod, record.node)
         self._nodes[record.node].remove_pod(pod)
         self._assumed.pop(pod.uid, None)
+        if binding:
+            self._changed()
         if record.deleted:
             return
         unschedulable = status.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
