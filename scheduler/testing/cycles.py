@@ -503,12 +503,15 @@ class Cycles:
         if post.preemption is not None and post.preemption.node is not None:
             self.nominations[pod.key] = post.preemption.node
             return post.message, ""
+        rejection = result.pre_filter_rejection
+        if any(not plugin.post_filter_note(rejection)[1] for plugin, _ in profiled.profile.filters
+               if plugin.post_filter_note is not None):  # an in-tree PostFilter's error ended them all
+            return post.message, rejection.plugin if rejection is not None else ""
         said = profiled.extensions.post_filter(cycle, pod, result.failures)
         message = post.message
         reasons = ", ".join(reason for status in said for reason in status.reasons if reason)
         if reasons:
             message = f"{message}, {reasons}" if message != result.message else f"{message} {reasons}"
-        rejection = result.pre_filter_rejection
         plugin = next((s.plugin for s in said if s.reasons), rejection.plugin if rejection is not None else "")
         return message, plugin
 
