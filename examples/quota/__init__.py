@@ -129,8 +129,11 @@ class NamespaceQuota:
         (of any namespace: a reservation of a pod gone from the API is dropped)."""
         bound: dict[str, PodInfo] = {}
         live: set[str] = set()
-        for key in self.handle.objects(PODS_KIND):
-            obj = self.handle.objects(PODS_KIND)[key]
+        pods = self.handle.objects(PODS_KIND)
+        for key in pods:
+            obj = pods.get(key)
+            if obj is None:  # deleted since the keys were read
+                continue
             meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
             live.add(str(meta.get("uid") or ""))
             if meta.get("namespace") != namespace or not spec.get("nodeName") or meta.get("deletionTimestamp") \

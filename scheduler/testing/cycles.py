@@ -465,8 +465,8 @@ class Cycles:
         try:
             result = profile.schedule(pod, snapshot, self.rng, cluster)
             if result.node_name is None:
-                message, plugin = self._post_filter(profiled, cycle, pod, result, snapshot, cluster)
-                self._failed(entry, message, plugin, unschedulable=True)
+                message, plugin, error = self._post_filter(profiled, cycle, pod, result, snapshot, cluster)
+                self._failed(entry, message, plugin, unschedulable=not error)
                 return
         except PodSpecError as err:
             self._failed(entry, f"invalid pod spec: {err.field}: {err.reason}", "", unschedulable=True)
@@ -496,24 +496,25 @@ class Cycles:
         self._settled.append((SUCCESS, record))
 
     def _post_filter(self, profiled: _Profiled, cycle: CycleState, pod: PodInfo, result: Any,
-                     snapshot: list[NodeInfo], cluster: ClusterView) -> tuple[str, str]:
-        """The FailedScheduling message and the plugin to name: DefaultPreemption's dry run, then the
-        profile's PostFilter plugins (kube-scheduler's RunPostFilterPlugins joins their reasons)."""
+                     snapshot: list[NodeInfo], cluster: ClusterView) -> tuple[str, str, bool]:
+        """The FailedScheduling message, the plugin to name and whether a PostFilter failed with an error:
+        DefaultPreemption's dry run, then the profile's PostFilter plugins (kube-scheduler's
+        RunPostFilterPlugins joins their reasons)."""
         post = run_post_filters(profiled.profile, pod, result, snapshot, cluster, (), {}, self.rng)
         if post.preemption is not None and post.preemption.node is not None:
             self.nominations[pod.key] = post.preemption.node
-            return post.message, ""
+            return post.message, "", False
         rejection = result.pre_filter_rejection
         if any(not plugin.post_filter_note(rejection)[1] for plugin, _ in profiled.profile.filters
                if plugin.post_filter_note is not None):  # an in-tree PostFilter's error ended them all
-            return post.message, rejection.plugin if rejection is not None else ""
+            return post.message, rejection.plugin if rejection is not None else "", False
         said = profiled.extensions.post_filter(cycle, pod, result.failures)
         message = post.message
         reasons = ", ".join(reason for status in said for reason in status.reasons if reason)
         if reasons:
             message = f"{message}, {reasons}" if message != result.message else f"{message} {reasons}"
         plugin = next((s.plugin for s in said if s.reasons), rejection.plugin if rejection is not None else "")
-        return message, plugin
+        return message, plugin, any(s.code is Code.ERROR for s in said)
 
     # -- the binding cycle ----------------------------------------------------------------------------
     def _on_settled(self, waiting: WaitingPod, status: Status) -> None:

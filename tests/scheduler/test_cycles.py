@@ -282,3 +282,43 @@ def test_a_config_that_cannot_run_standalone_is_refused():
                             "plugins": {"multiPoint": {"enabled": [{"name": "Sort"}]}}}]}
     with pytest.raises(ValueError, match="one queue sort plugin required"):
         Cycles(cluster(), plugins=[Plugin(name="Sort", setup=Sort)], config=config)
+
+
+def test_post_filters_run_in_order_until_one_answers_unresolvable():
+    def post_filter_plugin(name, code):
+        class Setup:
+            def __init__(self, args, handle):
+                pass
+
+            def post_filter(self, cycle, pod, failures):
+                CALLS.append((name, "post_filter", pod.name))
+                return Status(code, (f"{name} gives up",))
+
+        return Plugin(name=name, setup=Setup)
+
+    plugins = [post_filter_plugin("Soft", Code.UNSCHEDULABLE),
+               post_filter_plugin("Final", Code.UNSCHEDULABLE_AND_UNRESOLVABLE),
+               post_filter_plugin("Never", Code.UNSCHEDULABLE)]
+    sim = Cycles(cluster(cpu="1"), plugins=plugins)
+    sim.add_pod(pod("big", cpu="2"))
+    sim.run_until_idle()
+    assert [p for p, _, _ in CALLS] == ["Soft", "Final"]
+    failed = sim.events_for("default/big")[-1]
+    assert failed.message.endswith(", Soft gives up, Final gives up") and failed.plugin == "Soft"
+    assert sim.queued == {"default/big": "unschedulable"}
+
+
+def test_a_post_filter_that_raises_is_an_error_retried_with_backoff():
+    class Raises:
+        def __init__(self, args, handle):
+            pass
+
+        def post_filter(self, cycle, pod, failures):
+            raise RuntimeError("lost")
+
+    sim = Cycles(cluster(cpu="1"), plugins=[Plugin(name="Raises", setup=Raises)])
+    sim.add_pod(pod("big", cpu="2"))
+    sim.run_until_idle()
+    failed = sim.events_for("default/big")[-1]
+    assert failed.message.endswith("PostFilter: plugin Raises raised RuntimeError: lost")
+    assert sim.queued == {"default/big": "backoff"}
