@@ -4,6 +4,7 @@
 - PreEnqueue: every plugin in order; the first that does not succeed keeps the pod out of the active queue.
 - QueueSort: the profile's one plugin orders the active queue by its ``sort_key``.
 - PostFilter: in order, after DefaultPreemption found no room; their reasons end the FailedScheduling message.
+  One that succeeds, or answers UNSCHEDULABLE_AND_UNRESOLVABLE or ERROR, is the last to run.
 - Reserve: in order; the first failure stops it, and the caller then runs Unreserve.
 - Unreserve: every Reserve plugin in reverse order, the failed one and those not reached included, so
   ``unreserve`` must be idempotent; a raising one is logged and the others still run.
@@ -116,13 +117,16 @@ class Extensions:
 
     # -- the scheduling cycle, after the filters ------------------------------------------------------
     def post_filter(self, cycle: CycleState, pod: PodInfo, failures: Mapping[str, Status]) -> list[Status]:
-        """The statuses of the plugins' PostFilter for a pod no node fits, in order, until one succeeds."""
+        """The statuses of the plugins' PostFilter for a pod no node fits, in order, until one succeeds or
+        one answers UNSCHEDULABLE_AND_UNRESOLVABLE or ERROR (kube-scheduler's RunPostFilterPlugins stops there)."""
         said = []
         for name, method in self.by_point["postFilter"]:
             status = _call(name, "PostFilter", method, cycle, pod, failures)
             if status is None or status.ok:
                 break
             said.append(status)
+            if status.code in (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.ERROR):
+                break
         return said
 
     def reserve(self, cycle: CycleState, pod: PodInfo, node: str) -> Status | None:

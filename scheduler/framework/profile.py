@@ -103,6 +103,10 @@ Nominated = Mapping[str, Sequence[PodInfo]]
 Check = tuple[Plugin, Args, Any]
 NO_NOMINATED: Nominated = {}
 
+# The descriptor's functions and the point each belongs to, to name a plugin that raised (Profile.raised).
+_POINT_OF_FUNCTION = {"pre_filter": "PreFilter", "filter_node": "Filter", "filter_batch": "Filter",
+                      "pre_score": "PreScore", "score_node": "Score", "score_batch": "Score",
+                      "normalize": "NormalizeScore", "replace_node": "PreFilter", "pre_filter_nodes": "PreFilter"}
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_MESSAGE = "no nodes available to schedule pods"  # kube-scheduler's ErrNoNodesAvailable
@@ -281,6 +285,26 @@ class Profile:
     def requeue_kinds(self, rejected_by: Iterable[str]) -> frozenset[str]:
         """The watched kinds whose change may make a pod these plugins rejected schedulable: those they watch."""
         return frozenset(kind for name in rejected_by for kind in self._watches.get(name, ()))
+
+    def raised(self, err: BaseException) -> Status:
+        """An ERROR status for an exception raised in this profile's filter or score functions, naming the
+        outermost of its plugins' functions in the traceback as kube-scheduler names a failing plugin
+        ('running PreFilter plugin "X": raised ValueError: ...'); the framework itself when none is."""
+        codes = {}
+        for plugin in self._plugins():
+            for attr, point in _POINT_OF_FUNCTION.items():
+                fn = getattr(plugin, attr, None)
+                if fn is not None and hasattr(fn, "__code__"):
+                    codes.setdefault(fn.__code__, (plugin.name, point))
+        tb = err.__traceback__
+        while tb is not None:
+            found = codes.get(tb.tb_frame.f_code)
+            if found is not None:
+                name, point = found
+                return Status(Code.ERROR, (f'running {point} plugin "{name}": raised {type(err).__name__}: {err}',),
+                              name)
+            tb = tb.tb_next
+        return Status(Code.ERROR, (f"scheduling failed: {type(err).__name__}: {err}",))
 
     def plugins(self) -> Iterator[Plugin]:
         """Every plugin the profile runs, at any point (a plugin at several points may come more than once)."""

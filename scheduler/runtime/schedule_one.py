@@ -119,6 +119,13 @@ class SchedulingCycle:
             log.warning("pod %s: preemption failed: %s; retrying with backoff", pod.key, err)
             self.queue.failed(qp, unschedulable=False)
             return
+        except Exception as err:  # a plugin raised: its pod fails with an event naming it; the loop goes on
+            status = profile.raised(err)
+            self._observe(start, "error", profile_name)
+            log.exception("pod %s: %s", pod.key, status.reason)
+            self.recorder.failed(pod, status.reason, profile_name)
+            self.queue.failed(qp, unschedulable=False)
+            return
         node = result.node_name
         if node is None:
             self._observe(start, "unschedulable", profile_name)

@@ -12,6 +12,11 @@ server sends them::
 ``cluster_from_yaml`` reads a file of Nodes, Pods and Namespaces into nodes (with their bound pods), pending
 pods and a ClusterView.
 
+Whole cycles (``cycles``): ``Cycles`` drives the real framework through PreEnqueue, the queue, the
+scheduling cycle, Reserve, Permit waits and the binding cycle on such a cluster, with a fake API
+(``FakeApi``), a fake clock and a fake ``Handle`` (``FakeHandle``), and returns placements, events and the
+pods waiting or gated: plugins that use the points after the filters are unit-tested without a cluster.
+
 Contract checks (``contract``): batch forms equal the per-node forms over generated pods and nodes,
 requeue declarations name real fields, args validate; the bundled plugins pass them
 (``check_plugin(plugin)`` returns the problems, each naming the plugin and the rule). From a shell::
@@ -33,9 +38,17 @@ from scheduler.testing.builders import (
     pod_object,
 )
 from scheduler.testing.contract import Problem, check_plugin
+from scheduler.testing.cycles import ApiCall, Cycles, Event, FakeApi, FakeClock, FakeHandle, Gated
 
 __all__ = [
+    "ApiCall",
     "Cluster",
+    "Cycles",
+    "Event",
+    "FakeApi",
+    "FakeClock",
+    "FakeHandle",
+    "Gated",
     "Problem",
     "check_plugin",
     "cluster_from_yaml",

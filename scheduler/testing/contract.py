@@ -6,7 +6,11 @@
 - ``requeue``: a filter retries on a new node (``requeue_on`` holds NODE_ADDED: a new node may always fit),
   and each of its ``requeue_on_fields`` names a real field of a Pod or a Node (as of Kubernetes 1.36);
 - ``args``: the default args build and read back; an unknown field is refused naming it; every field
-  refuses a value of the wrong kind naming the field (a field typed Any accepts anything: give it a type).
+  refuses a value of the wrong kind naming the field (a field typed Any accepts anything: give it a type);
+- ``setup``: the setup class is made with the default args and a ``FakeHandle`` (its watched kinds empty),
+  and each of its points, called as the framework calls it on generated pods, returns None or a Status (a
+  WAIT with a timeout above 0 s and at most 15 minutes), sort keys of two pods compare, and ``unreserve``
+  may run twice (the framework also runs it for Reserve plugins it never reached).
 
 ``check_plugin`` returns the problems found (empty: the plugin passes), each naming the plugin and the rule.
 """
@@ -23,15 +27,26 @@ from typing import Any
 
 import pydantic
 
-from scheduler.framework import Args, ClusterEvent, ClusterView, Code, Plugin, Status
+from scheduler.framework import (
+    MAX_PERMIT_WAIT,
+    Args,
+    ClusterEvent,
+    ClusterView,
+    Code,
+    CycleState,
+    ObjectStore,
+    Plugin,
+    Status,
+)
 from scheduler.model import NodeInfo, PodInfo, PodSpecError
 from scheduler.model.raw import FieldPath
+from scheduler.testing.cycles import FakeHandle
 from scheduler.testing.generate import Vocabulary, random_node, random_pod
 
 __all__ = ["Problem", "args_problems", "args_variants", "batch_form_problems", "check_plugin",
-           "requeue_problems"]
+           "requeue_problems", "setup_problems"]
 
-RULES = ("batch-forms", "requeue", "args")
+RULES = ("batch-forms", "requeue", "args", "setup")
 
 
 @dataclass(frozen=True)
@@ -49,9 +64,68 @@ def check_plugin(plugin: Plugin, *, seeds: Iterable[int] = range(10), nodes: int
     """Every rule's problems for ``plugin`` (``extra_args``: args to check the batch forms with besides
     ``args_variants``)."""
     problems = args_problems(plugin) + requeue_problems(plugin)
-    if not any(p.rule == "args" for p in problems):  # the batch forms run with the args
+    if not any(p.rule == "args" for p in problems):  # the batch forms and the setup class run with the args
         problems += batch_form_problems(plugin, seeds=seeds, nodes=nodes, extra_args=extra_args)
+        problems += setup_problems(plugin, seeds=seeds)
     return problems
+
+
+# -- setup class -----------------------------------------------------------------------------------
+
+def setup_problems(plugin: Plugin, *, seeds: Iterable[int] = range(10)) -> list[Problem]:
+    """What goes wrong when the framework makes the setup class and calls its points (the first problem
+    per point)."""
+    if plugin.setup is None:
+        return []
+    handle = FakeHandle(objects={kind: ObjectStore(kind) for kind in plugin.watches})
+    try:
+        instance = plugin.setup(plugin.default_args(), handle)
+    except Exception as err:  # noqa: BLE001  (any exception is the problem to report)
+        return [Problem(plugin.name, "setup", f"{plugin.setup.__name__}(default args, handle) raised "
+                                              f"{type(err).__name__}: {err}")]
+    found: dict[str, Problem] = {}
+    vocabulary = Vocabulary.of(plugin)
+    for seed in seeds:
+        rng = random.Random(seed)
+        nodes = [random_node(rng, f"n{i}", vocabulary) for i in range(3)]
+        first, second = random_pod(rng, "p0", vocabulary), random_pod(rng, "p1", vocabulary)
+        cycle = CycleState(ClusterView(nodes), "n0")
+        calls: list[tuple[str, tuple[Any, ...]]] = [
+            ("pre_enqueue", (first,)), ("post_filter", (cycle, first, {})), ("reserve", (cycle, first, "n0")),
+            ("permit", (cycle, first, "n0")), ("unreserve", (cycle, first, "n0")),
+            ("unreserve", (cycle, first, "n0")), ("pre_bind", (cycle, first, "n0")), ("bind", (cycle, first, "n0")),
+            ("post_bind", (cycle, first, "n0"))]
+        for method, call_args in calls:
+            fn = getattr(instance, method, None)
+            if fn is None or method in found:
+                continue
+            detail = _point_problem(fn, call_args, method)
+            if detail:
+                found[method] = Problem(plugin.name, "setup", f"{method}: {detail} (seed {seed})")
+        sort_key = getattr(instance, "sort_key", None)
+        if sort_key is not None and "sort_key" not in found:
+            try:
+                keys = sort_key(first, 0.0), sort_key(second, 1.0)
+                keys[0] < keys[1]  # noqa: B015  (only whether they compare)
+            except Exception as err:  # noqa: BLE001
+                found["sort_key"] = Problem(plugin.name, "setup", f"sort_key: the keys of two pods do not compare: "
+                                                                  f"{type(err).__name__}: {err} (seed {seed})")
+    return list(found.values())
+
+
+def _point_problem(fn: Any, call_args: tuple[Any, ...], method: str) -> str | None:
+    try:
+        status = fn(*call_args)
+    except Exception as err:  # noqa: BLE001
+        return f"raised {type(err).__name__}: {err}"
+    if method == "unreserve" or status is None:
+        return None
+    if not isinstance(status, Status):
+        return f"returned {status!r}: return None or a scheduler.framework.Status"
+    if status.code is Code.WAIT and (method != "permit" or not 0 < status.timeout <= MAX_PERMIT_WAIT):
+        return (f"returned WAIT with a timeout of {status.timeout}s: only Permit waits, for above 0s and at most "
+                f"{MAX_PERMIT_WAIT:.0f}s")
+    return None
 
 
 # -- batch forms -----------------------------------------------------------------------------------

@@ -100,9 +100,16 @@ class Boom:
         return None
 
 
+def _fragile_pre_filter(pod: PodInfo, args: Args) -> None:
+    """PreFilter raising for pods labelled fragile=yes (a plugin's bug)."""
+    if pod.labels.get("fragile") == "yes":
+        raise ValueError("cannot read the pod")
+
+
 PLUGINS = [Plugin("Pair", args=PairArgs, setup=Pair, writes=("v1/pods",)),
            Plugin("Gate", setup=Gate, watches=("v1/configmaps",)),
-           Plugin("Boom", setup=Boom)]
+           Plugin("Boom", setup=Boom),
+           Plugin("Fragile", pre_filter=_fragile_pre_filter)]
 
 
 def _scheduler(kubeconfig: Any, pair_timeout: float = 5.0) -> Scheduler:
@@ -110,7 +117,7 @@ def _scheduler(kubeconfig: Any, pair_timeout: float = 5.0) -> Scheduler:
     config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
               "leaderElection": {"leaderElect": False},
               "profiles": [{"schedulerName": SCHEDULER,
-                            "plugins": {"multiPoint": {"enabled": [{"name": n} for n in ("Pair", "Gate", "Boom")]}},
+                            "plugins": {"multiPoint": {"enabled": [{"name": n} for n in ("Pair", "Gate", "Boom", "Fragile")]}},
                             "pluginConfig": [{"name": "Pair", "args": {"timeoutSeconds": pair_timeout}}]}]}
     cfg = parse_config(config, "config", registry)
     assert cfg.point_problems() == []
@@ -250,3 +257,13 @@ def test_a_pod_deleted_while_waiting_at_permit_is_let_go(kube_api, scheduler) ->
     kube_api.wait_for(lambda: ("unreserve", "gone") in CALLS)
     assert len(scheduler.waiting) == 0
     assert not pod_events(kube_api, "gone", "FailedScheduling")
+
+
+def test_a_raising_filter_fails_that_pod_with_an_event_naming_it(kube_api, scheduler) -> None:
+    _node(kube_api, scheduler)
+    kube_api.add_pod("fragile", scheduler_name=SCHEDULER, labels={"fragile": "yes"})
+    kube_api.add_pod("sturdy", scheduler_name=SCHEDULER)
+    kube_api.wait_for(lambda: pod_events(kube_api, "fragile", "FailedScheduling"))
+    kube_api.wait_for(lambda: _bound(kube_api, "sturdy"))
+    message = pod_events(kube_api, "fragile", "FailedScheduling")[0]["message"]
+    assert message == 'running PreFilter plugin "Fragile": raised ValueError: cannot read the pod'
