@@ -158,6 +158,17 @@ class EventHandlers(CacheHandlers):
         # pending pod arrived (PreEnqueue plugins are asked again about the gated pods: a gang may be complete).
         self.on_unassigned_gone: Callable[[str], None] | None = None
         self.on_pending_added: Callable[[], None] | None = None
+        # When a plugin watches v1/pods: kept from this informer (non-terminal pods, as kube-scheduler's own pod
+        # informer, which plugins share there), not from a second watch of every pod.
+        self.pod_store: ObjectStore | None = None
+
+    def pod_changed(self, obj: dict[str, Any]) -> None:
+        # The store first: a PreEnqueue plugin asked about this very pod counts it there.
+        if self.pod_store is not None and (obj.get("status") or {}).get("phase") not in TERMINAL_PHASES:
+            self.pod_store.put(obj)
+        super().pod_changed(obj)
+        if self.pod_store is not None:
+            self.queue.move_for_kind(POD_KIND)
 
     # -- pods ------------------------------------------------------------------------------------
     def pod_bound(self, obj: dict[str, Any], event: ClusterEvent) -> None:
@@ -204,6 +215,9 @@ class EventHandlers(CacheHandlers):
         if self.on_unassigned_gone is not None:
             self.on_unassigned_gone(uid)
         removed = self.cache.remove_pod(uid)
+        if self.pod_store is not None:
+            self.pod_store.remove(obj)
+            self.queue.move_for_kind(POD_KIND)
         self.pending.forget(uid)
         self.nominator.remove(uid)
         self.recorder.forget(uid)
@@ -240,6 +254,9 @@ class EventHandlers(CacheHandlers):
         if changed:
             self.queue.move_for(ClusterEvent.STORAGE_CLASS_CHANGED)
         return changed
+
+
+POD_KIND = "v1/pods"  # a watched kind the pod informer serves (EventHandlers.pod_store)
 
 
 def kind_informer(client: Client, store: ObjectStore, queue: SchedulingQueue, relists: Counter) -> Informer:

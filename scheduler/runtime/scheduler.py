@@ -36,7 +36,7 @@ from scheduler.runtime.binder import BIND_TIMEOUT
 from scheduler.runtime.budgets import DisruptionBudgets
 from scheduler.runtime.cache import Cache
 from scheduler.runtime.client import ApiError, Client
-from scheduler.runtime.eventhandlers import EventHandlers, budget_informer, kind_informer
+from scheduler.runtime.eventhandlers import POD_KIND, EventHandlers, budget_informer, kind_informer
 from scheduler.runtime.events import EventRecorder
 from scheduler.runtime.handle import RuntimeHandle
 from scheduler.runtime.leader import LeaderElector
@@ -118,8 +118,9 @@ class Scheduler:
         # Only a profile that preempts reads the budgets (and needs RBAC to list them).
         self.budget_informer = (budget_informer(client, self.budgets, self.metrics.relists)
                                 if any(p.post_filter is not None for p in self.profiles.values()) else None)
+        self.handlers.pod_store = self.kinds.get(POD_KIND)  # served by the pod informer, not a second watch
         self.kind_informers = [kind_informer(client, store, self.queue, self.metrics.relists)
-                               for store in self.kinds.values()]
+                               for kind, store in self.kinds.items() if kind != POD_KIND]
         self._stop = threading.Event()
         self._leading = threading.Event()
         self._deciding = threading.Lock()  # held by the loop for one pod's decision and hand-off to the binder
