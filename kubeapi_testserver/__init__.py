@@ -53,6 +53,9 @@ Served API
   core/v1 serviceaccounts and rbac.authorization.k8s.io/v1 clusterroles, clusterrolebindings, roles and
   rolebindings (stored and served only: no authorizer reads them, every request is allowed; roleRef is not
   held immutable).
+  apiextensions.k8s.io/v1 customresourcedefinitions, and the kinds they define once created: every verb,
+  namespaced or cluster scoped, /status when declared, pruned and validated against the version's
+  openAPIV3Schema, no longer served once the CRD is deleted (custom_resources.py says what it models).
   pods/log: text/plain from lines the test writes (container, previous, sinceSeconds, follow), with the
   API server's and kubelet's 400s (kubeapi_testserver/pod_logs.py says what it models).
   Discovery: /version, /api, /apis, /api/v1, /apis/{group}/v1, /healthz, /readyz, /livez.
@@ -100,7 +103,8 @@ An update that changes nothing is not written (no new resourceVersion, no watch 
   add_namespace(name), create_object/update_object/delete_object/get_object/list_objects(storage, ...)
   with storage one of namespaces, nodes, pods, events, configmaps, leases, deployments,
   poddisruptionbudgets, priorityclasses, persistentvolumeclaims, persistentvolumes, storageclasses,
-  runtimeclasses, limitranges, serviceaccounts, clusterroles, clusterrolebindings, roles, rolebindings.
+  runtimeclasses, limitranges, serviceaccounts, clusterroles, clusterrolebindings, roles, rolebindings,
+  customresourcedefinitions, or a custom resource's "<plural>.<group>" (its CRD's name).
   validate=False stores a pod the real API would refuse (e.g. a malformed quantity).
   Builders: objects.make_node(...), objects.make_pod(...).
 - Reads: pods(ns), nodes(), events(ns) (core/v1 form), bound_pods() -> {"ns/name": node},

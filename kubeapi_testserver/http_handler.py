@@ -121,7 +121,7 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
                 record.finish(200)
                 self._send_json(200, fixed)
                 return
-            route = parse(url.path)
+            route = parse(url.path, server.api.custom_type)
             watch = query_bool(query, "watch")
             verb = verb_of(method, route, watch)
             record.describe(verb, route)
@@ -277,7 +277,8 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
         # nextBookmarkTime ("right before the watcher timeout - for now we simply set it 2s before").
         pre_timeout = deadline - 2.0
         pre_timeout_sent = pre_timeout <= last_sent
-        shareable = rtype.group != "events.k8s.io"  # other representations are encoded per watcher
+        # other representations (events.k8s.io, a custom resource's other versions) are encoded per watcher
+        shareable = rtype.group != "events.k8s.io" and (not rtype.custom or rtype.version == rtype.storage_version)
         while True:
             now = time.monotonic()
             if now >= deadline:
@@ -315,6 +316,8 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
                 last_sent = time.monotonic()
             elif self._client_gone():
                 return True
+            if rtype.custom and server.api.custom_type(rtype.group, rtype.version, rtype.plural) is None:
+                return True  # its CRD was deleted (after its objects, whose DELETED events were sent)
 
     def _client_gone(self) -> bool:
         """True when the client closed its end (readable socket with nothing to read)."""
