@@ -28,7 +28,7 @@ Without pytest::
 By hand: `python -m kubeapi_testserver --port 8001 --kubeconfig /tmp/kc --nodes 3` (Ctrl-C stops it).
 Its own throughput: `python -m kubeapi_testserver.bench_api --nodes 5000 --pods 5000`.
 
-Not served: server-side apply (415), dryRun (ignored: the request is carried out), resource types
+Not served: dryRun (ignored: the request is carried out), resource types
 not listed below (services, daemonsets, ...).
 
 Fixtures: `kube_api` (a fresh started KubeApiServer per test), `kube_api_kubeconfig` (Path),
@@ -63,7 +63,8 @@ Served API
   reads a past revision; both 410 once compacted), watch, create (generateName, uid, creationTimestamp,
   resourceVersion; 201), update (PUT; metadata.resourceVersion precondition -> 409 Conflict),
   patch (merge, strategic-merge for maps, keyed lists like status.conditions, $patch; json-patch),
-  delete (DeleteOptions preconditions), deletecollection. Server-side apply is not served (415).
+  delete (DeleteOptions preconditions), deletecollection; server-side apply reduced to create-or-merge
+  (Api.apply says what is not modelled: field ownership and conflicts).
 - The shape and weight of kube-apiserver v1.36.2's answers (tests/kubeapi/test_real_traffic_shape.py holds
   them within 10% of recorded real traffic): managedFields (managed_fields.py), and on API requests the
   ServiceAccount admission's projected token volume and TaintNodesByCondition's not-ready taint on new nodes

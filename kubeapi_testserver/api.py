@@ -14,7 +14,7 @@ from kubeapi_testserver import admission, custom_resources, event_conversion, ma
 from kubeapi_testserver.binding import bind_pod
 from kubeapi_testserver.errors import ApiError
 from kubeapi_testserver.kinds import ResourceType
-from kubeapi_testserver.patches import apply_patch
+from kubeapi_testserver.patches import APPLY_PATCH, apply_patch
 from kubeapi_testserver.routes import Route, int_param
 from kubeapi_testserver.selectors import selector_for
 from kubeapi_testserver.store import Obj, Store, now_rfc3339
@@ -213,6 +213,25 @@ class Api:
             return managed_fields.on_update(new, old, rtype.storage, manager, route.subresource)
 
         return to_wire(rtype, self.store.update(rtype.storage, route.namespace, route.name, mutate))
+
+    def apply(self, route: Route, body: Any, field_manager: str) -> tuple[int, Obj]:
+        """Server-side apply (https://kubernetes.io/docs/reference/using-api/server-side-apply/), reduced to
+        what a deploy tool observes: fieldManager is required (400 otherwise); a missing object is created
+        (201); an existing one gets the applied fields (maps merge, lists replaced, as apply does for atomic
+        lists) and keeps its resourceVersion when that changes nothing (200). Not modelled: field ownership
+        (conflicts between managers, fields a manager stops applying being removed), managedFields of
+        operation Apply."""
+        rtype = route.rtype
+        assert rtype is not None and route.name is not None
+        if not field_manager:
+            raise ApiError.bad_request("PATCH requests with apply content type require fieldManager to be set")
+        if not isinstance(body, dict):
+            raise ApiError.bad_request(f"the body of the request is not a {rtype.kind} object")
+        _require_url_name(body.get("metadata") or {}, route.name)
+        if self.store.get(rtype.storage, route.namespace, route.name) is None:
+            create_route = Route(rtype, route.namespace, None, None, False)
+            return 201, self.create(create_route, body, field_manager)
+        return 200, self.patch(route, APPLY_PATCH, body, field_manager)
 
     def delete(self, route: Route, options: Any, query: Query | None = None) -> Obj:
         """Delete with optional DeleteOptions.preconditions (uid, resourceVersion).

@@ -27,6 +27,7 @@ from urllib.parse import parse_qsl, urlsplit
 from kubeapi_testserver.api import to_wire
 from kubeapi_testserver.errors import ApiError
 from kubeapi_testserver.managed_fields import manager_of
+from kubeapi_testserver.patches import APPLY_PATCH
 from kubeapi_testserver.pod_logs import log_target
 from kubeapi_testserver.routes import Route, int_param, parse, query_bool, verb_of
 from kubeapi_testserver.watching import WatchPlan, watch_event
@@ -171,7 +172,10 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
         if verb == "update":
             return 200, api.update(route, body, manager)
         if verb == "patch":
-            return 200, api.patch(route, self.headers.get("Content-Type") or "", body, manager)
+            content_type = self.headers.get("Content-Type") or ""
+            if content_type.startswith(APPLY_PATCH):
+                return api.apply(route, body, query.get("fieldManager") or "")
+            return 200, api.patch(route, content_type, body, manager)
         if verb == "delete":
             return 200, api.delete(route, body, query)
         if verb == "deletecollection":

@@ -298,7 +298,8 @@ def prepare_update(rtype: ResourceType, new: Obj, old: Obj, subresource: str | N
     """Carry server-owned metadata over and apply the main-resource/status split.
 
     PrepareForUpdate of pods, nodes, namespaces, claims and PVs (pkg/registry/core/*/strategy.go) and
-    PodDisruptionBudgets (pkg/registry/policy/poddisruptionbudget/strategy.go), and custom resources with a
+    PodDisruptionBudgets (pkg/registry/policy/poddisruptionbudget/strategy.go), CRDs
+    (apiextensions-apiserver pkg/registry/customresourcedefinition/strategy.go), and custom resources with a
     status subresource: an update of the main resource keeps the old status; an update through /status keeps
     the old spec.
     """
@@ -312,7 +313,7 @@ def prepare_update(rtype: ResourceType, new: Obj, old: Obj, subresource: str | N
             meta.pop(system_field, None)
     out = {**new, "apiVersion": old.get("apiVersion"), "kind": old.get("kind"), "metadata": meta}
     if rtype.storage in ("pods", "nodes", "namespaces", "persistentvolumeclaims", "persistentvolumes",
-                         "poddisruptionbudgets"):
+                         "poddisruptionbudgets", "customresourcedefinitions"):
         if subresource == "status":
             out["spec"] = old.get("spec")
             if rtype.storage == "pods":

@@ -192,3 +192,31 @@ def test_hooks_create_custom_objects(kube_api: KubeApiServer, custom):
     assert custom.get_namespaced_custom_object(GROUP, "v1alpha1", "default", PLURAL, "h")["spec"]["minMember"] == 2
     kube_api.delete_object("customresourcedefinitions", f"{PLURAL}.{GROUP}")
     assert kube_api.list_objects(f"{PLURAL}.{GROUP}") == []
+
+
+def test_server_side_apply_creates_then_merges_and_changes_nothing_when_equal(kube_api: KubeApiServer,
+                                                                               kube_api_kubeconfig):
+    """As deploy-scheduler applies (labkit.scheduler_deploy.apply): created, unchanged, configured."""
+    from labkit.kube import Kube, KubeError
+
+    path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{PLURAL}.{GROUP}"
+    query = {"fieldManager": "kubelab", "force": "true"}
+    kube = Kube.from_kubeconfig(kube_api_kubeconfig)
+    try:
+        created = kube.request("PATCH", path, body=PODGROUP_CRD, query=query,
+                               content_type="application/apply-patch+yaml")
+        again = kube.request("PATCH", path, body=PODGROUP_CRD, query=query,
+                             content_type="application/apply-patch+yaml")
+        assert again["metadata"]["resourceVersion"] == kube.get_or_none(path)["metadata"]["resourceVersion"]
+        assert int(again["metadata"]["resourceVersion"]) > int(created["metadata"]["resourceVersion"])  # established
+        assert again["status"]["storedVersions"] == ["v1alpha1"]
+        changed = copy.deepcopy(PODGROUP_CRD)
+        changed["spec"]["names"]["shortNames"] = ["pgs"]
+        configured = kube.request("PATCH", path, body=changed, query=query,
+                                  content_type="application/apply-patch+yaml")
+        assert configured["spec"]["names"]["shortNames"] == ["pgs"] and configured["status"] == again["status"]
+        with pytest.raises(KubeError) as no_manager:
+            kube.request("PATCH", path, body=changed, content_type="application/apply-patch+yaml")
+        assert no_manager.value.status == 400
+    finally:
+        kube.close()
