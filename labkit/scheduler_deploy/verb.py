@@ -23,6 +23,7 @@ from labkit.scheduler_deploy.manifests import render_manifests, write_extender_m
 from labkit.scheduler_deploy.mode_switch import remove_other_mode
 from labkit.scheduler_deploy.rollout import wait_for_rollout
 from labkit.scheduler_deploy.watch import watch_and_deploy
+from scheduler.framework import Registry
 
 
 @contextlib.contextmanager
@@ -40,8 +41,9 @@ def timings_line(timings: dict[str, float]) -> str:
 
 
 def deploy_scheduler(lab: Lab, kubeconfig: Path, inventory: Inventory, image_dir: Path,
-                     timeout: float = 300, echo: Echo = print) -> dict[str, Any]:
-    """Everything `invoke deploy-scheduler` does; returns what happened at each step and how long it took."""
+                     timeout: float = 300, echo: Echo = print, plugins: Registry | None = None) -> dict[str, Any]:
+    """Everything `invoke deploy-scheduler` does (``plugins``: the lab's, loaded; default: loaded here);
+    returns what happened at each step and how long it took."""
     timings: dict[str, float] = {}
     try:
         with timed(timings, "image"):
@@ -50,7 +52,7 @@ def deploy_scheduler(lab: Lab, kubeconfig: Path, inventory: Inventory, image_dir
             nodes = side_load(inventory, image, echo)
         with contextlib.closing(Kube.from_kubeconfig(kubeconfig)) as kube:
             with timed(timings, "apply"):
-                applied = apply(kube, render_manifests(lab, image.ref), echo)
+                applied = apply(kube, render_manifests(lab, image.ref, plugins), echo)
             with timed(timings, "rollout"):
                 wait_for_rollout(kube, lab, timeout, echo=echo)
             removed = remove_other_mode(kube, lab, image.ref, echo)  # a few reads: not a step of its own
@@ -68,9 +70,9 @@ def run_verb(lab: Lab, lab_file: Path, kubeconfig: Path | None = None, render_on
     mode also kube-scheduler's and the extender's configurations, each alone, to run them oneself); with
     `watch`, again on every saved change under scheduler/ or a plugin folder."""
     if render_only:
-        lab_plugins.checked_registry(lab)  # a profile the plugins refuse is never written
+        plugins = lab_plugins.checked_registry(lab)  # a profile the plugins refuse is never written
         image = image_ref(lab.scheduler.image, platform=host_platform(), plugins=lab_plugins.folders(lab))
-        for path in write_manifests(render_manifests(lab, image), render_only):
+        for path in write_manifests(render_manifests(lab, image, plugins), render_only):
             echo(f"wrote {path}")
         if lab.scheduler.mode == "extender":
             kube_scheduler, extender = write_extender_mode_configs(lab, render_only)
@@ -83,11 +85,11 @@ def run_verb(lab: Lab, lab_file: Path, kubeconfig: Path | None = None, render_on
     def deploy() -> dict[str, Any]:
         # Each round: the plugin folders may have changed since the last one; nothing is built or applied
         # for a profile they refuse.
-        lab_plugins.checked_registry(lab)
+        plugins = lab_plugins.checked_registry(lab)
         # A fresh inventory each round: pyinfra's hosts keep the operations of the last run they were part
         # of, and a second run over the same Host objects fails on them (KeyError in State.get_op_order).
         return deploy_scheduler(lab, kubeconfig or paths.kubeconfig, lab_hosts(lab, lab_file, inventory_file),
-                                paths.state_dir / "images", timeout, echo)
+                                paths.state_dir / "images", timeout, echo, plugins)
 
     if watch:
         watch_and_deploy(deploy, echo, [SCHEDULER_DIR, *lab_plugins.folders(lab)])
