@@ -152,6 +152,10 @@ class Changes:
             deleted.append(described)
         return f"deleted {', '.join(deleted)}" if deleted else None
 
+    def object_undo_commands(self) -> list[str]:
+        """--keep: how to delete the last scenario's objects (a cluster-scoped one outlives the namespace)."""
+        return [f"kubectl delete --raw {path}" for path, _ in reversed(self.objects) if "/namespaces/" not in path]
+
     # --------------------------------------------------------------------------------------- namespace
 
     def delete_pods(self) -> int:

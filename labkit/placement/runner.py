@@ -259,7 +259,8 @@ def undo(session: Session, report: RunReport, keep: bool, echo: Echo | None) -> 
     printed (an interrupted run)."""
     with uninterruptible():
         if keep and session.namespace:
-            report.kept = [f"kubectl delete namespace {session.namespace}", *session.changes.node_undo_commands()]
+            report.kept = [f"kubectl delete namespace {session.namespace}", *session.changes.object_undo_commands(),
+                           *session.changes.node_undo_commands()]
         report.cleanup, problems = session.changes.undo(keep=keep)
         report.warnings.extend(problems)
     if echo is not None:

@@ -89,3 +89,21 @@ def test_an_object_of_a_kind_the_cluster_does_not_serve_is_refused_before_anythi
     assert (f"{scenarios}: scenario 'no-crd': objects[0]: this cluster does not serve kind PodGroup "
             "(scheduling.x-k8s.io/v1alpha1); install its CustomResourceDefinition first") in text
     assert cluster.placement_namespaces() == []
+
+
+def test_keep_leaves_a_cluster_scoped_object_and_says_how_to_delete_it(cluster: Cluster,
+                                                                      deployed: DeploymentStandIn) -> None:
+    high = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "gang-high"},
+             "value": 1000}
+    scenarios = write(cluster, {"scenarios": [{"id": "kept", "title": "t", "objects": [high], "pods": {"count": 1},
+                                               "expect": {"bound": {}}}]})
+    proc = cluster.run("--scenarios", scenarios, "--keep")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert cluster.server.get_object("priorityclasses", "gang-high") is not None
+    assert "kubectl delete --raw /apis/scheduling.k8s.io/v1/priorityclasses/gang-high" in proc.stdout
+    code, report = cluster.run_json("--scenarios", scenarios, "--timeout", "20")
+    assert code == 2 and "already exists" in report["problem"]  # the kept one is in the way, and named
+    cluster.server.delete_object("priorityclasses", "gang-high")  # what the printed command does
+    code, report = cluster.run_json("--scenarios", scenarios, "--timeout", "20")  # without --keep: deleted after
+    assert code == 0, report
+    assert cluster.server.get_object("priorityclasses", "gang-high") is None
