@@ -153,3 +153,27 @@ def test_a_crd_never_established_is_named(tmp_path: Path, kube_api, kube_api_kub
         plugin_manifests.apply(kube, loaded, lambda _line: None, timeout=5, clock=lambda: now[0],
                                sleep=lambda s: now.__setitem__(0, now[0] + s))
     assert "podgroups.scheduling.x-k8s.io not Established within 5 s" in str(err.value)
+
+
+@pytest.mark.api
+def test_deploy_scheduler_applies_them_before_the_schedulers_own(tmp_path: Path, kube_api, kube_api_kubeconfig,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verb's order with image, side-load and rollout stood in for (no nodes here); the apply is real."""
+    from types import SimpleNamespace
+
+    from labkit.scheduler_deploy import verb
+
+    lab = folder_lab(tmp_path, {"crds/podgroup.yaml": [CRD], "manifests/objects.yaml": [PODGROUP]})
+    monkeypatch.setattr(verb, "node_platform", lambda *args: "linux/amd64")
+    monkeypatch.setattr(verb, "ensure_image", lambda *args: SimpleNamespace(ref="localhost/s:1"))
+    monkeypatch.setattr(verb, "side_load", lambda *args: [])
+    monkeypatch.setattr(verb, "wait_for_rollout", lambda *args, **kwargs: None)
+    lines: list[str] = []
+    result = verb.deploy_scheduler(lab, kube_api_kubeconfig, inventory=None, image_dir=tmp_path, echo=lines.append)
+    applied = [r.resource for r in kube_api.requests if r.method == "PATCH"]
+    assert applied[:3] == ["customresourcedefinitions", "podgroups", "serviceaccounts"]
+    assert result["applied"]["podgroup/default-gang"] == "created"
+    assert "plugin manifests" in result["timings"] and lines[-1].startswith("took ")
+    role = kube_api.get_object("clusterroles", lab.scheduler.name)
+    assert {"apiGroups": ["scheduling.x-k8s.io"], "resources": ["podgroups"],
+            "verbs": ["get", "list", "watch"]} in role["rules"]
