@@ -28,7 +28,7 @@ Without pytest::
 By hand: `python -m kubeapi_testserver --port 8001 --kubeconfig /tmp/kc --nodes 3` (Ctrl-C stops it).
 Its own throughput: `python -m kubeapi_testserver.bench_api --nodes 5000 --pods 5000`.
 
-Not served: server-side apply (415), dryRun (ignored: the request is carried out), resource types
+Not served: dryRun (ignored: the request is carried out), resource types
 not listed below (services, daemonsets, ...).
 
 Fixtures: `kube_api` (a fresh started KubeApiServer per test), `kube_api_kubeconfig` (Path),
@@ -53,6 +53,9 @@ Served API
   core/v1 serviceaccounts and rbac.authorization.k8s.io/v1 clusterroles, clusterrolebindings, roles and
   rolebindings (stored and served only: no authorizer reads them, every request is allowed; roleRef is not
   held immutable).
+  apiextensions.k8s.io/v1 customresourcedefinitions, and the kinds they define once created: every verb,
+  namespaced or cluster scoped, /status when declared, pruned and validated against the version's
+  openAPIV3Schema, no longer served once the CRD is deleted (custom_resources.py says what it models).
   pods/log: text/plain from lines the test writes (container, previous, sinceSeconds, follow), with the
   API server's and kubelet's 400s (kubeapi_testserver/pod_logs.py says what it models).
   Discovery: /version, /api, /apis, /api/v1, /apis/{group}/v1, /healthz, /readyz, /livez.
@@ -60,7 +63,8 @@ Served API
   reads a past revision; both 410 once compacted), watch, create (generateName, uid, creationTimestamp,
   resourceVersion; 201), update (PUT; metadata.resourceVersion precondition -> 409 Conflict),
   patch (merge, strategic-merge for maps, keyed lists like status.conditions, $patch; json-patch),
-  delete (DeleteOptions preconditions), deletecollection. Server-side apply is not served (415).
+  delete (DeleteOptions preconditions), deletecollection; server-side apply reduced to create-or-merge
+  (Api.apply says what is not modelled: field ownership and conflicts).
 - The shape and weight of kube-apiserver v1.36.2's answers (tests/kubeapi/test_real_traffic_shape.py holds
   them within 10% of recorded real traffic): managedFields (managed_fields.py), and on API requests the
   ServiceAccount admission's projected token volume and TaintNodesByCondition's not-ready taint on new nodes
@@ -100,7 +104,8 @@ An update that changes nothing is not written (no new resourceVersion, no watch 
   add_namespace(name), create_object/update_object/delete_object/get_object/list_objects(storage, ...)
   with storage one of namespaces, nodes, pods, events, configmaps, leases, deployments,
   poddisruptionbudgets, priorityclasses, persistentvolumeclaims, persistentvolumes, storageclasses,
-  runtimeclasses, limitranges, serviceaccounts, clusterroles, clusterrolebindings, roles, rolebindings.
+  runtimeclasses, limitranges, serviceaccounts, clusterroles, clusterrolebindings, roles, rolebindings,
+  customresourcedefinitions, or a custom resource's "<plural>.<group>" (its CRD's name).
   validate=False stores a pod the real API would refuse (e.g. a malformed quantity).
   Builders: objects.make_node(...), objects.make_pod(...).
 - Reads: pods(ns), nodes(), events(ns) (core/v1 form), bound_pods() -> {"ns/name": node},

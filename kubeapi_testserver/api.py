@@ -10,11 +10,11 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kubeapi_testserver import admission, event_conversion, managed_fields, strategies
+from kubeapi_testserver import admission, custom_resources, event_conversion, managed_fields, strategies
 from kubeapi_testserver.binding import bind_pod
 from kubeapi_testserver.errors import ApiError
 from kubeapi_testserver.kinds import ResourceType
-from kubeapi_testserver.patches import apply_patch
+from kubeapi_testserver.patches import APPLY_PATCH, apply_patch
 from kubeapi_testserver.routes import Route, int_param
 from kubeapi_testserver.selectors import selector_for
 from kubeapi_testserver.store import Obj, Store, now_rfc3339
@@ -27,10 +27,14 @@ NO_UNCONDITIONAL_UPDATE = frozenset({"leases"})
 
 
 def to_wire(rtype: ResourceType, obj: Obj) -> Obj:
+    if rtype.custom:
+        return custom_resources.convert(rtype, obj, to_storage=False)
     return event_conversion.from_core(obj) if rtype.group == "events.k8s.io" else obj
 
 
 def from_wire(rtype: ResourceType, obj: Obj) -> Obj:
+    if rtype.custom:
+        return custom_resources.convert(rtype, obj, to_storage=True)
     return event_conversion.to_core(obj) if rtype.group == "events.k8s.io" else obj
 
 
@@ -54,6 +58,10 @@ class Api:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.graceful_pod_deletion = False
+
+    def custom_type(self, group: str, version: str, plural: str) -> ResourceType | None:
+        """The custom resource type a CRD serves at this path, if any (custom_resources.py)."""
+        return custom_resources.served_type(self.store, group, version, plural)
 
     # ---- reads -------------------------------------------------------------------------------
     def get(self, route: Route) -> Obj:
@@ -143,6 +151,10 @@ class Api:
             obj = admission.admit_service_account(self.store, obj)
         elif rtype.storage == "nodes":
             obj = admission.admit_new_node(obj)
+        elif rtype.custom:
+            obj = custom_resources.admit(rtype, obj)
+        elif rtype.storage == custom_resources.CRD_STORAGE:
+            return custom_resources.create_crd(self.store, obj)
         return to_wire(rtype, self.store.create(rtype.storage, obj))
 
     def update(self, route: Route, body: Any, manager: str = "unknown") -> Obj:
@@ -161,10 +173,17 @@ class Api:
 
         def mutate(old: Obj) -> Obj:
             self._check_object_preconditions(rtype, route.name or "", new_core, old)
-            new = strategies.prepare_update(rtype, new_core, old, route.subresource)
+            new = self._admit_update(rtype, strategies.prepare_update(rtype, new_core, old, route.subresource))
             return managed_fields.on_update(new, old, rtype.storage, manager, route.subresource)
 
         return to_wire(rtype, self.store.update(rtype.storage, route.namespace, route.name, mutate))
+
+    def _admit_update(self, rtype: ResourceType, new: Obj) -> Obj:
+        if rtype.custom:
+            return custom_resources.admit(rtype, new)
+        if rtype.storage == custom_resources.CRD_STORAGE:
+            custom_resources.check_crd(new)
+        return new
 
     def _check_object_preconditions(self, rtype: ResourceType, name: str, new: Obj, old: Obj) -> None:
         """resourceVersion in an update/patch body is a precondition (optimistic concurrency,
@@ -190,10 +209,29 @@ class Api:
             patched = from_wire(rtype, apply_patch(content_type, to_wire(rtype, old), patch))
             _require_url_name(patched.get("metadata") or {}, route.name)
             self._check_object_preconditions(rtype, route.name or "", patched, old)
-            new = strategies.prepare_update(rtype, patched, old, route.subresource)
+            new = self._admit_update(rtype, strategies.prepare_update(rtype, patched, old, route.subresource))
             return managed_fields.on_update(new, old, rtype.storage, manager, route.subresource)
 
         return to_wire(rtype, self.store.update(rtype.storage, route.namespace, route.name, mutate))
+
+    def apply(self, route: Route, body: Any, field_manager: str) -> tuple[int, Obj]:
+        """Server-side apply (https://kubernetes.io/docs/reference/using-api/server-side-apply/), reduced to
+        what a deploy tool observes: fieldManager is required (400 otherwise); a missing object is created
+        (201); an existing one gets the applied fields (maps merge, lists replaced, as apply does for atomic
+        lists) and keeps its resourceVersion when that changes nothing (200). Not modelled: field ownership
+        (conflicts between managers, fields a manager stops applying being removed), managedFields of
+        operation Apply."""
+        rtype = route.rtype
+        assert rtype is not None and route.name is not None
+        if not field_manager:
+            raise ApiError.bad_request("PATCH requests with apply content type require fieldManager to be set")
+        if not isinstance(body, dict):
+            raise ApiError.bad_request(f"the body of the request is not a {rtype.kind} object")
+        _require_url_name(body.get("metadata") or {}, route.name)
+        if self.store.get(rtype.storage, route.namespace, route.name) is None:
+            create_route = Route(rtype, route.namespace, None, None, False)
+            return 201, self.create(create_route, body, field_manager)
+        return 200, self.patch(route, APPLY_PATCH, body, field_manager)
 
     def delete(self, route: Route, options: Any, query: Query | None = None) -> Obj:
         """Delete with optional DeleteOptions.preconditions (uid, resourceVersion).
@@ -219,6 +257,8 @@ class Api:
 
         if rtype.storage == "namespaces":
             return self._delete_namespace(route.name, check)
+        if rtype.storage == custom_resources.CRD_STORAGE:
+            return custom_resources.delete_crd(self.store, route.name, check)
         if rtype.storage == "pods" and self.graceful_pod_deletion:
             grace = options.get("gracePeriodSeconds")
             if grace is None and query and query.get("gracePeriodSeconds"):

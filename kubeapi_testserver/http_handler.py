@@ -27,6 +27,7 @@ from urllib.parse import parse_qsl, urlsplit
 from kubeapi_testserver.api import to_wire
 from kubeapi_testserver.errors import ApiError
 from kubeapi_testserver.managed_fields import manager_of
+from kubeapi_testserver.patches import APPLY_PATCH
 from kubeapi_testserver.pod_logs import log_target
 from kubeapi_testserver.routes import Route, int_param, parse, query_bool, verb_of
 from kubeapi_testserver.watching import WatchPlan, watch_event
@@ -121,7 +122,7 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
                 record.finish(200)
                 self._send_json(200, fixed)
                 return
-            route = parse(url.path)
+            route = parse(url.path, server.api.custom_type)
             watch = query_bool(query, "watch")
             verb = verb_of(method, route, watch)
             record.describe(verb, route)
@@ -171,7 +172,10 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
         if verb == "update":
             return 200, api.update(route, body, manager)
         if verb == "patch":
-            return 200, api.patch(route, self.headers.get("Content-Type") or "", body, manager)
+            content_type = self.headers.get("Content-Type") or ""
+            if content_type.startswith(APPLY_PATCH):
+                return api.apply(route, body, query.get("fieldManager") or "")
+            return 200, api.patch(route, content_type, body, manager)
         if verb == "delete":
             return 200, api.delete(route, body, query)
         if verb == "deletecollection":
@@ -277,7 +281,8 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
         # nextBookmarkTime ("right before the watcher timeout - for now we simply set it 2s before").
         pre_timeout = deadline - 2.0
         pre_timeout_sent = pre_timeout <= last_sent
-        shareable = rtype.group != "events.k8s.io"  # other representations are encoded per watcher
+        # other representations (events.k8s.io, a custom resource's other versions) are encoded per watcher
+        shareable = rtype.group != "events.k8s.io" and (not rtype.custom or rtype.version == rtype.storage_version)
         while True:
             now = time.monotonic()
             if now >= deadline:
@@ -315,6 +320,8 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
                 last_sent = time.monotonic()
             elif self._client_gone():
                 return True
+            if rtype.custom and server.api.custom_type(rtype.group, rtype.version, rtype.plural) is None:
+                return True  # its CRD was deleted (after its objects, whose DELETED events were sent)
 
     def _client_gone(self) -> bool:
         """True when the client closed its end (readable socket with nothing to read)."""

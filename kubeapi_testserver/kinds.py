@@ -43,6 +43,10 @@ class ResourceType:
     fields: FieldGetters
     subresources: frozenset[str] = field(default_factory=frozenset)
     short_names: tuple[str, ...] = ()
+    # Custom resources (custom_resources.py): defined by a CRD, stored at its storage version, with its schema.
+    custom: bool = False
+    storage_version: str = ""
+    schema: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def api_version(self) -> str:
@@ -98,8 +102,7 @@ RESOURCES: tuple[ResourceType, ...] = (
     ResourceType("rbac.authorization.k8s.io", "v1", "roles", "Role", True, "roles", _getters()),
     ResourceType("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True, "rolebindings",
                  _getters()),
-    # Stored and served only: no apiextensions controller here (a test writes the Established condition it
-    # would write) and the kinds a CRD defines are not served.
+    # The kinds a CRD defines are served once it is created (custom_resources.py).
     ResourceType("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
                  "customresourcedefinitions", _getters(), frozenset({"status"}), ("crd", "crds")),
     # Read by the Priority admission plugin at pod creation (strategies.admit_priority).
@@ -140,3 +143,11 @@ def lookup(group: str, version: str, plural: str) -> ResourceType | None:
 
 def storage_type(storage: str) -> ResourceType:
     return STORAGE_TYPE[storage]
+
+
+def storage_names(storage: str) -> tuple[str, str]:
+    """(plural, group) of a storage key, for error messages: built-in, or a custom resource's <plural>.<group>."""
+    if storage in STORAGE_TYPE:
+        return STORAGE_TYPE[storage].plural, STORAGE_TYPE[storage].group
+    plural, _, group = storage.partition(".")
+    return plural, group

@@ -133,6 +133,19 @@ def json_patch(target: Any, patch: Any) -> Any:
         raise ApiError.for_code(422, str(exc)) from exc
 
 
+APPLY_PATCH = "application/apply-patch+yaml"
+
+
+def apply_configuration(live: dict[str, Any], applied: dict[str, Any]) -> dict[str, Any]:
+    """The applied configuration's fields set on the live object: maps merge, everything else (lists
+    included) is replaced. Fields an earlier apply set and this one leaves out are kept (no field ownership)."""
+    out = dict(live)
+    for key, value in applied.items():
+        out[key] = apply_configuration(out[key], value) if isinstance(value, dict) and isinstance(
+            out.get(key), dict) else value
+    return out
+
+
 def apply_patch(content_type: str, target: dict[str, Any], patch: Any) -> dict[str, Any]:
     """Dispatch on the request's Content-Type (parameters such as charset ignored)."""
     kind = content_type.split(";", 1)[0].strip().lower()
@@ -142,8 +155,10 @@ def apply_patch(content_type: str, target: dict[str, Any], patch: Any) -> dict[s
         result = strategic_merge_patch(target, patch)
     elif kind == JSON_PATCH:
         result = json_patch(target, patch)
+    elif kind == APPLY_PATCH and isinstance(patch, dict):
+        # Server-side apply, reduced (see Api.patch): the applied configuration merged onto the live object.
+        result = apply_configuration(target, patch)
     else:
-        # Server-side apply (application/apply-patch+yaml) needs managed fields: not served here.
         raise ApiError.unsupported_media_type(content_type)
     if not isinstance(result, dict):
         raise ApiError.bad_request("the patch result is not a JSON object")

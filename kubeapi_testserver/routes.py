@@ -8,7 +8,7 @@ DELETE item=delete, DELETE collection=deletecollection.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from kubeapi_testserver.errors import ApiError
@@ -33,7 +33,11 @@ def not_found_path() -> ApiError:
     return ApiError.for_code(404, "the server could not find the requested resource")
 
 
-def parse(path: str) -> Route:
+CustomLookup = Callable[[str, str, str], ResourceType | None]
+
+
+def parse(path: str, custom: CustomLookup | None = None) -> Route:
+    """The route of a path; `custom` finds the custom resource types CRDs define (custom_resources.py)."""
     parts = [p for p in path.split("/") if p]
     if len(parts) >= 2 and parts[0] == "api":
         group, version, rest = "", parts[1], parts[2:]
@@ -55,6 +59,8 @@ def parse(path: str) -> Route:
     if group == "" and plural == "bindings" and namespace and name is None:
         return Route(None, namespace, None, None, watch_path)
     rtype = lookup(group, version, plural)
+    if rtype is None and custom is not None:
+        rtype = custom(group, version, plural)
     if rtype is None or (sub is not None and sub not in rtype.subresources):
         raise not_found_path()
     if rtype.namespaced and not namespace and name is not None:

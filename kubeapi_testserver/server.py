@@ -13,11 +13,11 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
 
-from kubeapi_testserver import strategies
+from kubeapi_testserver import custom_resources, strategies
 from kubeapi_testserver.api import Api
 from kubeapi_testserver.errors import ApiError
 from kubeapi_testserver.http_handler import KubeApiRequestHandler
-from kubeapi_testserver.kinds import RESOURCES, storage_type
+from kubeapi_testserver.kinds import RESOURCES, ResourceType, storage_type
 from kubeapi_testserver.kubeconfig import write_kubeconfig
 from kubeapi_testserver.objects import make_node, make_pod, node_ready_condition
 from kubeapi_testserver.patches import strategic_merge_patch
@@ -206,12 +206,19 @@ class KubeApiServer:
             return {"kind": "APIVersions", "versions": ["v1"],
                     "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": self.url[7:]}]}
         if path == "/apis":
-            groups = sorted({r.group for r in RESOURCES if r.group})
+            versions: dict[str, list[str]] = {g: ["v1"] for g in sorted({r.group for r in RESOURCES if r.group})}
+            for r in custom_resources.served_types(self.store):
+                if r.version not in versions.setdefault(r.group, []):
+                    versions[r.group].append(r.version)
             return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
-                {"name": g, "versions": [{"groupVersion": f"{g}/v1", "version": "v1"}],
-                 "preferredVersion": {"groupVersion": f"{g}/v1", "version": "v1"}} for g in groups]}
+                {"name": g, "versions": [{"groupVersion": f"{g}/{v}", "version": v} for v in vs],
+                 "preferredVersion": {"groupVersion": f"{g}/{vs[0]}", "version": vs[0]}}
+                for g, vs in versions.items()]}
         if path in _GROUP_VERSION_PATHS:
             return self._resource_list(_GROUP_VERSION_PATHS[path])
+        custom = [r for r in custom_resources.served_types(self.store) if f"/apis/{r.api_version}" == path]
+        if custom:
+            return self._resource_list(custom[0].api_version)
         if path in ("/healthz", "/readyz", "/livez"):
             return {"kind": "Status", "apiVersion": "v1", "status": "Success", "message": "ok", "code": 200}
         return None
@@ -219,7 +226,7 @@ class KubeApiServer:
     def _resource_list(self, group_version: str) -> Obj:
         verbs = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
         resources = []
-        for r in RESOURCES:
+        for r in [*RESOURCES, *custom_resources.served_types(self.store)]:
             if r.api_version != group_version:
                 continue
             resources.append({"name": r.plural, "singularName": r.kind.lower(), "namespaced": r.namespaced,
@@ -325,7 +332,7 @@ class KubeApiServer:
     def create_object(self, storage: str, obj: Obj, *, validate: bool = True) -> Obj:
         """Store an object directly (no HTTP). validate=False skips defaulting and validation, e.g.
         for a malformed pod the real API would refuse but a scheduler must survive."""
-        rtype = storage_type(storage)
+        rtype = self._storage_type(storage)
         namespace = (obj.get("metadata") or {}).get("namespace", "default") if rtype.namespaced else ""
         if rtype.namespaced:
             self._ensure_namespace(namespace)
@@ -333,11 +340,20 @@ class KubeApiServer:
             obj = strategies.encode_zero_fields(rtype, strategies.prepare_create(rtype, obj, namespace))
             if storage == "pods":
                 obj = strategies.admit_default_tolerations(strategies.admit_priority(self.store, obj))
+            elif rtype.custom:
+                obj = custom_resources.admit(rtype, obj)
+            elif storage == custom_resources.CRD_STORAGE:
+                return custom_resources.create_crd(self.store, obj)
         else:
             obj = {"apiVersion": rtype.api_version, "kind": rtype.kind, **obj}
             if rtype.namespaced:
                 obj["metadata"] = {**obj["metadata"], "namespace": namespace}
         return self.store.create(storage, obj)
+
+    def _storage_type(self, storage: str) -> ResourceType:
+        """A built-in storage key, or a custom resource's "<plural>.<group>" (its CRD's name)."""
+        custom = custom_resources.storage_version_type(self.store, storage)
+        return custom if custom is not None else storage_type(storage)
 
     def update_object(self, storage: str, name: str, change: Obj | Callable[[Obj], Obj],
                       namespace: str = "") -> Obj:
@@ -348,6 +364,8 @@ class KubeApiServer:
         return self.store.update(storage, namespace, name, mutate)
 
     def delete_object(self, storage: str, name: str, namespace: str = "") -> Obj:
+        if storage == custom_resources.CRD_STORAGE:
+            return custom_resources.delete_crd(self.store, name)
         return self.store.delete(storage, namespace, name)
 
     def get_object(self, storage: str, name: str, namespace: str = "") -> Obj | None:

@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubeapi_testserver.errors import ApiError
-from kubeapi_testserver.kinds import storage_type
+from kubeapi_testserver.kinds import storage_names
 
 Obj = dict[str, Any]
 Key = tuple[str, str]  # (namespace or "", name)
@@ -108,8 +108,8 @@ class Store:
     def _current_locked(self, storage: str, namespace: str, name: str) -> Obj:
         current = self._objects.get(storage, {}).get((namespace, name))
         if current is None:
-            rtype = storage_type(storage)
-            raise ApiError.not_found(rtype.plural, name, rtype.group)
+            plural, group = storage_names(storage)
+            raise ApiError.not_found(plural, name, group)
         return current
 
     def _stamp(self, obj: Obj, rv: int) -> Obj:
@@ -125,11 +125,11 @@ class Store:
         """Insert a new object; fills uid and creationTimestamp if absent; 409 if the name is taken."""
         meta = obj.get("metadata", {})
         key = (meta.get("namespace", ""), meta["name"])
-        rtype = storage_type(storage)
         with self._cond:
             table = self._objects.setdefault(storage, {})
             if key in table:
-                raise ApiError.already_exists(rtype.plural, key[1], rtype.group)
+                plural, group = storage_names(storage)
+                raise ApiError.already_exists(plural, key[1], group)
             self._rv += 1
             meta = {**meta, "resourceVersion": str(self._rv)}
             meta.setdefault("uid", str(uuid.uuid4()))

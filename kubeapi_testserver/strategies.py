@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from kubeapi_testserver.errors import ApiError
-from kubeapi_testserver.kinds import ResourceType, storage_type
+from kubeapi_testserver.kinds import STORAGE_TYPE, ResourceType
 from kubeapi_testserver.store import Store
 
 Obj = dict[str, Any]
@@ -79,9 +79,13 @@ def prepare_create(rtype: ResourceType, obj: Obj, namespace: str) -> Obj:
     for system_field in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
                          "selfLink", "generation"):
         meta.pop(system_field, None)
-    if rtype.storage == "pods":
-        meta["generation"] = 1  # pods track metadata.generation (PodObservedGenerationTracking)
-    stored_as = storage_type(rtype.storage)  # events.k8s.io/v1 events are kept as core/v1 ones
+    if rtype.storage == "pods" or rtype.custom:
+        # pods track metadata.generation (PodObservedGenerationTracking); custom resources always do
+        meta["generation"] = 1
+    if rtype.custom:  # kept at the CRD's storage version
+        out = {**obj, "apiVersion": f"{rtype.group}/{rtype.storage_version}", "kind": rtype.kind, "metadata": meta}
+        return out
+    stored_as = STORAGE_TYPE[rtype.storage]  # events.k8s.io/v1 events are kept as core/v1 ones
     out = {**obj, "apiVersion": stored_as.api_version, "kind": stored_as.kind, "metadata": meta}
     preparer = _CREATE.get(rtype.storage)
     return preparer(out) if preparer else out
@@ -294,8 +298,10 @@ def prepare_update(rtype: ResourceType, new: Obj, old: Obj, subresource: str | N
     """Carry server-owned metadata over and apply the main-resource/status split.
 
     PrepareForUpdate of pods, nodes, namespaces, claims and PVs (pkg/registry/core/*/strategy.go) and
-    PodDisruptionBudgets (pkg/registry/policy/poddisruptionbudget/strategy.go): an update of the main
-    resource keeps the old status; an update through /status keeps the old spec.
+    PodDisruptionBudgets (pkg/registry/policy/poddisruptionbudget/strategy.go), CRDs
+    (apiextensions-apiserver pkg/registry/customresourcedefinition/strategy.go), and custom resources with a
+    status subresource: an update of the main resource keeps the old status; an update through /status keeps
+    the old spec.
     """
     meta = dict(new.get("metadata") or {})
     old_meta = old["metadata"]
@@ -307,7 +313,7 @@ def prepare_update(rtype: ResourceType, new: Obj, old: Obj, subresource: str | N
             meta.pop(system_field, None)
     out = {**new, "apiVersion": old.get("apiVersion"), "kind": old.get("kind"), "metadata": meta}
     if rtype.storage in ("pods", "nodes", "namespaces", "persistentvolumeclaims", "persistentvolumes",
-                         "poddisruptionbudgets"):
+                         "poddisruptionbudgets", "customresourcedefinitions"):
         if subresource == "status":
             out["spec"] = old.get("spec")
             if rtype.storage == "pods":
@@ -319,6 +325,20 @@ def prepare_update(rtype: ResourceType, new: Obj, old: Obj, subresource: str | N
                 out["status"] = old["status"]
             else:
                 out.pop("status", None)
+    if rtype.custom and "status" in rtype.subresources:
+        # apiextensions-apiserver pkg/registry/customresource/strategy.go and status_strategy.go
+        if subresource == "status":
+            out = {**{k: v for k, v in old.items() if k != "status"}, "metadata": meta,
+                   **({"status": new["status"]} if "status" in new else {})}
+        else:
+            out = {**{k: v for k, v in out.items() if k != "status"}, **({"status": old["status"]} if "status" in old
+                                                                           else {})}
+    if rtype.custom and "generation" in old_meta:
+        # a custom resource's generation counts every change but metadata (and status, with its subresource)
+        ignored = ("apiVersion", "kind", "metadata", *(("status",) if "status" in rtype.subresources else ()))
+        if {k: v for k, v in out.items() if k not in ignored} != {k: v for k, v in old.items() if k not in ignored}:
+            meta["generation"] = old_meta["generation"] + 1
+        return out
     # metadata.generation counts changes of the desired state (spec), not of status
     # (https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/object-meta/).
     if out.get("spec") != old.get("spec") and "generation" in old_meta:

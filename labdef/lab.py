@@ -369,7 +369,8 @@ class SchedulerSettings(StrictModel):
     # debug logs every node's verdict for every pod.
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     # Plugin folders (relative to the lab file; each a Python package declaring PLUGINS) or module names:
-    # shipped in the image (folders at /opt/kubelab/plugins/<folder name>) and loaded by the scheduler.
+    # shipped in the image (folders at /opt/kubelab/plugins/<folder name>) and loaded by the scheduler. A
+    # folder's `crds/` and `manifests/` YAML files are applied before the scheduler.
     plugins: list[str] = Field(default_factory=list)
     # The scheduler's profile (scheduler.name is its schedulerName).
     profile: SchedulerProfile = SchedulerProfile()

@@ -16,6 +16,7 @@ from pathlib import Path
 from labdef.errors import UserError
 from labdef.lab import Lab, is_folder
 from scheduler.config import API_VERSION, ConfigError, KubeSchedulerConfiguration, parse_config
+from scheduler.extender.limits import extender_problems
 from scheduler.framework import PluginError, Registry, load_registry
 
 IMAGE_PLUGINS_DIR = "/opt/kubelab/plugins"
@@ -113,9 +114,26 @@ class ProfileError(UserError):
     """The lab's scheduler.profile names a plugin, weight or arg the scheduler's plugins refuse."""
 
 
+class ExtenderModeError(UserError):
+    """In extender mode, scheduler.profile runs plugins at points kube-scheduler never asks an extender about."""
+
+
+def check_extender_mode(lab: Lab, config: KubeSchedulerConfiguration) -> None:
+    """In extender mode (scheduler.mode: extender), refuse a profile whose plugins need points the extender
+    protocol (filter, prioritize, preempt, bind) never reaches, such as Reserve or Permit, naming each plugin,
+    its point and the way out (standalone mode)."""
+    if lab.scheduler.mode != "extender":
+        return
+    problems = extender_problems(config)
+    if problems:
+        raise ExtenderModeError("scheduler.mode is extender, but scheduler.profile needs extension points an "
+                                "extender is never called at:\n" + "\n".join(f"  - {p}" for p in problems))
+
+
 def checked_registry(lab: Lab) -> Registry:
-    """The lab's plugins loaded and its profile validated against them: what deploy-scheduler, doctor and
-    test-placement start from. Raises a UserError naming the field."""
+    """The lab's plugins loaded, its profile validated against them and, in extender mode, refused when it
+    needs points an extender never reaches: what deploy-scheduler and doctor start from. Raises a UserError
+    naming the field."""
     plugins = registry(lab)
-    validate_profile(lab, plugins)
+    check_extender_mode(lab, validate_profile(lab, plugins))
     return plugins

@@ -1,6 +1,7 @@
 """What a placement run changes in the cluster, recorded as it happens so it can all be undone: the run's
 namespace, node labels (the original value of each, or its absence), node taints and cordons (each node's
-original spec.taints and spec.unschedulable), PriorityClasses and the scheduler Deployment's replicas.
+original spec.taints and spec.unschedulable), PriorityClasses, the scenarios' objects and the scheduler
+Deployment's replicas.
 
 Undo runs on success, failure and Ctrl-C (the runner calls it from `finally`); each step is independent, so
 one failing does not stop the others, and each is safe to repeat.
@@ -35,6 +36,7 @@ class Changes:
     specs: dict[str, dict[str, object]] = field(default_factory=dict)  # node -> taints/unschedulable -> original
     deployment: tuple[str, str, int] | None = None  # (namespace, name, original replicas)
     priority_classes: list[str] = field(default_factory=list)  # created by the run
+    objects: list[tuple[str, str]] = field(default_factory=list)  # a scenario's objects: (API path, kind/name)
 
     # ------------------------------------------------------------------------ node labels and annotations
 
@@ -131,6 +133,29 @@ class Changes:
             deleted.append(name)
         return f"deleted PriorityClass {', '.join(reversed(deleted))}" if deleted else None
 
+    # -------------------------------------------------------------------------------- scenario objects
+
+    def create_object(self, collection: str, obj: dict[str, object], described: str) -> None:
+        created = self.kube.create(collection, obj)
+        self.objects.append((f"{collection}/{created['metadata']['name']}", described))
+
+    def delete_objects(self) -> str | None:
+        """The scenario's objects, last created first (a cluster-scoped one would outlive the namespace)."""
+        deleted = []
+        while self.objects:
+            path, described = self.objects.pop()
+            try:
+                self.kube.delete(path)
+            except KubeError:
+                self.objects.append((path, described))
+                raise
+            deleted.append(described)
+        return f"deleted {', '.join(deleted)}" if deleted else None
+
+    def object_undo_commands(self) -> list[str]:
+        """--keep: how to delete the last scenario's objects (a cluster-scoped one outlives the namespace)."""
+        return [f"kubectl delete --raw {path}" for path, _ in reversed(self.objects) if "/namespaces/" not in path]
+
     # --------------------------------------------------------------------------------------- namespace
 
     def delete_pods(self) -> int:
@@ -155,8 +180,8 @@ class Changes:
         problems: list[str] = []
         steps = [("scheduler replicas", self.restore_replicas), ("priority classes", self.delete_priority_classes)]
         if not keep:
-            steps += [("test pods", self._pods_step), ("nodes", self._nodes_step),
-                      ("namespace", self._namespace_step)]
+            steps += [("test pods", self._pods_step), ("scenario objects", self.delete_objects),
+                      ("nodes", self._nodes_step), ("namespace", self._namespace_step)]
         for what, step in steps:
             try:
                 line = step()

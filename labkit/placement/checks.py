@@ -59,8 +59,13 @@ def check(session: Session, scenario: Scenario) -> ScenarioResult:
     if missing:
         return ScenarioResult(scenario, expected, Verdict(SKIP, f"{missing} ({session.config.source})"))
     session.apply_node_changes(scenario.nodes)
+    session.create_objects(scenario)
     if expect.untouched is not None:
         return untouched(session, scenario, expected)
+    if expect.none_bound is not None:
+        return none_bound(session, scenario, expected)
+    if expect.bound_all_or_none is not None:
+        return all_or_none(session, scenario, expected)
     if expect.bound_after_restart is not None:
         return restart(session, scenario, expected)
     plain = eligibility(session, scenario)
@@ -141,6 +146,58 @@ def untouched(session: Session, scenario: Scenario, expected: str) -> ScenarioRe
     session.wait(lambda: any(s.node for s in session.read_all(names, with_events=False)), seconds)
     states = session.read_all(names)
     return ScenarioResult(scenario, expected, judge.untouched(states, seconds), states)
+
+
+SET_COMPLETION_SECONDS = 5.0  # at least this long for a half-bound set to be bound whole before it is judged
+
+
+def none_bound(session: Session, scenario: Scenario, expected: str) -> ScenarioResult:
+    assert scenario.expect.none_bound is not None
+    names = session.create_pods(scenario, _count(session, scenario))
+    seconds = scenario.expect.none_bound.seconds
+    # early only if something binds one
+    session.wait(lambda: any(s.node for s in session.read_all(names, with_events=False)), seconds)
+    states = session.read_all(names)
+    return ScenarioResult(scenario, expected, judge.none_bound(states, seconds), states)
+
+
+def all_or_none(session: Session, scenario: Scenario, expected: str) -> ScenarioResult:
+    """Wait until whole_sets sets are bound whole (every set when unset), watch the others settle_seconds more,
+    and, as members of a gang are bound one by one, give a set caught half-bound a moment to complete."""
+    spec = scenario.expect.bound_all_or_none
+    assert spec is not None
+    names = session.create_pods(scenario, _count(session, scenario))
+    sets = session.pod_sets(scenario, names)
+    want = len(sets) if spec.whole_sets is None else spec.whole_sets
+
+    def by_set(with_events: bool = False) -> dict[str, list[PodState]]:
+        states = {s.name: s for s in session.read_all(names, with_events=with_events)}
+        return {name: [states[m] for m in members] for name, members in sets.items()}
+
+    def whole(current: dict[str, list[PodState]]) -> int:
+        return sum(1 for members in current.values() if all(s.node for s in members))
+
+    def settled() -> bool:
+        return not any(0 < sum(1 for s in members if s.node) < len(members) for members in by_set().values())
+
+    session.wait(lambda: whole(by_set()) >= want, session.options.timeout)
+    if whole(by_set()) < len(sets):
+        time.sleep(spec.settle_seconds)  # the sets not bound must stay so: watched this long
+    session.wait(settled, max(spec.settle_seconds, SET_COMPLETION_SECONDS))
+    final = by_set(with_events=True)
+    states = [s for members in final.values() for s in members]
+    result = ScenarioResult(scenario, expected, judge.all_or_none(final, spec.whole_sets), states)
+    if not result.verdict.ok:
+        pending = [s for s in states if s.node is None]
+        result.explanation = session.explain(pending[-1].name) if pending else None
+    return result
+
+
+def _count(session: Session, scenario: Scenario) -> int:
+    """pods.count, or per_eligible_node x the nodes the scheduler's filters allow for one of the pods."""
+    if scenario.pods.per_eligible_node is None:
+        return scenario.pods.total(0)
+    return scenario.pods.total(sum(1 for v in eligibility(session, scenario).nodes if v.fits))
 
 
 def restart(session: Session, scenario: Scenario, expected: str) -> ScenarioResult:

@@ -227,3 +227,36 @@ def preempted(fillers: Mapping[str, str], after: Iterable[PodState], pods: Seque
             return Verdict(MISS, f"{victim.name} was deleted without a Preempted event")
     shown = ", ".join(f"{v.name} ({v.events_with('Preempted')[-1].message})" for v in gone)
     return Verdict(PASS, f"bound to {', '.join(sorted(freed))} after preempting {shown}")
+
+
+def none_bound(states: Sequence[PodState], seconds: float) -> Verdict:
+    """None of the pods bound (a scheduler may report on them: events are allowed)."""
+    bound = [s for s in states if s.node is not None]
+    if bound:
+        return Verdict(MISS, f"{len(bound)} of {len(states)} pods bound within {seconds:g} s: "
+                             + ", ".join(f"{s.name}->{s.node}" for s in bound[:5]))
+    return Verdict(PASS, f"none of {len(states)} bound after {seconds:g} s{_last_failure(list(states))}")
+
+
+def all_or_none(sets: Mapping[str, Sequence[PodState]], whole_sets: int | None) -> Verdict:
+    """Each set of pods bound whole or not at all, and `whole_sets` of them (None: every set) bound whole."""
+    def shown(members: Sequence[PodState]) -> str:
+        nodes = Counter(s.node for s in members if s.node)
+        return ", ".join(f"{n} x{c}" if c > 1 else n for n, c in sorted(nodes.items()))
+
+    for name, members in sets.items():
+        bound = [s for s in members if s.node]
+        if 0 < len(bound) < len(members):
+            waiting = [s for s in members if not s.node]
+            return Verdict(MISS, f"set {name}: {len(bound)} of {len(members)} bound ({shown(members)}), "
+                                 f"{', '.join(s.name for s in waiting[:3])} not: all or none expected"
+                                 f"{_last_failure(waiting)}")
+    whole = [name for name, members in sets.items() if all(s.node for s in members)]
+    want = len(sets) if whole_sets is None else whole_sets
+    parts = [f"{name}: {len(members)} bound ({shown(members)})" if name in whole else f"{name}: none bound"
+             for name, members in sets.items()]
+    if len(whole) != want:
+        unbound = [s for name, members in sets.items() if name not in whole for s in members]
+        return Verdict(MISS, f"{len(whole)} of {len(sets)} set(s) bound whole, expected {want}: {'; '.join(parts)}"
+                             f"{_last_failure(unbound)}")
+    return Verdict(PASS, "; ".join(parts))

@@ -4,10 +4,10 @@ One run:
 1. connect (kubeconfig, context), read the nodes and the scheduler's configuration (explain.py);
 2. create a namespace of its own (generated name, session.py) and probe the scheduler with one plain pod
    (probe.py): a cluster without the scheduler gets one message saying so and how to deploy it, not timeouts;
-3. each scenario (the scenario files: scenarios.py): set its nodes as it asks, create its pods from
+3. each scenario (the scenario files: scenarios.py): set its nodes as it asks, create its objects, its pods from
    templates/placement/ with its patch, wait (bounded) for bindings or events, judge them (checks.py,
    judge.py); a miss records the pods' events and, per node, the scheduler's filter reasons and scores for
-   the pod; then delete its pods and restore its nodes before the next;
+   the pod; then delete its pods and objects and restore its nodes before the next;
 4. undo everything on success, failure or Ctrl-C/SIGTERM (changes.py); --keep leaves the namespace and the
    last scenario's pods and node changes for inspection (the scheduler's replicas are always restored).
 """
@@ -34,7 +34,7 @@ from labkit.placement.judge import MISS, PASS
 from labkit.placement.options import PlacementOptions
 from labkit.placement.probe import probe
 from labkit.placement.scenarios import SCENARIOS_FILE, Scenario, ScenarioSet, load_scenarios
-from labkit.placement.session import MANAGED_BY, Session
+from labkit.placement.session import MANAGED_BY, Session, served_kind
 from scheduler.framework import Registry
 
 EXIT_OK, EXIT_MISS, EXIT_ERROR, EXIT_NO_SCHEDULER = 0, 1, 2, 3
@@ -160,6 +160,17 @@ def check_selectors(scenarios: list[Scenario], nodes: list[dict[str, Any]]) -> N
                                      f"{change.select} matches no node of this cluster (nodes: {names})")
 
 
+def check_objects(scenarios: list[Scenario], kube: Kube) -> None:
+    """Every kind a scenario's objects name is served by this cluster: refused before anything changes."""
+    for scenario in scenarios:
+        for i, obj in enumerate(scenario.objects):
+            if served_kind(kube, obj["apiVersion"], obj["kind"]) is None:
+                raise PlacementError(
+                    f"{scenario.source}: scenario {scenario.id!r}: objects[{i}]: this cluster does not serve kind "
+                    f"{obj['kind']} ({obj['apiVersion']}); install its CustomResourceDefinition first (deploy-scheduler "
+                    "applies the crds/ of the lab's plugin folders), or fix apiVersion and kind")
+
+
 def check_lab_against_cluster(lab: Lab, config: SchedulerConfig, plugins: Registry) -> list[str]:
     """What the deployed scheduler runs that the lab definition would not: a warning saying to redeploy."""
     warnings = []
@@ -221,6 +232,7 @@ def run(lab: Lab, options: PlacementOptions, echo: Echo = lambda _line: None) ->
     with contextlib.closing(Kube.from_kubeconfig(options.kubeconfig, options.context)) as kube:
         nodes = kube.nodes()
         check_selectors(scenarios, nodes)
+        check_objects(scenarios, kube)
         config = load_scheduler_config(kube, lab, options.scheduler_config, plugins)
         report = RunReport(lab.name, kube.where, lab.scheduler.name, config_source=config.source,
                            mode=config.mode)
@@ -247,7 +259,8 @@ def undo(session: Session, report: RunReport, keep: bool, echo: Echo | None) -> 
     printed (an interrupted run)."""
     with uninterruptible():
         if keep and session.namespace:
-            report.kept = [f"kubectl delete namespace {session.namespace}", *session.changes.node_undo_commands()]
+            report.kept = [f"kubectl delete namespace {session.namespace}", *session.changes.object_undo_commands(),
+                           *session.changes.node_undo_commands()]
         report.cleanup, problems = session.changes.undo(keep=keep)
         report.warnings.extend(problems)
     if echo is not None:

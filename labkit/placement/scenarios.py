@@ -4,8 +4,9 @@
 plugins); a plugin folder brings its own (`plugins/<name>/scenarios.yaml`), listed in the lab definition's
 `placement.scenarios` or given with `--scenarios FILE`. The vocabulary is documented at the top of
 `scenarios.yaml`. Nothing here knows any plugin: a scenario sets node labels, annotations, taints or cordons, creates
-pods (the base pod with a patch, a count, a priority) and states what must follow (bound where, spread
-how evenly, Pending why, preempted how many). The runner does it (checks.py) and the judge checks it.
+objects (a PodGroup, a ConfigMap) and pods (the base pod with a patch, a count, a priority, sets of them) and
+states what must follow (bound where, spread how evenly, Pending why, preempted how many, sets bound whole or
+not at all, nothing bound for a while). The runner does it (checks.py) and the judge checks it.
 A bad file is rejected before anything changes, naming the file, the scenario and the field.
 """
 
@@ -109,6 +110,21 @@ class NodeChange(StrictModel):
         return self
 
 
+class Split(StrictModel):
+    """The pods split in name order into equal sets, each labelled `label: <its value>` (a gang per set)."""
+
+    label: str = Field(min_length=1)
+    values: list[str] = Field(min_length=1)
+
+    @field_validator("values")
+    @classmethod
+    def _unique(cls, values: list[str]) -> list[str]:
+        repeated = sorted({v for v in values if values.count(v) > 1})
+        if repeated:
+            raise ValueError(f"each set needs its own value: {', '.join(repeated)} repeated")
+        return values
+
+
 class Pods(StrictModel):
     count: int | None = Field(None, ge=1, le=500)
     # spread scenarios: this many pods per eligible node (the nodes the scheduler's filters allow for one)
@@ -120,6 +136,8 @@ class Pods(StrictModel):
     patch: dict[str, Any] = Field(default_factory=dict)
     # The pods' priority: the run creates a PriorityClass with this value and deletes it afterwards.
     priority: int | None = Field(None, ge=-2_000_000_000, le=1_000_000_000)
+    # Sets of pods (gangs): the pods split in name order into len(values) equal sets labelled label=value.
+    split: Split | None = None
 
     @model_validator(mode="after")
     def _one_count(self) -> Pods:
@@ -127,7 +145,23 @@ class Pods(StrictModel):
             raise ValueError("give exactly one of count or per_eligible_node")
         if self.extra and self.per_eligible_node is None:
             raise ValueError("extra goes with per_eligible_node (pods beyond those per eligible node)")
+        if self.split is not None:
+            sets = len(self.split.values)
+            if self.count is None:
+                raise ValueError("split goes with count (pods split into equal sets), not per_eligible_node")
+            if self.count % sets:
+                raise ValueError(f"split: count {self.count} does not split into {sets} equal sets; make count a "
+                                 f"multiple of {sets}")
+            if self.split.label in ((self.patch.get("metadata") or {}).get("labels") or {}):
+                raise ValueError(f"split.label: {self.split.label} is also set by patch.metadata.labels; set it in "
+                                 "one place")
         return self
+
+    def set_of(self, index: int) -> str | None:
+        """The split value of the index-th pod (1-based), None without split."""
+        if self.split is None or self.count is None:
+            return None
+        return self.split.values[(index - 1) // (self.count // len(self.split.values))]
 
     @field_validator("patch")
     @classmethod
@@ -181,6 +215,18 @@ class Untouched(StrictModel):
     seconds: float = Field(5.0, gt=0, le=600)  # how long the pods must stay Pending with no event
 
 
+class NoneBound(StrictModel):
+    seconds: float = Field(gt=0, le=600)  # how long none of the pods may be bound (events are allowed)
+
+
+class AllOrNone(StrictModel):
+    """Each set of pods (pods.split's, else all of the scenario's) ends bound whole or not at all."""
+
+    whole_sets: int | None = Field(None, ge=0)  # how many sets end bound whole (unset: every set)
+    # once whole_sets are bound, how long the others are watched for a member bound on its own
+    settle_seconds: float = Field(5.0, ge=0, le=600)
+
+
 class AfterRestart(StrictModel):
     pending_seconds: float = Field(3.0, gt=0, le=600)  # Pending time with the scheduler scaled to zero
 
@@ -192,13 +238,15 @@ class Expect(StrictModel):
     preempted: int | None = Field(None, ge=1)  # fill pods preempted, each with a Preempted event
     untouched: Untouched | None = None
     bound_after_restart: AfterRestart | None = None
+    bound_all_or_none: AllOrNone | None = None
+    none_bound: NoneBound | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Expect:
         given = [k for k in type(self).model_fields if getattr(self, k) is not None]
         if not given:
             raise ValueError("expect at least one of " + ", ".join(type(self).model_fields))
-        for alone in ("untouched", "bound_after_restart"):
+        for alone in ("untouched", "bound_after_restart", "bound_all_or_none", "none_bound"):
             if alone in given and len(given) > 1:
                 raise ValueError(f"{alone} goes alone (it waits in its own way): remove "
                                  + ", ".join(k for k in given if k != alone))
@@ -223,6 +271,11 @@ class Expect(StrictModel):
             parts.append("Pending, no events")
         if self.bound_after_restart is not None:
             parts.append("waits at 0 replicas, then bound")
+        if self.bound_all_or_none is not None:
+            whole = self.bound_all_or_none.whole_sets
+            parts.append("each set bound whole or not at all" + (f" ({whole} whole)" if whole is not None else ""))
+        if self.none_bound is not None:
+            parts.append(f"none bound for {self.none_bound.seconds:g} s")
         return "; ".join(parts)
 
 
@@ -232,11 +285,28 @@ class Requires(StrictModel):
     plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)  # plugin name -> args it must have
 
 
+def _object_problem(obj: Any) -> str:
+    """What is wrong with one of a scenario's `objects` ("" when nothing)."""
+    if not isinstance(obj, dict):
+        return "must be a Kubernetes object: a mapping with apiVersion, kind and metadata.name"
+    meta = obj.get("metadata")
+    missing = [f for f, v in (("apiVersion", obj.get("apiVersion")), ("kind", obj.get("kind")),
+                              ("metadata.name", meta.get("name") if isinstance(meta, dict) else None))
+               if not isinstance(v, str) or not v]
+    if missing:
+        return f"{', '.join(missing)} missing (every object needs apiVersion, kind and metadata.name)"
+    if "namespace" in meta or "generateName" in meta:
+        return "metadata.namespace and metadata.generateName are the run's: it creates the object in its namespace"
+    return ""
+
+
 class Scenario(StrictModel):
     id: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$")
     title: str
     requires: Requires = Requires()
     nodes: list[NodeChange] = Field(default_factory=list)
+    # Created (namespaced ones in the run's namespace) before the pods, deleted after the scenario.
+    objects: list[dict[str, Any]] = Field(default_factory=list)
     fill: Fill | None = None
     pods: Pods
     expect: Expect
@@ -255,6 +325,18 @@ class Scenario(StrictModel):
         pending = expect.pending.count if expect.pending is not None else None
         if pending is not None and self.pods.count is not None and pending > self.pods.count:
             raise ValueError(f"expect.pending.count: {pending} is more than pods.count")
+        problems = [f"objects[{i}]: {problem}" for i, obj in enumerate(self.objects) if (problem := _object_problem(obj))]
+        if problems:
+            raise ValueError("\n".join(problems))
+        keys = [(o["apiVersion"], o["kind"], o["metadata"]["name"]) for o in self.objects]
+        repeated = sorted({f"{k[1]} {k[2]}" for k in keys if keys.count(k) > 1})
+        if repeated:
+            raise ValueError(f"objects: {', '.join(repeated)} given twice")
+        sets = len(self.pods.split.values) if self.pods.split is not None else 1
+        whole = expect.bound_all_or_none.whole_sets if expect.bound_all_or_none is not None else None
+        if whole is not None and whole > sets:
+            raise ValueError(f"expect.bound_all_or_none.whole_sets: {whole} is more than the {sets} set(s) of pods "
+                             "(pods.split makes sets)")
         if expect.bound_after_restart is not None and self.opt_in != "include-restart":
             raise ValueError("expect.bound_after_restart changes the cluster's scheduler: set opt_in: include-restart")
         return self

@@ -65,6 +65,16 @@ def render_namespace() -> dict[str, Any]:
     return yaml.safe_load(render("placement/namespace.yaml.j2", prefix=NAMESPACE_PREFIX, labels=MANAGED_BY))
 
 
+def served_kind(kube: Kube, api_version: str, kind: str) -> tuple[str, str, bool] | None:
+    """(API prefix, plural, namespaced) of a kind the server serves, from its discovery document of that
+    group/version (https://kubernetes.io/docs/concepts/overview/kubernetes-api/#discovery-api); None if not."""
+    prefix = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
+    for resource in (kube.get_or_none(prefix) or {}).get("resources") or []:
+        if resource.get("kind") == kind and "/" not in resource.get("name", ""):
+            return prefix, resource["name"], bool(resource.get("namespaced"))
+    return None
+
+
 EVENT_GRACE_SECONDS = 5.0  # how long a bound pod's Scheduled event may trail its binding
 
 
@@ -107,10 +117,42 @@ class Session:
                                  else self.lab.scheduler.name, patch=scenario.pods.patch, **overrides)
 
     def create_pods(self, scenario: Scenario, count: int, prefix: str = "", **overrides: Any) -> list[str]:
+        """The scenario's pods <id>-1..N (fill pods: with a prefix); without a prefix, each labelled with its
+        set of pods.split."""
         names = [f"{scenario.id}-{prefix}{i}" for i in range(1, count + 1)]
-        for name in names:
-            self.kube.create(pod_path(self.namespace), self.scenario_pod(scenario, name, **overrides))
+        for i, name in enumerate(names, 1):
+            pod = self.scenario_pod(scenario, name, **overrides)
+            value = scenario.pods.set_of(i) if not prefix else None
+            if value is not None and scenario.pods.split is not None:
+                pod["metadata"]["labels"][scenario.pods.split.label] = value
+            self.kube.create(pod_path(self.namespace), pod)
         return names
+
+    def pod_sets(self, scenario: Scenario, names: list[str]) -> dict[str, list[str]]:
+        """The scenario's pods by set: pods.split's values in order, else one set named for the scenario."""
+        if scenario.pods.split is None:
+            return {scenario.id: list(names)}
+        sets: dict[str, list[str]] = {v: [] for v in scenario.pods.split.values}
+        for i, name in enumerate(names, 1):
+            sets[scenario.pods.set_of(i) or ""].append(name)
+        return sets
+
+    def create_objects(self, scenario: Scenario) -> None:
+        """The scenario's objects, namespaced ones in the run's namespace (deleted by end_scenario)."""
+        for obj in scenario.objects:
+            collection, namespaced = self.object_collection(obj)
+            meta = {**obj["metadata"], **({"namespace": self.namespace} if namespaced else {})}
+            described = f"{obj['kind']} {meta['name']}"
+            self.changes.create_object(collection, {**obj, "metadata": meta}, described)
+
+    def object_collection(self, obj: dict[str, Any]) -> tuple[str, bool]:
+        """The API collection path of an object's kind in the run's namespace, and whether it is namespaced."""
+        found = served_kind(self.kube, obj["apiVersion"], obj["kind"])
+        if found is None:
+            raise KubeError(f"{obj['apiVersion']} serves no kind {obj['kind']}", 404, "NotFound")
+        prefix, plural, namespaced = found
+        scope = f"/namespaces/{self.namespace}" if namespaced else ""
+        return f"{prefix}{scope}/{plural}", namespaced
 
     def priority_class(self, value: int) -> str:
         """The run's PriorityClass of this value, created on first use (deleted at the end of the run)."""
@@ -220,9 +262,10 @@ class Session:
 
     def end_scenario(self) -> list[str]:
         """Between scenarios: delete the scenario's pods first (a Pending one would be bound once the nodes
-        are restored), then restore the nodes it changed."""
+        are restored), then its objects, then restore the nodes it changed."""
         self.changes.delete_pods()
-        return self.changes.restore_nodes()
+        deleted = self.changes.delete_objects()
+        return [*([deleted] if deleted else []), *self.changes.restore_nodes()]
 
     def create_namespace(self) -> str:
         created = self.kube.create("/api/v1/namespaces", render_namespace())

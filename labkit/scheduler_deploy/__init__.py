@@ -7,11 +7,13 @@ Steps, each safe to repeat (`verb.run_verb` runs them in this order):
    into containerd's k8s.io namespace, skipping nodes that already hold that exact image.
 3. render (manifests): templates/scheduler/*.yaml.j2 with values from the lab definition; the Deployment's
    pod template carries the rendered config's checksum, so a config change restarts the pod.
-4. apply (apply): server-side apply from the host with the lab's kubeconfig (field manager "kubelab"); an
+4. plugin manifests (plugin_manifests): a plugin folder's crds/ and manifests/, checked before step 1 and
+   applied first (CRDs, waited for until Established, then the other objects).
+5. apply (apply): server-side apply from the host with the lab's kubeconfig (field manager "kubelab"); an
    unchanged object keeps its resourceVersion, so a re-run with nothing changed changes nothing.
-5. rollout (rollout): wait for the Deployment like `kubectl rollout status`; on failure print the pods'
+6. rollout (rollout): wait for the Deployment like `kubectl rollout status`; on failure print the pods'
    events and last log lines.
-6. after a change of scheduler.mode (mode_switch): delete the other mode's objects that carry our labels.
+7. after a change of scheduler.mode (mode_switch): delete the other mode's objects that carry our labels.
 """
 
 from labdef.errors import UserError

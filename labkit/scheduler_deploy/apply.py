@@ -40,17 +40,20 @@ def describe(obj: dict[str, Any]) -> str:
 
 def apply(kube: Kube, manifests: list[Manifest], echo: Echo = print) -> dict[str, str]:
     """Server-side apply every object; returns describe(obj) -> created / configured / unchanged."""
+    return apply_objects(kube, [(obj, object_path(obj)) for manifest in manifests for obj in manifest.objects], echo)
+
+
+def apply_objects(kube: Kube, objects: list[tuple[dict[str, Any], str]], echo: Echo = print) -> dict[str, str]:
+    """Server-side apply each (object, its API path), in order; describe(obj) -> what happened."""
     outcome: dict[str, str] = {}
-    for manifest in manifests:
-        for obj in manifest.objects:
-            path = object_path(obj)
-            existing = kube.get_or_none(path)
-            before = existing["metadata"]["resourceVersion"] if existing else None
-            after = kube.request("PATCH", path, body=obj,  # the client sends it as JSON, which is YAML
-                                 query={"fieldManager": FIELD_MANAGER, "force": "true"},
-                                 content_type="application/apply-patch+yaml")
-            result = ("created" if before is None else
-                      "unchanged" if after["metadata"]["resourceVersion"] == before else "configured")
-            outcome[describe(obj)] = result
-            echo(f"{describe(obj)} {result}")
+    for obj, path in objects:
+        existing = kube.get_or_none(path)
+        before = existing["metadata"]["resourceVersion"] if existing else None
+        after = kube.request("PATCH", path, body=obj,  # the client sends it as JSON, which is YAML
+                             query={"fieldManager": FIELD_MANAGER, "force": "true"},
+                             content_type="application/apply-patch+yaml")
+        result = ("created" if before is None else
+                  "unchanged" if after["metadata"]["resourceVersion"] == before else "configured")
+        outcome[describe(obj)] = result
+        echo(f"{describe(obj)} {result}")
     return outcome

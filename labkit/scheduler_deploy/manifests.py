@@ -19,6 +19,8 @@ from labdef.lab import KUBE_SCHEDULER_SECURE_PORT, Lab
 from labdef.render import render
 from labkit import lab_plugins
 from labkit.scheduler_deploy.kube_scheduler_config import check_kube_scheduler_config
+from labkit.scheduler_deploy.plugin_access import Rule, plugin_rules
+from scheduler.framework import Registry
 
 TEMPLATE_DIR = "scheduler"
 # The order objects are applied in: what others refer to first.
@@ -110,8 +112,15 @@ def config_checksum(config_text: str) -> str:
     return hashlib.sha256(config_text.encode()).hexdigest()
 
 
-def render_manifests(lab: Lab, image: str) -> list[Manifest]:
-    """Every object deploy-scheduler applies, as text, in apply order."""
+def plugin_access(lab: Lab, plugins: Registry | None = None) -> list[Rule]:
+    """The RBAC rules the profile's plugins declare, from ``plugins`` (default: the lab's, loaded here)."""
+    return plugin_rules(lab_plugins.validate_profile(lab, plugins if plugins is not None else lab_plugins.registry(lab)))
+
+
+def render_manifests(lab: Lab, image: str, plugins: Registry | None = None,
+                     access: list[Rule] | None = None) -> list[Manifest]:
+    """Every object deploy-scheduler applies, as text, in apply order; the RBAC grants ``access`` (default:
+    what the profile's plugins declare they watch and write, with ``plugins`` or the lab's loaded)."""
     s = lab.scheduler
     config_text = render_config(lab)
     values = {
@@ -132,6 +141,7 @@ def render_manifests(lab: Lab, image: str) -> list[Manifest]:
         "memory_limit": s.memory_limit,
         "run_as_user": RUN_AS_USER,
         "plugin_args": lab_plugins.scheduler_args(lab),
+        "plugin_rules": access if access is not None else plugin_access(lab, plugins),
     }
     if s.mode == "extender":
         return _extender_manifests(lab, values)

@@ -17,12 +17,14 @@ from labkit.image import SCHEDULER_DIR, image_ref
 from labkit.kube import Kube
 from labkit.paths import LabPaths
 from labkit.pyinfra_run import lab_hosts
+from labkit.scheduler_deploy import plugin_manifests
 from labkit.scheduler_deploy.apply import apply
 from labkit.scheduler_deploy.image_delivery import ensure_image, host_platform, node_platform, side_load
 from labkit.scheduler_deploy.manifests import render_manifests, write_extender_mode_configs, write_manifests
 from labkit.scheduler_deploy.mode_switch import remove_other_mode
 from labkit.scheduler_deploy.rollout import wait_for_rollout
 from labkit.scheduler_deploy.watch import watch_and_deploy
+from scheduler.framework import Registry
 
 
 @contextlib.contextmanager
@@ -40,17 +42,26 @@ def timings_line(timings: dict[str, float]) -> str:
 
 
 def deploy_scheduler(lab: Lab, kubeconfig: Path, inventory: Inventory, image_dir: Path,
-                     timeout: float = 300, echo: Echo = print) -> dict[str, Any]:
-    """Everything `invoke deploy-scheduler` does; returns what happened at each step and how long it took."""
+                     timeout: float = 300, echo: Echo = print, plugins: Registry | None = None,
+                     folder_manifests: plugin_manifests.PluginManifests | None = None) -> dict[str, Any]:
+    """Everything `invoke deploy-scheduler` does (``plugins``: the lab's, loaded, and ``folder_manifests``:
+    their folders' manifests, checked; default: read here); returns what happened at each step and how long
+    it took."""
     timings: dict[str, float] = {}
+    if folder_manifests is None:
+        folder_manifests = plugin_manifests.load(lab)
     try:
         with timed(timings, "image"):
             image = ensure_image(lab, inventory, image_dir, echo, node_platform(inventory, echo))
         with timed(timings, "side-load"):
             nodes = side_load(inventory, image, echo)
         with contextlib.closing(Kube.from_kubeconfig(kubeconfig)) as kube:
+            applied = {}
+            if folder_manifests:
+                with timed(timings, "plugin manifests"):  # the kinds the plugins watch exist before they start
+                    applied.update(plugin_manifests.apply(kube, folder_manifests, echo))
             with timed(timings, "apply"):
-                applied = apply(kube, render_manifests(lab, image.ref), echo)
+                applied.update(apply(kube, render_manifests(lab, image.ref, plugins), echo))
             with timed(timings, "rollout"):
                 wait_for_rollout(kube, lab, timeout, echo=echo)
             removed = remove_other_mode(kube, lab, image.ref, echo)  # a few reads: not a step of its own
@@ -65,12 +76,14 @@ def run_verb(lab: Lab, lab_file: Path, kubeconfig: Path | None = None, render_on
              watch: bool = False) -> None:
     """What `./lab deploy-scheduler` does, once the lab's plugins load and its profile fits them (else a
     UserError naming the field, and nothing built, written or applied); with `render_only`, only write the manifests there (in extender
-    mode also kube-scheduler's and the extender's configurations, each alone, to run them oneself); with
+    mode also kube-scheduler's and the extender's configurations, each alone, to run them oneself; a plugin
+    folder's manifests are checked, not written); with
     `watch`, again on every saved change under scheduler/ or a plugin folder."""
     if render_only:
-        lab_plugins.checked_registry(lab)  # a profile the plugins refuse is never written
+        plugins = lab_plugins.checked_registry(lab)  # a profile the plugins refuse is never written
+        plugin_manifests.load(lab)  # nor a plugin folder's manifest that cannot be applied
         image = image_ref(lab.scheduler.image, platform=host_platform(), plugins=lab_plugins.folders(lab))
-        for path in write_manifests(render_manifests(lab, image), render_only):
+        for path in write_manifests(render_manifests(lab, image, plugins), render_only):
             echo(f"wrote {path}")
         if lab.scheduler.mode == "extender":
             kube_scheduler, extender = write_extender_mode_configs(lab, render_only)
@@ -83,11 +96,12 @@ def run_verb(lab: Lab, lab_file: Path, kubeconfig: Path | None = None, render_on
     def deploy() -> dict[str, Any]:
         # Each round: the plugin folders may have changed since the last one; nothing is built or applied
         # for a profile they refuse.
-        lab_plugins.checked_registry(lab)
+        plugins = lab_plugins.checked_registry(lab)
+        folder_manifests = plugin_manifests.load(lab)
         # A fresh inventory each round: pyinfra's hosts keep the operations of the last run they were part
         # of, and a second run over the same Host objects fails on them (KeyError in State.get_op_order).
         return deploy_scheduler(lab, kubeconfig or paths.kubeconfig, lab_hosts(lab, lab_file, inventory_file),
-                                paths.state_dir / "images", timeout, echo)
+                                paths.state_dir / "images", timeout, echo, plugins, folder_manifests)
 
     if watch:
         watch_and_deploy(deploy, echo, [SCHEDULER_DIR, *lab_plugins.folders(lab)])

@@ -44,12 +44,13 @@ def extender_lab(**extender: object) -> Lab:
     return with_changes(load_lab(), changes)
 
 
-def objects(lab: Lab) -> list[dict]:
-    return [obj for m in render_manifests(lab, IMAGE) for obj in m.objects]
+def objects(lab: Lab, **render: object) -> list[dict]:
+    return [obj for m in render_manifests(lab, IMAGE, **render) for obj in m.objects]
 
 
-def one(lab: Lab, kind: str, name: str | None = None) -> dict:
-    found = [o for o in objects(lab) if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)]
+def one(lab: Lab, kind: str, name: str | None = None, **render: object) -> dict:
+    found = [o for o in objects(lab, **render)
+             if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)]
     assert len(found) == 1, [o["metadata"]["name"] for o in found]
     return found[0]
 
@@ -233,10 +234,12 @@ def test_the_extender_serves_the_plugins_the_profile_enables(lab: Lab) -> None:
                            "score": {"disabled": [{"name": "GpuAware"}]}},
                "pluginConfig": [{"name": "GpuAware", "args": {"min": 2}}]}
     mine = with_changes(lab, {"scheduler.profile": profile, "scheduler.plugins": ["../elsewhere/gpu_aware"]})
-    config = yaml.safe_load(one(mine, "ConfigMap")["data"]["config.yaml"])
+    # the plugins are not on this host: no declarations to read
+    config = yaml.safe_load(one(mine, "ConfigMap", access=[])["data"]["config.yaml"])
     assert config["profiles"] == [{
         "schedulerName": "my-custom-scheduler",
         "plugins": {"multiPoint": {"enabled": [{"name": "GpuAware", "weight": 2}], "disabled": [{"name": "*"}]},
                     "score": {"disabled": [{"name": "GpuAware"}]}},
         "pluginConfig": [{"name": "GpuAware", "args": {"min": 2}}]}]
-    assert "--plugins=/opt/kubelab/plugins/gpu_aware" in containers(mine)["extender"]["args"]
+    spec = one(mine, "Deployment", access=[])["spec"]["template"]["spec"]
+    assert "--plugins=/opt/kubelab/plugins/gpu_aware" in {c["name"]: c for c in spec["containers"]}["extender"]["args"]

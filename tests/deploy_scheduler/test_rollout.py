@@ -103,7 +103,8 @@ def test_failed_rollout_reads_each_containers_log_in_extender_mode(kube_api, kub
 
 @pytest.mark.api
 def test_apply_names_the_object_the_server_refused(kube_api, kube_api_kubeconfig: Path) -> None:
-    """The test server does not serve server-side apply: the error names the request and the object."""
+    """An apply the server refuses (RBAC here): the error names the request and the object."""
+    kube_api.fail_next(1, 403, verb="patch", resource="serviceaccounts")
     with pytest.raises(KubeError, match=r"PATCH /api/v1/namespaces/kube-system/serviceaccounts/my-custom-scheduler"):
         apply(Kube.from_kubeconfig(kube_api_kubeconfig), render_manifests(LAB, "x:1"), echo=lambda s: None)
 

@@ -9,8 +9,10 @@ from labkit.placement.judge import (
     PASS,
     PodState,
     all_bound,
+    all_or_none,
     bound_after_restart,
     bound_to,
+    none_bound,
     pending,
     preempted,
     spread,
@@ -157,3 +159,27 @@ def test_preempted(after, high, verdict, reason):
     result = preempted({"low1-1": "w1", "low2-1": "w2"}, after, [high], 1)
     assert result.verdict == verdict
     assert reason in result.reason
+
+
+def test_all_or_none_passes_whole_and_empty_sets_and_counts_the_whole_ones():
+    sets = {"a": [pod("w1", name="a-1"), pod("w2", name="a-2")],
+            "b": [pod(name="b-1", events=[FAILED]), pod(name="b-2")]}
+    passed = all_or_none(sets, 1)
+    assert passed.verdict == PASS and passed.reason == "a: 2 bound (w1, w2); b: none bound"
+    wrong_count = all_or_none(sets, None)
+    assert wrong_count.verdict == MISS
+    assert wrong_count.reason == (f"1 of 2 set(s) bound whole, expected 2: a: 2 bound (w1, w2); b: none bound: "
+                                  f"{FIT_ERROR}")
+
+
+def test_all_or_none_misses_a_half_bound_set_naming_it():
+    sets = {"a": [pod("w1", name="a-1"), pod("w1", name="a-2"), pod(name="a-3", events=[FAILED])]}
+    verdict = all_or_none(sets, 0)
+    assert verdict.verdict == MISS
+    assert verdict.reason == f"set a: 2 of 3 bound (w1 x2), a-3 not: all or none expected: {FIT_ERROR}"
+
+
+def test_none_bound_allows_events_but_no_binding():
+    assert none_bound([pod(events=[FAILED], name="a")], 5).verdict == PASS
+    missed = none_bound([pod(name="a"), pod("w1", name="b")], 5)
+    assert missed.verdict == MISS and missed.reason == "1 of 2 pods bound within 5 s: b->w1"

@@ -73,6 +73,25 @@ def scenario(**fields):
     ({"id": "A b"}, "scenario 'A b' (scenarios[0]): id: String should match pattern"),
     ({"colour": "red"}, "scenario 'a' (scenarios[0]): colour: unknown field"),
     ({"requires": {"plugins": ["NetworkAware"]}}, "requires.plugins:"),
+    # the gangs' vocabulary: objects, pods.split, bound_all_or_none, none_bound
+    ({"objects": [{"kind": "PodGroup", "metadata": {"name": "g"}}]},
+     "scenario 'a' (scenarios[0]): objects[0]: apiVersion missing"),
+    ({"objects": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "x"}}]},
+     "objects[0]: metadata.namespace and metadata.generateName are the run's"),
+    ({"objects": ["a ConfigMap"]}, "objects[0]: Input should be a valid dictionary"),
+    ({"objects": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}] * 2},
+     "objects: ConfigMap c given twice"),
+    ({"pods": {"count": 3, "split": {"label": "g", "values": ["a", "b"]}}},
+     "pods.split: count 3 does not split into 2 equal sets; make count a multiple of 2"),
+    ({"pods": {"per_eligible_node": 1, "split": {"label": "g", "values": ["a"]}}}, "pods: split goes with count"),
+    ({"pods": {"count": 2, "split": {"label": "g", "values": ["a", "a"]}}}, "pods.split.values: each set needs"),
+    ({"pods": {"count": 2, "split": {"label": "g", "values": ["a"]}, "patch": {"metadata": {"labels": {"g": "x"}}}}},
+     "split.label: g is also set by patch.metadata.labels"),
+    ({"expect": {"bound_all_or_none": {"whole_sets": 2}}},
+     "expect.bound_all_or_none.whole_sets: 2 is more than the 1 set(s) of pods"),
+    ({"expect": {"bound_all_or_none": {}, "bound": {}}}, "expect: bound_all_or_none goes alone"),
+    ({"expect": {"none_bound": {}}}, "expect.none_bound.seconds: required field is missing"),
+    ({"expect": {"none_bound": {"seconds": 0}}}, "expect.none_bound.seconds:"),
 ])
 def test_bad_scenarios_name_the_file_scenario_and_field(fields, message):
     with pytest.raises(ScenarioError) as err:
@@ -123,3 +142,15 @@ def test_the_patch_is_a_json_merge_patch():
     assert merge_patch(base, patch) == {"metadata": {"name": "p", "labels": {"a": "1", "b": "2"}},
                                         "spec": {"containers": [{"name": "d"}]}}
     assert base["spec"]["x"] == 1  # the base is left as it was
+
+
+def test_the_gang_vocabulary_parses():
+    [gang] = parse_scenarios({"scenarios": [scenario(
+        objects=[{"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup", "metadata": {"name": "a"},
+                  "spec": {"minMember": 2}}],
+        pods={"count": 4, "split": {"label": "scheduling.x-k8s.io/pod-group", "values": ["a", "b"]}},
+        expect={"bound_all_or_none": {"whole_sets": 1, "settle_seconds": 3}})]}).scenarios
+    assert [gang.pods.set_of(i) for i in range(1, 5)] == ["a", "a", "b", "b"]
+    assert gang.expect.describe() == "each set bound whole or not at all (1 whole)"
+    [quiet] = parse_scenarios({"scenarios": [scenario(expect={"none_bound": {"seconds": 10}})]}).scenarios
+    assert quiet.expect.describe() == "none bound for 10 s" and quiet.pods.set_of(1) is None

@@ -48,3 +48,33 @@ def test_a_bound_pods_scheduled_event_that_trails_its_binding_is_read(
         kube.close()
     assert state.node == WORKERS[0]
     assert [e.reason for e in state.events] == ["Scheduled"]
+
+
+def test_split_pods_carry_their_sets_label_and_objects_go_and_come(
+        kube_api: KubeApiServer, kube_api_kubeconfig: Path) -> None:  # noqa: F811
+    """pods.split labels each pod with its set, in name order; a scenario's objects are created in the run's
+    namespace and deleted by end_scenario."""
+    from labkit.placement.scenarios import parse_scenarios
+
+    [scenario] = parse_scenarios({"scenarios": [{
+        "id": "g", "title": "t", "objects": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}}],
+        "pods": {"count": 4, "split": {"label": "example.com/set", "values": ["a", "b"]}},
+        "expect": {"bound_all_or_none": {}}}]}).scenarios
+    kube_api.add_namespace("placement-test")
+    kube = Kube.from_kubeconfig(kube_api_kubeconfig)
+    session = Session(make_lab(), kube, None, PlacementOptions(kubeconfig=kube_api_kubeconfig, timeout=10),
+                      echo=lambda line: None)
+    session.namespace = session.changes.namespace = "placement-test"
+    try:
+        session.create_objects(scenario)
+        names = session.create_pods(scenario, 4)
+        assert kube_api.get_object("configmaps", "cm", "placement-test") is not None
+        labels = {p["metadata"]["name"]: p["metadata"]["labels"].get("example.com/set")
+                  for p in kube_api.pods("placement-test")}
+        assert labels == {"g-1": "a", "g-2": "a", "g-3": "b", "g-4": "b"}
+        assert session.pod_sets(scenario, names) == {"a": ["g-1", "g-2"], "b": ["g-3", "g-4"]}
+        assert session.end_scenario() == ["deleted ConfigMap cm"]
+        assert kube_api.get_object("configmaps", "cm", "placement-test") is None
+        assert kube_api.pods("placement-test") == []
+    finally:
+        kube.close()
