@@ -1,6 +1,7 @@
 """The PostFilter step for a pod no node fits (kube-scheduler's RunPostFilterPlugins): each filter plugin of
 the profile that has a PostFilter note says its part, in the profile's order, then DefaultPreemption looks for
-victims when the profile enables it. Pure: the caller acts on the outcome (evictions, nomination).
+victims when the profile enables it, then the plugins' own PostFilters (``Extensions.post_filter``) unless one
+before ended them. The caller acts on the outcome (evictions, nomination).
 """
 
 from __future__ import annotations
@@ -10,8 +11,11 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from scheduler.framework.cluster_view import ClusterView
+from scheduler.framework.extensions import Extensions
+from scheduler.framework.handle import CycleState
 from scheduler.framework.preemption import Outcome, PodDisruptionBudget, preempt
 from scheduler.framework.profile import Nominated, Profile, ScheduleResult
+from scheduler.framework.status import Status
 from scheduler.model import NodeInfo, PodInfo
 
 __all__ = ["PostFilterResult", "run_post_filters"]
@@ -24,11 +28,13 @@ class PostFilterResult:
 
     message: str
     preemption: Outcome | None = None
+    said: tuple[Status, ...] = ()  # the plugins' own PostFilters' statuses, in order
+
 
 
 def run_post_filters(profile: Profile, pod: PodInfo, result: ScheduleResult, nodes: Sequence[NodeInfo],
                      cluster: ClusterView, pdbs: Collection[PodDisruptionBudget], nominated: Nominated,
-                     rng: random.Random) -> PostFilterResult:
+                     rng: random.Random, extensions: Extensions | None = None) -> PostFilterResult:
     """After ``result`` found no node: the plugins' PostFilter notes (``Plugin.post_filter_note``), then
     preemption. The message is the filters' (``result.message``), then, after a space, what the PostFilter
     plugins said, joined by ", ": "... 2 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes
@@ -49,4 +55,8 @@ def run_post_filters(profile: Profile, pod: PodInfo, result: ScheduleResult, nod
         if outcome.node is not None:
             return PostFilterResult(result.message, outcome)
         said.append(outcome.message)
-    return PostFilterResult(f"{result.message} {', '.join(said)}" if said else result.message, outcome)
+    own: list[Status] = []
+    if extensions is not None and extensions.by_point["postFilter"]:
+        own = extensions.post_filter(CycleState(cluster), pod, result.failures)
+        said += [reason for status in own for reason in status.reasons if reason]
+    return PostFilterResult(f"{result.message} {', '.join(said)}" if said else result.message, outcome, tuple(own))

@@ -110,7 +110,6 @@ class SchedulingCycle:
             message = result.message
             if result.node_name is None:
                 message = self._post_filter(pod, profile, result, snap, cluster, nominated)
-                message = self._plugin_post_filters(pod, profile_name, result, cluster, message)
         except PodSpecError as err:  # e.g. a malformed annotation a plugin reads
             self._invalid_spec(qp, err, start)
             return
@@ -247,15 +246,6 @@ class SchedulingCycle:
         extensions.post_bind(cycle, pod, node)
         return posted if posted is not None else ended(BindOutcome.BOUND)
 
-    def _plugin_post_filters(self, pod: PodInfo, profile_name: str, result: ScheduleResult, cluster: ClusterView,
-                             message: str) -> str:
-        """The PostFilter plugins of the profile's own (after DefaultPreemption): their reasons end the message."""
-        extensions = self.extensions[profile_name]
-        if not extensions.by_point["postFilter"] or result.node_name is not None:
-            return message
-        said = extensions.post_filter(CycleState(cluster), pod, result.failures)
-        return f"{message} {', '.join(s.reason for s in said)}" if said else message
-
     def _post_filter(self, pod: PodInfo, profile: Profile, result: ScheduleResult, snap: Snapshot,
                      cluster: ClusterView, nominated: Nominated) -> str:
         """The PostFilter plugins for a pod no node fits (``run_post_filters``); returns the FailedScheduling
@@ -265,7 +255,8 @@ class SchedulingCycle:
         nominated_to = self.nominator.node_of(pod.uid)  # set by an earlier cycle, maybe not yet seen in status
         if nominated_to and nominated_to != pod.nominated_node_name:
             pod = dataclasses.replace(pod, nominated_node_name=nominated_to)
-        post = run_post_filters(profile, pod, result, snap.nodes, cluster, self.budgets.all(), nominated, self.rng)
+        post = run_post_filters(profile, pod, result, snap.nodes, cluster, self.budgets.all(), nominated, self.rng,
+                                self.extensions[profile.scheduler_name])
         outcome = post.preemption
         if outcome is None:
             return post.message

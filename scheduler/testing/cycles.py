@@ -499,19 +499,14 @@ class Cycles:
         """The FailedScheduling message, the plugin to name and whether a PostFilter failed with an error:
         DefaultPreemption's dry run, then the profile's PostFilter plugins (kube-scheduler's
         RunPostFilterPlugins joins their reasons)."""
-        post = run_post_filters(profiled.profile, pod, result, snapshot, cluster, (), {}, self.rng)
+        post = run_post_filters(profiled.profile, pod, result, snapshot, cluster, (), {}, self.rng,
+                                profiled.extensions)
         if post.preemption is not None and post.preemption.node is not None:
             self.nominations[pod.key] = post.preemption.node
             return post.message, "", False
         rejection = result.pre_filter_rejection
-        if any(not plugin.post_filter_note(rejection)[1] for plugin, _ in profiled.profile.filters
-               if plugin.post_filter_note is not None):  # an in-tree PostFilter's error ended them all
-            return post.message, rejection.plugin if rejection is not None else "", False
-        said = profiled.extensions.post_filter(cycle, pod, result.failures)
+        said = post.said
         message = post.message
-        reasons = ", ".join(reason for status in said for reason in status.reasons if reason)
-        if reasons:
-            message = f"{message}, {reasons}" if message != result.message else f"{message} {reasons}"
         plugin = next((s.plugin for s in said if s.reasons), rejection.plugin if rejection is not None else "")
         return message, plugin, any(s.code is Code.ERROR for s in said)
 
