@@ -152,3 +152,14 @@ def test_write_carrying_a_uid_never_lands_on_a_same_name_successor(kube_api: Kub
     core_v1.patch_namespaced_pod_status("p1", "default", {"metadata": {"uid": new["metadata"]["uid"]},
                                                            "status": {"conditions": [condition]}})
     assert kube_api.get_object("pods", "p1", "default")["status"]["conditions"][0]["message"] == "stale"
+
+
+def test_condition_patch_lands_on_a_bound_pod(kube_api: KubeApiServer, core_v1):
+    """The binding writes PodScheduled=True with a null lastProbeTime; a later status patch of that
+    condition (the patch drops the null field) is applied, not answered 500."""
+    kube_api.add_pod("p1")
+    core_v1.create_namespaced_pod_binding("p1", "default", {"metadata": {"name": "p1"}, "target": {"name": "n"}},
+                                          _preload_content=False)
+    core_v1.patch_namespaced_pod_status("p1", "default", {"status": {"conditions": [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "lastProbeTime": None}]}})
+    assert kube_api.get_object("pods", "p1", "default")["status"]["conditions"][0]["status"] == "False"
