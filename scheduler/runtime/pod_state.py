@@ -92,10 +92,11 @@ def write_about(client: Client, pod: PodInfo, write: Callable[[], Any], *,
                 pauses: tuple[float, ...] = RETRY_PAUSES) -> bool:
     """Run ``write`` (a write about ``pod`` carrying its UID) until it goes through: True. False when there
     is nothing to write any more: ``wanted()`` says it is no longer news, or a refusal naming the pod
-    (404, 409, 422) turns out, once the pod is read, to mean it is gone, replaced or assigned. A server's
-    answer that says nothing about the pod (429, 5xx), or a refusal while the pod is still pending, is
-    tried again after each of ``pauses``; no answer at all (a request that already waited out its timeout,
-    or a refused connection) is not. The last ApiError is raised when every attempt failed."""
+    (404, 409, 422) turns out, once the pod is read, to mean it is gone, replaced or assigned. A server
+    error (5xx), or a refusal while the pod is still pending, is tried again after each of ``pauses``. Not
+    tried again: 429 (its Retry-After, a second or more, is longer than these pauses, and the API server
+    asked for less traffic) and no answer at all (a request that already waited out its timeout, or a
+    refused connection). The last ApiError is raised when every attempt failed."""
     for pause in (*pauses, None):
         if not wanted():
             return False
@@ -109,7 +110,7 @@ def write_about(client: Client, pod: PodInfo, write: Callable[[], Any], *,
                 return False  # no pod of that name: this one is gone
             if not retriable(err) and read_state(client, pod).settled:
                 return False
-            if pause is None or err.status == 0:
+            if pause is None or err.status in (0, 429):
                 raise
         time.sleep(pause)
     return False  # not reached: the last attempt returns or raises

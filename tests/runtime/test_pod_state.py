@@ -75,13 +75,14 @@ def test_a_server_error_on_binding_is_retried_without_a_read() -> None:
 
 
 def test_write_about_retries_what_says_nothing_about_the_pod() -> None:
-    client = FakeClient([ApiError(429, "TooManyRequests", ""), ApiError(503, "", ""), {}], stored())
+    client = FakeClient([ApiError(500, "", ""), ApiError(503, "", ""), {}], stored())
     assert write_about(client, POD, lambda: client.patch("/x", {}), pauses=(0, 0, 0))  # type: ignore[arg-type]
     assert [verb for verb, _ in client.sent] == ["PATCH", "PATCH", "PATCH"]
 
 
-def test_write_about_does_not_resend_a_write_that_got_no_answer() -> None:
-    client = FakeClient([ApiError(0, "Unreachable", "timed out")], stored())
+@pytest.mark.parametrize("err", [ApiError(0, "Unreachable", "timed out"), ApiError(429, "TooManyRequests", "")])
+def test_write_about_does_not_resend_at_once_a_write_that_got_no_answer_or_a_429(err) -> None:
+    client = FakeClient([err], stored())
     with pytest.raises(ApiError):
         write_about(client, POD, lambda: client.patch("/x", {}), pauses=(0, 0))  # type: ignore[arg-type]
     assert [verb for verb, _ in client.sent] == ["PATCH"]
