@@ -97,7 +97,7 @@ def write_about(client: Client, pod: PodInfo, write: Callable[[], Any], *,
     tried again: 429 (its Retry-After, a second or more, is longer than these pauses, and the API server
     asked for less traffic) and no answer at all (a request that already waited out its timeout, or a
     refused connection). The last ApiError is raised when every attempt failed."""
-    for pause in (*pauses, None):
+    for attempt in range(len(pauses) + 1):
         if not wanted():
             return False
         try:
@@ -110,7 +110,7 @@ def write_about(client: Client, pod: PodInfo, write: Callable[[], Any], *,
                 return False  # no pod of that name: this one is gone
             if not retriable(err) and read_state(client, pod).settled:
                 return False
-            if pause is None or err.status in (0, 429):
+            if attempt == len(pauses) or err.status in (0, 429):
                 raise
-        time.sleep(pause)
+        time.sleep(pauses[attempt])
     return False  # not reached: the last attempt returns or raises
