@@ -177,7 +177,10 @@ class Api:
 
         A metadata.uid differing from the stored object's fails the write, so a write meant for an object
         deleted and re-created under the same name never lands on the new one (kubelet's status patches
-        carry the pod's uid for this). How it fails depends on the verb, as in kube-apiserver: an update
+        carry the pod's uid for this). The uid "is not allowed to change on PUT operations. Populated by the
+        system. Read-only." (https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/object-meta/
+        and https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#uids). How a write that
+        carries another uid fails depends on the verb, as in kube-apiserver: an update
         (PUT) turns the body's uid into a storage precondition (rest.DefaultUpdatedObjectInfo.Preconditions)
         -> 409 Conflict "Precondition failed: UID in precondition ..."; a patch has no such precondition,
         the patched object keeps the body's uid and rest.BeforeUpdate's metadata validation refuses the

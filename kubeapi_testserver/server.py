@@ -317,7 +317,9 @@ class KubeApiServer:
 
     def storage_outage(self, mode: str = "unavailable") -> None:
         """etcd unreachable behind a running API server, until storage_restored(). Watches already open stay
-        open and quiet (the watch cache serves them); every other request touches storage:
+        open and quiet (the watch cache serves them); every other request touches storage. Answers are Status
+        bodies (https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/status/) as
+        kube-apiserver 1.36 sends them then:
         - "unavailable": answered at once with the etcd client's error (grpc code Unavailable): 409 Conflict
           on pods/binding (the binding registry reports every storage error so), 500 on anything else;
         - "hang": held until storage is back, then served (504 Timeout after 60 s, the default
