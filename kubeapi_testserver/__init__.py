@@ -115,7 +115,14 @@ An update that changes nothing is not written (no new resourceVersion, no watch 
   resource_version.
 - Failures: fail_next(count, code, path=regex, method=, verb=, resource="pods/binding", message=,
   reason=, retry_after=) answers the next matching requests with that Status (403 gets the RBAC
-  wording), clear_failures().
+  wording), clear_failures() (hooks too). storage_outage("unavailable" | "hang") / storage_restored():
+  etcd unreachable behind a running API server (bindings 409 with the etcd client's error, other requests
+  500; or every request held until restored); open watches stay open.
+- Orderings: before_next(count, action, path=, method=, verb=, resource=) runs action(record) in the request's
+  thread just before matching requests are served (delete and re-create a pod before a write about the old
+  one lands, or hold a request back), so a race can be made to lose every time.
+- A metadata.uid in a write's body that differs from the stored object's fails it (PATCH 422 Invalid,
+  "field is immutable"; PUT 409 "Precondition failed: UID in precondition"), as kube-apiserver answers.
 - Counters: requests (list of RequestRecord(method, path, verb, resource, group, namespace, name,
   code)), request_count(verb, resource, namespace=, code=, method=, path=regex), reset_requests().
 - wait_for(predicate, timeout=10) polls until truthy (raises TimeoutError).

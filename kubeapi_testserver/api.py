@@ -185,20 +185,36 @@ class Api:
             custom_resources.check_crd(new)
         return new
 
-    def _check_object_preconditions(self, rtype: ResourceType, name: str, new: Obj, old: Obj) -> None:
+    def _check_object_preconditions(self, rtype: ResourceType, name: str, new: Obj, old: Obj, *,
+                                    patch: bool = False) -> None:
         """resourceVersion in an update/patch body is a precondition (optimistic concurrency,
         https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-versions and
-        api-conventions.md "Concurrency Control and Consistency"); a differing uid is a
-        failed precondition too. Leader election relies on exactly this for Leases
-        (https://kubernetes.io/docs/concepts/architecture/leases/ ,
+        api-conventions.md "Concurrency Control and Consistency"). Leader election relies on exactly this
+        for Leases (https://kubernetes.io/docs/concepts/architecture/leases/ ,
         https://kubernetes.io/docs/reference/kubernetes-api/cluster-resources/lease-v1/): two candidates
-        that read the same Lease cannot both write it."""
+        that read the same Lease cannot both write it.
+
+        A metadata.uid differing from the stored object's fails the write, so a write meant for an object
+        deleted and re-created under the same name never lands on the new one (kubelet's status patches
+        carry the pod's uid for this). The uid "is not allowed to change on PUT operations. Populated by the
+        system. Read-only." (https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/object-meta/
+        and https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#uids). How a write that
+        carries another uid fails depends on the verb, as in kube-apiserver: an update
+        (PUT) turns the body's uid into a storage precondition (rest.DefaultUpdatedObjectInfo.Preconditions)
+        -> 409 Conflict "Precondition failed: UID in precondition ..."; a patch has no such precondition,
+        the patched object keeps the body's uid and rest.BeforeUpdate's metadata validation refuses the
+        change (ValidateObjectMetaUpdate: uid is immutable) -> 422 Invalid
+        "metadata.uid: Invalid value: ...: field is immutable"."""
         meta, old_meta = new.get("metadata") or {}, old["metadata"]
         rv = meta.get("resourceVersion")
         if rv and rv != old_meta["resourceVersion"]:
             raise ApiError.modified(rtype.plural, name, rtype.group)
         uid = meta.get("uid")
         if uid and uid != old_meta.get("uid"):
+            if patch:
+                raise ApiError.invalid(rtype.kind, name, [("metadata.uid", "FieldValueInvalid",
+                                                           f'Invalid value: "{uid}": field is immutable')],
+                                       rtype.group)
             raise ApiError.precondition_failed(rtype.plural, name, "UID", uid, old_meta.get("uid", ""), rtype.group)
 
     def patch(self, route: Route, content_type: str, patch: Any, manager: str = "unknown") -> Obj:
@@ -208,7 +224,7 @@ class Api:
         def mutate(old: Obj) -> Obj:
             patched = from_wire(rtype, apply_patch(content_type, to_wire(rtype, old), patch))
             _require_url_name(patched.get("metadata") or {}, route.name)
-            self._check_object_preconditions(rtype, route.name or "", patched, old)
+            self._check_object_preconditions(rtype, route.name or "", patched, old, patch=True)
             new = self._admit_update(rtype, strategies.prepare_update(rtype, patched, old, route.subresource))
             return managed_fields.on_update(new, old, rtype.storage, manager, route.subresource)
 

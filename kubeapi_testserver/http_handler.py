@@ -126,6 +126,7 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
             watch = query_bool(query, "watch")
             verb = verb_of(method, route, watch)
             record.describe(verb, route)
+            server.before_serving(record)
             server.maybe_fail(record)
             if verb == "watch":
                 self._watch(route, query, record)

@@ -109,8 +109,9 @@ def _removed(old: Any, new: Any, field: str) -> list[list[str]]:
             return [] if new is not None and new == old else [[]]
         out = []
         for k, v in old.items():
-            if v is not None and (k not in new or new[k] is None):
-                out.append([f"f:{k}"])
+            if k not in new or new[k] is None:
+                if v is not None:
+                    out.append([f"f:{k}"])
             else:
                 out += [[f"f:{k}", *p] for p in _removed(v, new[k], k) if p]
         return out

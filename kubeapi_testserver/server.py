@@ -77,6 +77,20 @@ class FailureRule:
         return not (self.path and not self.path.search(rec.path))
 
 
+@dataclass(slots=True)
+class RequestHook:
+    """An action run just before matching requests are served (see KubeApiServer.before_next)."""
+
+    remaining: int
+    action: Callable[[RequestRecord], None]
+    match: FailureRule
+
+
+# What etcd's client reports while etcd is down (grpc status Unavailable), as kube-apiserver passes it on.
+ETCD_UNAVAILABLE = ('rpc error: code = Unavailable desc = connection error: desc = "transport: Error while '
+                    'dialing: dial tcp 127.0.0.1:2379: connect: connection refused"')
+
+
 class _QuietThreadingHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 1024
@@ -105,6 +119,10 @@ class KubeApiServer:
         self.default_watch_timeout = default_watch_timeout
         self.drop_graceful = False
         self._rules: list[FailureRule] = []
+        self._hooks: list[RequestHook] = []
+        self._outage: str | None = None  # None, "unavailable" or "hang" (storage_outage)
+        self._storage_back = threading.Event()
+        self._storage_back.set()
         self._records: list[RequestRecord] = []
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
@@ -133,6 +151,7 @@ class KubeApiServer:
         if self._httpd is None:
             return
         self.drop_graceful = False
+        self.storage_restored()  # requests held by a "hang" outage end with the server
         self.store.drop_watches()
         self._httpd.shutdown()
         self._httpd.server_close()
@@ -174,6 +193,33 @@ class KubeApiServer:
         with self._lock:
             self._records.append(rec)
         return rec
+
+    def before_serving(self, rec: RequestRecord) -> None:
+        """Run the before_next hooks matching `rec`, then play a storage outage if one is on."""
+        with self._lock:
+            due = []
+            for hook in self._hooks:
+                if hook.remaining > 0 and hook.match.matches(rec):
+                    hook.remaining -= 1
+                    due.append(hook.action)
+        for action in due:
+            action(rec)
+        if self._outage is None or rec.verb == "watch":
+            return
+        if self._outage == "hang":
+            # The storage call blocks until etcd answers again; kube-apiserver's request timeout (60 s by
+            # default, --request-timeout) ends it with 504 Timeout if it never does.
+            if not self._storage_back.wait(60.0):
+                raise ApiError.for_code(504, "Timeout: request did not complete within requested timeout - "
+                                             "context deadline exceeded", "Timeout")
+            return
+        if rec.resource == "pods/binding":
+            # BindingREST.Create (pkg/registry/core/pod/storage/storage.go) turns any error that is not an API
+            # status, a storage failure included, into a Conflict on pods/binding.
+            raise ApiError.conflict("pods/binding", rec.name, ETCD_UNAVAILABLE)
+        # Other storage calls pass the etcd client's error on unchanged: a 500 whose reason is empty
+        # (responsewriters.ErrorToAPIStatus for an error that is not an API status).
+        raise ApiError.internal(ETCD_UNAVAILABLE)
 
     def maybe_fail(self, rec: RequestRecord) -> None:
         with self._lock:
@@ -264,6 +310,37 @@ class KubeApiServer:
     def clear_failures(self) -> None:
         with self._lock:
             self._rules.clear()
+            self._hooks.clear()
+
+    def before_next(self, count: int, action: Callable[[RequestRecord], None], *, path: str | None = None,
+                    method: str | None = None, verb: str | None = None, resource: str | None = None) -> None:
+        """Run ``action(record)`` in the request's thread just before each of the next `count` matching
+        requests is served (matching as fail_next). It forces an ordering a race would otherwise reach only
+        by chance: e.g. delete a pod and create its same-name successor before the write about the old pod
+        lands, or block (wait for something) to hold the request back."""
+        rule = FailureRule(count, 0, re.compile(path) if path else None, method, verb, resource, None, None, None)
+        with self._lock:
+            self._hooks.append(RequestHook(count, action, rule))
+
+    def storage_outage(self, mode: str = "unavailable") -> None:
+        """etcd unreachable behind a running API server, until storage_restored(). Watches already open stay
+        open and quiet (the watch cache serves them); every other request touches storage. Answers are Status
+        bodies (https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/status/) as
+        kube-apiserver 1.36 sends them then:
+        - "unavailable": answered at once with the etcd client's error (grpc code Unavailable): 409 Conflict
+          on pods/binding (the binding registry reports every storage error so), 500 on anything else;
+        - "hang": held until storage is back, then served (504 Timeout after 60 s, the default
+          --request-timeout), as when etcd restarts and its client waits for it."""
+        if mode not in ("unavailable", "hang"):
+            raise ValueError(f"unknown storage outage mode {mode!r}")
+        with self._lock:
+            self._outage = mode
+            self._storage_back.clear()
+
+    def storage_restored(self) -> None:
+        with self._lock:
+            self._outage = None
+            self._storage_back.set()
 
     @property
     def requests(self) -> list[RequestRecord]:

@@ -6,12 +6,16 @@ The official client's `create_namespaced_binding` raises "Invalid value for `tar
 after a *successful* bind because it deserialises the returned Status as a Binding; this module posts raw
 JSON and reads the status code, so that bug cannot bite.
 
-Outcomes reported to the caller:
+Outcomes reported to the caller. A refusal is judged by what the pod now is, not by its status code
+(``judge_refusal``, scheduler.runtime.pod_state): a 409 may as well be etcd failing behind the API server.
 - BOUND         2xx
-- GONE          404: the pod was deleted; nothing to retry
-- CONFLICT      409: already assigned to a node, or the UID no longer matches; nothing to retry
-- ERROR         anything else (5xx, 429, 403, connection, no answer within BIND_TIMEOUT): the caller
-                forgets the assumption and retries
+- GONE          the pod was deleted, is being deleted or was re-created under its name (UID differs);
+                nothing to retry
+- CONFLICT      the pod is assigned to a node (bound by someone, or by an earlier answer that was lost);
+                nothing to retry
+- ERROR         the pod is still unassigned, or could not be read, or the answer said nothing about it
+                (5xx, 429, 403, connection, no answer within BIND_TIMEOUT): the caller forgets the
+                assumption and retries with backoff
 - CANCELLED     never sent: the binder was halted (leadership ended) while the binding waited its turn
 - REJECTED      a PreBind or Bind plugin failed (``status`` says which and why): the caller undoes the
                 reservation and retries
@@ -38,6 +42,7 @@ from typing import Any
 from scheduler.framework import Status
 from scheduler.model import PodInfo
 from scheduler.runtime.client import ApiError, Client, RequestCancelled, describe_forbidden, pod_path
+from scheduler.runtime.pod_state import PodState, read_state
 
 log = logging.getLogger(__name__)
 
@@ -86,15 +91,26 @@ def bind(client: Client, pod: PodInfo, node: str, cancel: threading.Event | None
         outcome, error = BindOutcome.CANCELLED, None
     except ApiError as err:
         error = err
-        if err.status == 404:
-            outcome = BindOutcome.GONE
-        elif err.status == 409:
-            outcome = BindOutcome.CONFLICT
-        else:
-            outcome = BindOutcome.ERROR
-            if err.status == 403:
-                log.error(describe_forbidden(err, "create", "pods/binding"))
+        if err.status == 403:
+            log.error(describe_forbidden(err, "create", "pods/binding"))
+        outcome = judge_refusal(client, pod, err, cancel)
     return BindResult(pod, node, outcome, time.perf_counter() - start, error)
+
+
+def judge_refusal(client: Client, pod: PodInfo, err: ApiError, cancel: threading.Event | None = None) -> BindOutcome:
+    """What a refused binding means for the pod. Only a 404 or 409 claims something about the pod, and
+    a 409 is also how kube-apiserver reports a storage failure during a binding: for those the pod is read
+    again and dropped only when it is gone, replaced or assigned. Any other refusal is retried without a
+    read: the retry is harmless (a pod assigned meanwhile answers 409, then judged here), and the watch
+    drops a pod that is bound or deleted before its retry."""
+    if err.status not in (404, 409):
+        return BindOutcome.ERROR
+    state = read_state(client, pod, cancel)
+    if state is PodState.GONE:
+        return BindOutcome.GONE
+    if state is PodState.ASSIGNED:
+        return BindOutcome.CONFLICT
+    return BindOutcome.ERROR
 
 
 # One binding: (pod, node, this term's halt) -> its result. Never raises for API answers.

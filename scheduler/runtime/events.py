@@ -9,6 +9,10 @@ Shapes follow kube-scheduler:
   reportingInstance "<controller>-<hostname>", event name "<pod>.<unix nanos in hex>" as client-go names it.
 - An unschedulable pod gets status.conditions PodScheduled=False, reason Unschedulable, through a
   strategic merge patch of the status subresource (conditions merge by `type`, so other conditions stay).
+  The patch carries the pod's metadata.uid, so it is refused by a pod re-created under the same name
+  instead of landing on it; a patch still queued when the pod is bound or deleted is not sent; a refused
+  one is judged by the pod as it now is (scheduler.runtime.pod_state.write_about): dropped when the pod is
+  gone or assigned, tried again a few times otherwise. Events name the pod's uid (regarding.uid).
 
 Writes go through a small worker pool fed by a bounded queue: a slow API server delays events, never
 scheduling. When the queue is full, events are dropped, as client-go's broadcaster drops them (its queue
@@ -29,6 +33,7 @@ from typing import Any
 
 from scheduler.runtime.client import ApiError, Client, describe_forbidden, pod_path
 from scheduler.runtime.leader import micro_time
+from scheduler.runtime.pod_state import uid_guard, write_about
 
 log = logging.getLogger(__name__)
 
@@ -250,14 +255,22 @@ class EventRecorder:
                 log.warning("event %s for %s/%s not recorded: %s", reason, pod.namespace, pod.name, err)
 
     def _patch_condition(self, pod: Any, message: str, reason: str) -> None:
+        def still_news() -> bool:  # not bound, deleted or failed anew since it was queued
+            with self._lock:
+                return self._conditions.get(pod.uid) == message
+
+        def patch() -> None:
+            self.client.patch(pod_path(pod.namespace, pod.name, "status"),
+                              uid_guard(pod, unschedulable_condition_patch(message, reason)))
+
         try:
-            self.client.patch(
-                pod_path(pod.namespace, pod.name, "status"), unschedulable_condition_patch(message, reason)
-            )
+            if write_about(self.client, pod, patch, wanted=still_news):
+                return
         except ApiError as err:
             if err.status == 403:
                 log.error(describe_forbidden(err, "patch", "pods/status"))
-            elif err.status != 404:  # a deleted pod needs no condition
+            else:
                 log.warning("condition PodScheduled for %s/%s not written: %s", pod.namespace, pod.name, err)
-            with self._lock:
+        with self._lock:
+            if self._conditions.get(pod.uid) == message:
                 self._conditions.pop(pod.uid, None)

@@ -6,6 +6,11 @@ For each victim not already being deleted: the DisruptionTarget condition (reaso
 own grace period), then a Preempted event. A victim already gone counts as done. Then the pods of lower
 priority nominated to the node lose their nomination (the room is no longer theirs), and the preemptor is
 nominated: in memory at once, and in its status.nominatedNodeName. Pods: delete and pods/status patch.
+
+Every write names the pod it is about by UID (the patches carry metadata.uid, the DELETE a UID
+precondition), so none lands on a pod re-created under the same name. A refused write is judged by the pod
+as it now is (scheduler.runtime.pod_state): a victim gone or replaced counts as evicted, anything else
+fails the preemption, which is retried with backoff.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from scheduler.model.pod import DISRUPTION_TARGET, PREEMPTION_BY_SCHEDULER
 from scheduler.runtime.client import ApiError, Client, pod_path
 from scheduler.runtime.events import EventRecorder
 from scheduler.runtime.nominator import Nominator
+from scheduler.runtime.pod_state import PodState, delete_options, read_state, uid_guard, write_about
 
 log = logging.getLogger(__name__)
 
@@ -58,20 +64,23 @@ class PreemptionApi:
         condition = {"type": DISRUPTION_TARGET, "status": "True", "reason": PREEMPTION_BY_SCHEDULER,
                      "message": f"{scheduler_name}: preempting to accommodate a higher priority pod",
                      "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        path = pod_path(victim.namespace, victim.name)
         try:
-            self.client.patch(pod_path(victim.namespace, victim.name, "status"),
-                              {"status": {"conditions": [condition]}})
-            self.client.request("DELETE", pod_path(victim.namespace, victim.name))
+            self.client.patch(f"{path}/status", uid_guard(victim, {"status": {"conditions": [condition]}}))
+            self.client.request("DELETE", path, body=delete_options(victim))
         except ApiError as err:
-            if err.status == 404:
+            if err.status == 404 or read_state(self.client, victim) is PodState.GONE:
                 return False
             raise
         return True
 
     def _set_nominated_node(self, pod: PodInfo, node: str | None) -> None:
         """status.nominatedNodeName (None clears it); a pod gone meanwhile needs none."""
+        def patch() -> None:
+            self.client.patch(pod_path(pod.namespace, pod.name, "status"),
+                              uid_guard(pod, {"status": {"nominatedNodeName": node}}))
+
         try:
-            self.client.patch(pod_path(pod.namespace, pod.name, "status"), {"status": {"nominatedNodeName": node}})
+            write_about(self.client, pod, patch)
         except ApiError as err:
-            if err.status != 404:
-                log.warning("pod %s: nominatedNodeName not written: %s", pod.key, err)
+            log.warning("pod %s: nominatedNodeName not written: %s", pod.key, err)

@@ -17,7 +17,8 @@ whose worker runs PreBind, Bind and PostBind (``_binding_cycle``). A failure the
 timeout undoes the reservation the same way. Nothing is bound half-way.
 
 Binding outcome (binder threads): bound -> the cache starts waiting for the watch to confirm it and a
-Scheduled event is written; the pod gone or bound elsewhere -> dropped; any other error -> the assumption
+Scheduled event is written; the pod gone, re-created or assigned, as read again after the refusal
+(scheduler.runtime.binder.judge_refusal) -> dropped; still unassigned, or not readable -> the assumption
 is forgotten and the pod retried with backoff; a binding cancelled before it was sent (leadership ended)
 -> the assumption is forgotten and the pod waits in the queue for the next leader.
 """
@@ -322,8 +323,8 @@ class SchedulingCycle:
             return
         err = res.error
         if res.outcome in (BindOutcome.GONE, BindOutcome.CONFLICT):
-            # Deleted, re-created with a new UID, or bound by someone else: nothing left to do for
-            # this pod object; a new one arrives through the watch on its own.
+            # Deleted, re-created with a new UID, or assigned, as the pod read after the refusal showed:
+            # nothing left to do for this pod object; a new one arrives through the watch on its own.
             log.info("pod %s not bound to %s: %s (dropped)", pod.key, res.node, err.message if err else "")
             self.pending.drop(pod.key, pod.uid)
             return

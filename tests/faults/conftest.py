@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from kubeapi_testserver.fixtures import kube_api  # noqa: F401
+from kubeapi_testserver.fixtures import kube_api, kube_api_kubeconfig  # noqa: F401
 from kubeapi_testserver.kubeconfig import write_kubeconfig
 from kubeapi_testserver.server import KubeApiServer
 from tests.faults.proxy import FaultProxy

@@ -277,3 +277,62 @@ def test_discovery_documents_list_served_resources(kube_api: KubeApiServer):
                                                                         "poddisruptionbudgets/status"]
     with urllib3.PoolManager() as http:
         assert http.request("GET", kube_api.url + "/apis/v1").status == 404
+
+
+def test_before_next_runs_an_action_before_the_request_is_served(kube_api: KubeApiServer, core_v1):
+    """The hook forces an ordering: here the pod is deleted and re-created between the client's read and
+    its binding, so the binding (carrying the old uid) meets the successor."""
+    old = kube_api.add_pod("p1")
+    seen = []
+
+    def recreate(record) -> None:
+        seen.append((record.verb, record.resource, record.name))
+        kube_api.remove_pod("p1")
+        kube_api.add_pod("p1")
+
+    kube_api.before_next(2, recreate, resource="pods/binding")
+    body = {"metadata": {"name": "p1", "uid": old["metadata"]["uid"]}, "target": {"name": "n"}}
+    with pytest.raises(client.ApiException) as info:
+        core_v1.create_namespaced_pod_binding("p1", "default", body, _preload_content=False)
+    assert info.value.status == 409 and "Precondition failed: UID" in json.loads(info.value.body)["message"]
+    assert seen == [("create", "pods/binding", "p1")]
+    assert "default/p1" not in kube_api.bound_pods()
+    core_v1.read_namespaced_pod("p1", "default")  # other requests do not run it
+    assert len(seen) == 1
+
+
+def test_storage_outage_unavailable_answers_as_kube_apiserver(kube_api: KubeApiServer, core_v1):
+    """etcd down behind a running API server: a binding is a 409 Conflict carrying the etcd client's error,
+    any other request a 500; nothing is written; once restored, requests are served again."""
+    kube_api.add_pod("p1")
+    kube_api.storage_outage()
+    body = {"metadata": {"name": "p1"}, "target": {"name": "n"}}
+    with pytest.raises(client.ApiException) as bind:
+        core_v1.create_namespaced_pod_binding("p1", "default", body, _preload_content=False)
+    status = json.loads(bind.value.body)
+    assert bind.value.status == 409 and status["reason"] == "Conflict"
+    assert status["message"].startswith('Operation cannot be fulfilled on pods/binding "p1": rpc error: '
+                                        "code = Unavailable")
+    with pytest.raises(client.ApiException) as read:
+        core_v1.read_namespaced_pod("p1", "default")
+    assert read.value.status == 500 and "code = Unavailable" in json.loads(read.value.body)["message"]
+    assert "default/p1" not in kube_api.bound_pods()
+    kube_api.storage_restored()
+    assert core_v1.create_namespaced_pod_binding("p1", "default", body, _preload_content=False).status == 201
+
+
+def test_storage_outage_hang_holds_requests_until_restored(kube_api: KubeApiServer, core_v1):
+    """"hang": a request waits for storage to come back, then is served as usual."""
+    import threading
+
+    kube_api.add_pod("p1")
+    kube_api.storage_outage("hang")
+    answers = []
+    reader = threading.Thread(target=lambda: answers.append(core_v1.read_namespaced_pod("p1", "default")))
+    reader.start()
+    kube_api.wait_for(lambda: kube_api.request_count("get", "pods") == 1)
+    reader.join(0.3)
+    assert reader.is_alive() and not answers  # held back
+    kube_api.storage_restored()
+    reader.join(10)
+    assert answers[0].metadata.name == "p1"

@@ -126,3 +126,40 @@ def test_update_and_patch_may_not_rename(kube_api: KubeApiServer, core_v1):
         core_v1.patch_node("n1", {"metadata": {"name": "n2"}})
     assert patch.value.status == 400 and "(n2) does not match the name on the URL (n1)" in patch.value.body
     assert [n["metadata"]["name"] for n in kube_api.nodes()] == ["n1"]
+
+
+def test_write_carrying_a_uid_never_lands_on_a_same_name_successor(kube_api: KubeApiServer, core_v1):
+    """A status patch carrying the deleted pod's metadata.uid is refused by the successor (422: uid is
+    immutable, as kube-apiserver's metadata validation answers a patch); a PUT with it is a failed UID
+    precondition (409). The successor keeps its own status."""
+    old = kube_api.add_pod("p1")
+    kube_api.remove_pod("p1")
+    new = kube_api.add_pod("p1")
+    condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "stale"}
+    with pytest.raises(client.ApiException) as patch:
+        core_v1.patch_namespaced_pod_status("p1", "default", {"metadata": {"uid": old["metadata"]["uid"]},
+                                                               "status": {"conditions": [condition]}})
+    status = json.loads(patch.value.body)
+    assert patch.value.status == 422 and status["reason"] == "Invalid"
+    assert status["message"] == (f'Pod "p1" is invalid: metadata.uid: Invalid value: "{old["metadata"]["uid"]}": '
+                                 "field is immutable")
+    replaced = {**new, "metadata": {**new["metadata"], "uid": old["metadata"]["uid"]}}
+    with pytest.raises(client.ApiException) as put:
+        core_v1.replace_namespaced_pod_status("p1", "default", replaced)
+    assert put.value.status == 409 and "Precondition failed: UID in precondition" in json.loads(put.value.body)["message"]
+    assert not (kube_api.get_object("pods", "p1", "default")["status"].get("conditions") or [])
+    # The right uid is no obstacle.
+    core_v1.patch_namespaced_pod_status("p1", "default", {"metadata": {"uid": new["metadata"]["uid"]},
+                                                           "status": {"conditions": [condition]}})
+    assert kube_api.get_object("pods", "p1", "default")["status"]["conditions"][0]["message"] == "stale"
+
+
+def test_condition_patch_lands_on_a_bound_pod(kube_api: KubeApiServer, core_v1):
+    """The binding writes PodScheduled=True with a null lastProbeTime; a later status patch of that
+    condition (the patch drops the null field) is applied, not answered 500."""
+    kube_api.add_pod("p1")
+    core_v1.create_namespaced_pod_binding("p1", "default", {"metadata": {"name": "p1"}, "target": {"name": "n"}},
+                                          _preload_content=False)
+    core_v1.patch_namespaced_pod_status("p1", "default", {"status": {"conditions": [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "lastProbeTime": None}]}})
+    assert kube_api.get_object("pods", "p1", "default")["status"]["conditions"][0]["status"] == "False"

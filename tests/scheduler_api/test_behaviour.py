@@ -147,14 +147,11 @@ def test_watch_expiry_relists_without_losing_or_doubling(kube_api, kube_api_kube
 
 
 def test_bind_conflict_is_dropped_not_retried(kube_api, kube_api_kubeconfig) -> None:
+    """The pod is bound elsewhere just before our binding is served: the 409 is confirmed by reading the pod
+    (assigned), so the decision is dropped, not retried."""
     kube_api.add_node("n1")
-    kube_api.fail_next(
-        1,
-        409,
-        resource="pods/binding",
-        message='Operation cannot be fulfilled on pods/binding "raced": pod raced is already '
-        'assigned to node "elsewhere"',
-    )
+    kube_api.before_next(1, lambda rec: kube_api.update_pod("raced", {"spec": {"nodeName": "elsewhere"}}),
+                         resource="pods/binding")
     with running_scheduler(kube_api_kubeconfig) as sched:
         kube_api.add_pod("raced", cpu="100m", scheduler_name=SCHEDULER)
         kube_api.wait_for(lambda: kube_api.request_count("create", "pods/binding") == 1)
@@ -163,6 +160,23 @@ def test_bind_conflict_is_dropped_not_retried(kube_api, kube_api_kubeconfig) -> 
         kube_api.wait_for(lambda: "default/next" in kube_api.bound_pods())
         assert "default/raced" not in sched.queue
     assert kube_api.request_count("create", "pods/binding") == 2
+    assert kube_api.request_count("create", "pods/binding", code=409) == 1
+    assert kube_api.bound_pods()["default/raced"] == "elsewhere"
+
+
+def test_bind_conflict_from_storage_is_retried(kube_api, kube_api_kubeconfig) -> None:
+    """kube-apiserver answers a binding that met an etcd failure with 409 Conflict: the pod, read again, is
+    still unassigned, so the binding is retried with backoff instead of the pod being dropped."""
+    kube_api.add_node("n1")
+    kube_api.fail_next(1, 409, resource="pods/binding", reason="Conflict",
+                       message='Operation cannot be fulfilled on pods/binding "flaky": rpc error: code = '
+                       "Unavailable desc = error reading from server: EOF")
+    with running_scheduler(kube_api_kubeconfig):
+        kube_api.add_pod("flaky", cpu="100m", scheduler_name=SCHEDULER)
+        kube_api.wait_for(lambda: "default/flaky" in kube_api.bound_pods(), timeout=15)
+    assert kube_api.request_count("create", "pods/binding", code=409) == 1
+    assert kube_api.request_count("create", "pods/binding", code=201) == 1
+    assert kube_api.request_count("get", "pods", path="/pods/flaky$") == 1  # the pod was read once
 
 
 def test_server_error_on_bind_retries_with_backoff(kube_api, kube_api_kubeconfig, caplog) -> None:
@@ -184,7 +198,7 @@ def test_uid_precondition_protects_recreated_pod(kube_api, kube_api_kubeconfig) 
     kube_api.add_pod("same-name", cpu="100m", scheduler_name="nobody")
     client = Client(load_configuration(str(kube_api_kubeconfig)))
     result = bind(client, PodInfo.from_api(old), "n1")
-    assert result.outcome is BindOutcome.CONFLICT
+    assert result.outcome is BindOutcome.GONE  # refused (UID), and the pod read after: a successor
     assert "default/same-name" not in kube_api.bound_pods()
     gone = PodInfo(uid="u-x", namespace="default", name="never-existed")
     assert bind(client, gone, "n1").outcome is BindOutcome.GONE

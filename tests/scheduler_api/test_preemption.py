@@ -115,3 +115,33 @@ def test_no_victims_message(kube_api, kube_api_kubeconfig) -> None:
     assert event["message"] == ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are "
                                 "available: 1 No preemption victims found for incoming pod.")
     assert kube_api.get_object("pods", "first", "default") is not None
+
+
+def test_a_victim_replaced_under_its_name_is_not_evicted(tmp_path: Path) -> None:
+    """A victim is deleted and a pod of the same name (which no preemption may evict) created on its node
+    just before the DisruptionTarget patch about the victim is served (forced): the patch carries the
+    victim's UID and is refused, the victim counts as gone, and the successor is neither marked nor deleted."""
+    with running_server(graceful_pod_deletion=True) as kube_api:
+        kubeconfig = kube_api.write_kubeconfig(tmp_path / "kubeconfig")
+        kube_api.add_node("w1", cpu="2")
+        priority_class(kube_api, "low", 10)
+        priority_class(kube_api, "high", 1000)
+
+        def replace(record) -> None:
+            kube_api.remove_pod("low-1")
+            kube_api.add_pod(pod_with("low-1", "1", "high", node_name="w1"))
+
+        kube_api.before_next(1, replace, method="PATCH", path="/pods/low-1/status$")
+        with running_scheduler(kubeconfig, config_with()):
+            for name in ("low-1", "low-2"):
+                kube_api.add_pod(pod_with(name, "1", "low"))
+            kube_api.wait_for(lambda: len(kube_api.bound_pods()) == 2)
+            kube_api.add_pod(pod_with("high-1", "2", "high"))
+            kube_api.wait_for(lambda: status_of(kube_api, "high-1").get("nominatedNodeName") == "w1")
+            kube_api.wait_for(lambda: pod_events(kube_api, "low-2", "Preempted"))
+        successor = kube_api.get_object("pods", "low-1", "default")
+        assert successor["spec"]["priority"] == 1000
+        assert not successor["metadata"].get("deletionTimestamp")
+        assert [c for c in status_of(kube_api, "low-1").get("conditions") or [] if c["type"] == "DisruptionTarget"] == []
+        assert kube_api.request_count("delete", "pods", path="/pods/low-1$") == 0
+        assert kube_api.request_count("patch", "pods/status", path="/pods/low-1/status$", code=422) == 1
