@@ -21,7 +21,7 @@ import socket
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
 from kubeapi_testserver.api import to_wire
@@ -33,7 +33,24 @@ from kubeapi_testserver.routes import Route, int_param, parse, query_bool, verb_
 from kubeapi_testserver.watching import WatchPlan, watch_event
 
 if TYPE_CHECKING:
-    from kubeapi_testserver.server import KubeApiServer, RequestRecord
+    from kubeapi_testserver.api import Api
+    from kubeapi_testserver.request_log import RequestRecord
+
+
+class HandlerHost(Protocol):
+    """What the request handler asks of the server that made it (``KubeApiServer``): its API, its request log,
+    its injected faults and its connection and watch counts."""
+
+    api: Api
+
+    def track_connection(self, conn: socket.socket, opened: bool) -> None: ...
+    def authorized(self, header: str | None) -> bool: ...
+    def begin_request(self, method: str, path: str) -> RequestRecord: ...
+    def before_serving(self, rec: RequestRecord) -> None: ...
+    def maybe_fail(self, rec: RequestRecord) -> None: ...
+    def fixed_response(self, path: str) -> Any: ...
+    def watch_opened(self) -> None: ...
+    def watch_closed(self) -> None: ...
 
 _JSON = "application/json"
 _CHUNKING_THRESHOLD = 2048  # net/http bufferBeforeChunkingSize
@@ -50,7 +67,7 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # header and body are separate writes: avoid the 40 ms delayed-ACK stall
     server_version = "kubelab-test-apiserver"
-    api_server: KubeApiServer  # set on the subclass made per server
+    api_server: HandlerHost  # set on the subclass made per server (KubeApiServer)
 
     # Quiet: the test server must not spam pytest output.
     def log_message(self, format: str, *args: Any) -> None:

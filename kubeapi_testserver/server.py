@@ -22,37 +22,13 @@ from kubeapi_testserver.kubeconfig import write_kubeconfig
 from kubeapi_testserver.objects import make_node, make_pod, node_ready_condition
 from kubeapi_testserver.patches import strategic_merge_patch
 from kubeapi_testserver.pod_logs import PodLogs
-from kubeapi_testserver.routes import Route
+from kubeapi_testserver.request_log import RequestRecord
 from kubeapi_testserver.store import Obj, Store
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 NOT_READY_TAINT = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
 # Discovery document path -> its group/version: /api/v1, /apis/coordination.k8s.io/v1, ...
 _GROUP_VERSION_PATHS = {("/apis/" if r.group else "/api/") + r.api_version: r.api_version for r in RESOURCES}
-
-
-@dataclass(slots=True)
-class RequestRecord:
-    """One request as the server saw it (for assertions on what a client did)."""
-
-    method: str
-    path: str
-    verb: str = ""
-    resource: str = ""  # "pods", "pods/binding", "leases", ...
-    group: str = ""
-    namespace: str = ""
-    name: str = ""
-    code: int = 0
-
-    def describe(self, verb: str, route: Route) -> None:
-        self.verb = verb
-        self.resource = route.resource_label
-        self.group = route.rtype.group if route.rtype else ""
-        self.namespace = route.namespace
-        self.name = route.name or ""
-
-    def finish(self, code: int) -> None:
-        self.code = code
 
 
 @dataclass(slots=True)
