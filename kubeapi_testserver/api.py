@@ -12,7 +12,7 @@ from typing import Any
 
 from kubeapi_testserver import admission, custom_resources, event_conversion, managed_fields, strategies
 from kubeapi_testserver.binding import bind_pod
-from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.errors import StatusError
 from kubeapi_testserver.kinds import ResourceType
 from kubeapi_testserver.patches import APPLY_PATCH, apply_patch
 from kubeapi_testserver.routes import Route, int_param
@@ -46,7 +46,7 @@ def _strip_type(obj: Obj) -> Obj:
 def _require_url_name(meta: Obj, url_name: str | None) -> None:
     """An update or patch may not rename the object (400, as the real handlers answer)."""
     if meta.get("name") != url_name:
-        raise ApiError.bad_request(f"the name of the object ({meta.get('name')}) does not match the name on the URL "
+        raise StatusError.bad_request(f"the name of the object ({meta.get('name')}) does not match the name on the URL "
                                    f"({url_name})")
 
 
@@ -69,7 +69,7 @@ class Api:
         assert rtype is not None and route.name is not None
         obj = self.store.get(rtype.storage, route.namespace, route.name)
         if obj is None:
-            raise ApiError.not_found(rtype.plural, route.name, rtype.group)
+            raise StatusError.not_found(rtype.plural, route.name, rtype.group)
         return to_wire(rtype, obj)
 
     def list(self, route: Route, query: Query) -> Obj:
@@ -124,12 +124,12 @@ class Api:
             data = json.loads(base64.urlsafe_b64decode(token.encode()))
             return int(data["rv"]), list(data["start"])
         except (ValueError, KeyError, TypeError) as exc:
-            raise ApiError.bad_request(f"continue key is not valid: {exc}") from exc
+            raise StatusError.bad_request(f"continue key is not valid: {exc}") from exc
 
     def _list_at(self, rtype: ResourceType, namespace: str | None, rv: int, too_old: str) -> list[Obj]:
         items = self.store.list_at(rtype.storage, namespace, rv)
         if items is None:
-            raise ApiError.expired(too_old)
+            raise StatusError.expired(too_old)
         return items
 
     # ---- writes ------------------------------------------------------------------------------
@@ -138,7 +138,7 @@ class Api:
         rtype = route.rtype
         assert rtype is not None
         if not isinstance(body, dict):
-            raise ApiError.bad_request(f"the body of the request is not a {rtype.kind} object")
+            raise StatusError.bad_request(f"the body of the request is not a {rtype.kind} object")
         if rtype.namespaced:
             strategies.require_namespace(self.store, route.namespace)
         if rtype.group == "events.k8s.io":
@@ -161,13 +161,13 @@ class Api:
         rtype = route.rtype
         assert rtype is not None and route.name is not None
         if not isinstance(body, dict):
-            raise ApiError.bad_request(f"the body of the request is not a {rtype.kind} object")
+            raise StatusError.bad_request(f"the body of the request is not a {rtype.kind} object")
         body_meta = body.get("metadata") or {}
         _require_url_name(body_meta, route.name)
         new_core = from_wire(rtype, body)
         if not body_meta.get("resourceVersion") and rtype.storage in NO_UNCONDITIONAL_UPDATE:
             # genericregistry.Store.Update when the strategy's AllowUnconditionalUpdate() is false.
-            raise ApiError.invalid(rtype.plural, route.name, [(
+            raise StatusError.invalid(rtype.plural, route.name, [(
                 "metadata.resourceVersion", "FieldValueInvalid", "Invalid value: 0x0: must be specified for an update")],
                 rtype.group)
 
@@ -208,14 +208,14 @@ class Api:
         meta, old_meta = new.get("metadata") or {}, old["metadata"]
         rv = meta.get("resourceVersion")
         if rv and rv != old_meta["resourceVersion"]:
-            raise ApiError.modified(rtype.plural, name, rtype.group)
+            raise StatusError.modified(rtype.plural, name, rtype.group)
         uid = meta.get("uid")
         if uid and uid != old_meta.get("uid"):
             if patch:
-                raise ApiError.invalid(rtype.kind, name, [("metadata.uid", "FieldValueInvalid",
+                raise StatusError.invalid(rtype.kind, name, [("metadata.uid", "FieldValueInvalid",
                                                            f'Invalid value: "{uid}": field is immutable')],
                                        rtype.group)
-            raise ApiError.precondition_failed(rtype.plural, name, "UID", uid, old_meta.get("uid", ""), rtype.group)
+            raise StatusError.precondition_failed(rtype.plural, name, "UID", uid, old_meta.get("uid", ""), rtype.group)
 
     def patch(self, route: Route, content_type: str, patch: Any, manager: str = "unknown") -> Obj:
         rtype = route.rtype
@@ -240,9 +240,9 @@ class Api:
         rtype = route.rtype
         assert rtype is not None and route.name is not None
         if not field_manager:
-            raise ApiError.bad_request("PATCH requests with apply content type require fieldManager to be set")
+            raise StatusError.bad_request("PATCH requests with apply content type require fieldManager to be set")
         if not isinstance(body, dict):
-            raise ApiError.bad_request(f"the body of the request is not a {rtype.kind} object")
+            raise StatusError.bad_request(f"the body of the request is not a {rtype.kind} object")
         _require_url_name(body.get("metadata") or {}, route.name)
         if self.store.get(rtype.storage, route.namespace, route.name) is None:
             create_route = Route(rtype, route.namespace, None, None, False)
@@ -307,7 +307,7 @@ class Api:
     def _delete_namespace(self, name: str, check: Callable[[Obj], None]) -> Obj:
         current = self.store.get("namespaces", "", name)
         if current is None:
-            raise ApiError.not_found("namespaces", name)
+            raise StatusError.not_found("namespaces", name)
         check(current)
 
         def terminate(old: Obj) -> Obj:
@@ -319,11 +319,11 @@ class Api:
         for storage, (ns, obj_name) in self.store.namespaced_keys(name):
             try:
                 self.store.delete(storage, ns, obj_name)
-            except ApiError:
+            except StatusError:
                 pass  # deleted concurrently
         try:
             self.store.delete("namespaces", "", name)
-        except ApiError:
+        except StatusError:
             pass
         return terminating
 
@@ -341,7 +341,7 @@ class Api:
                 try:
                     deleted.append(_strip_type(to_wire(rtype, self.store.delete(
                         rtype.storage, meta.get("namespace", ""), meta["name"]))))
-                except ApiError:
+                except StatusError:
                     pass
         return {"kind": rtype.list_kind, "apiVersion": rtype.api_version,
                 "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": deleted}

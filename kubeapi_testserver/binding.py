@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubeapi_testserver import strategies
-from kubeapi_testserver.errors import ApiError, success_body
+from kubeapi_testserver.errors import StatusError, success_body
 from kubeapi_testserver.kinds import storage_type
 from kubeapi_testserver.routes import Route
 from kubeapi_testserver.store import Obj, Store, now_rfc3339
@@ -25,11 +25,11 @@ def bind_pod(store: Store, route: Route, body: Any) -> Obj:
     The node's existence is not checked, as in the real server.
     """
     if not isinstance(body, dict):
-        raise ApiError.bad_request("the body of the request is not a Binding object")
+        raise StatusError.bad_request("the body of the request is not a Binding object")
     meta = body.get("metadata") or {}
     name = meta.get("name", "")
     if route.name is not None and name != route.name:
-        raise ApiError.bad_request("name in URL does not match name in Binding object")
+        raise StatusError.bad_request("name in URL does not match name in Binding object")
     target = body.get("target") or {}
     errors = []
     if target.get("kind") not in (None, "", "Node"):
@@ -38,7 +38,7 @@ def bind_pod(store: Store, route: Route, body: Any) -> Obj:
         errors.append("target.name: Required value")
     if errors:
         # ValidatePodBinding errors are returned as a plain aggregate error -> 500.
-        raise ApiError.internal(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
+        raise StatusError.internal(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
     strategies.require_namespace(store, route.namespace)
     pods = storage_type("pods")
     node = target["name"]
@@ -47,13 +47,13 @@ def bind_pod(store: Store, route: Route, body: Any) -> Obj:
         pmeta, spec = pod["metadata"], pod.get("spec") or {}
         strategies.check_preconditions(pods, name, meta, pod)
         if pmeta.get("deletionTimestamp"):
-            raise ApiError.conflict("pods/binding", name,
+            raise StatusError.conflict("pods/binding", name,
                                     f"pod {name} is being deleted, cannot be assigned to a host")
         if spec.get("nodeName"):
-            raise ApiError.conflict("pods/binding", name,
+            raise StatusError.conflict("pods/binding", name,
                                     f'pod {name} is already assigned to node "{spec["nodeName"]}"')
         if spec.get("schedulingGates"):
-            raise ApiError.conflict("pods/binding", name, f"pod {name} has non-empty .spec.schedulingGates")
+            raise StatusError.conflict("pods/binding", name, f"pod {name} has non-empty .spec.schedulingGates")
         new_meta = pmeta
         if meta.get("annotations"):
             new_meta = {**pmeta, "annotations": {**(pmeta.get("annotations") or {}), **meta["annotations"]}}

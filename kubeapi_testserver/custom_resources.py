@@ -22,7 +22,7 @@ import copy
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.errors import StatusError
 from kubeapi_testserver.kinds import ResourceType, _getters
 from kubeapi_testserver.store import Obj, Store
 
@@ -103,7 +103,7 @@ def check_crd(crd: Obj) -> None:
         causes.append(("metadata.name", "FieldValueInvalid",
                        f'Invalid value: "{meta.get("name")}": must be spec.names.plural+"."+spec.group'))
     if causes:
-        raise ApiError.invalid("CustomResourceDefinition", meta.get("name", ""), causes, CRD_GROUP)
+        raise StatusError.invalid("CustomResourceDefinition", meta.get("name", ""), causes, CRD_GROUP)
 
 
 def establish(store: Store, name: str) -> None:
@@ -127,7 +127,7 @@ def delete_instances(store: Store, crd_name: str) -> None:
         meta = obj["metadata"]
         try:
             store.delete(crd_name, meta.get("namespace", ""), meta["name"])
-        except ApiError:
+        except StatusError:
             pass  # deleted concurrently
 
 
@@ -210,7 +210,7 @@ def _validate(rtype: ResourceType, obj: Obj, body: Obj) -> None:
     for error in sorted(validator.iter_errors(body), key=lambda e: list(map(str, e.absolute_path))):
         causes.append(_cause(error))
     if causes:
-        raise ApiError.invalid(rtype.kind, (obj.get("metadata") or {}).get("name", ""), causes, rtype.group)
+        raise StatusError.invalid(rtype.kind, (obj.get("metadata") or {}).get("name", ""), causes, rtype.group)
 
 
 def _field(path: Iterable[Any]) -> str:
@@ -260,7 +260,7 @@ def delete_crd(store: Store, name: str, check: Callable[[Obj], None] | None = No
     """Delete a CRD: its objects first (the customresourcecleanup finalizer), then the CRD itself."""
     current = store.get(CRD_STORAGE, "", name)
     if current is None:
-        raise ApiError.not_found(CRD_STORAGE, name, CRD_GROUP)
+        raise StatusError.not_found(CRD_STORAGE, name, CRD_GROUP)
     if check is not None:
         check(current)
     delete_instances(store, name)

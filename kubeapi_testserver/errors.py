@@ -63,7 +63,7 @@ def _details(name: str | None, resource: str, group: str) -> dict[str, Any]:
     return details
 
 
-class ApiError(Exception):
+class StatusError(Exception):
     """An error answered to the client as a metav1.Status body with an HTTP code."""
 
     def __init__(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
@@ -74,23 +74,23 @@ class ApiError(Exception):
 
     # Constructors named after apimachinery's errors.NewXxx.
     @classmethod
-    def not_found(cls, resource: str, name: str, group: str = "") -> ApiError:
+    def not_found(cls, resource: str, name: str, group: str = "") -> StatusError:
         msg = f'{qualified(resource, group)} "{name}" not found'
         return cls(status_body(404, "NotFound", msg, _details(name, resource, group)))
 
     @classmethod
-    def already_exists(cls, resource: str, name: str, group: str = "") -> ApiError:
+    def already_exists(cls, resource: str, name: str, group: str = "") -> StatusError:
         msg = f'{qualified(resource, group)} "{name}" already exists'
         return cls(status_body(409, "AlreadyExists", msg, _details(name, resource, group)))
 
     @classmethod
-    def conflict(cls, resource: str, name: str, cause: str, group: str = "") -> ApiError:
+    def conflict(cls, resource: str, name: str, cause: str, group: str = "") -> StatusError:
         msg = f'Operation cannot be fulfilled on {qualified(resource, group)} "{name}": {cause}'
         return cls(status_body(409, "Conflict", msg, _details(name, resource, group)))
 
     @classmethod
     def precondition_failed(cls, resource: str, name: str, what: str, want: str, have: str,
-                            group: str = "") -> ApiError:
+                            group: str = "") -> StatusError:
         """storage.NewInvalidObjError from checkPreconditions, turned into a Conflict by
         InterpretUpdateError (k8s.io/apiserver/pkg/storage/etcd3/store.go, registry/generic)."""
         return cls.conflict(resource, name,
@@ -98,24 +98,24 @@ class ApiError(Exception):
                             group)
 
     @classmethod
-    def modified(cls, resource: str, name: str, group: str = "") -> ApiError:
+    def modified(cls, resource: str, name: str, group: str = "") -> StatusError:
         """The optimistic-concurrency conflict (storage.ErrCodeResourceVersionConflicts)."""
         cause = "the object has been modified; please apply your changes to the latest version and try again"
         return cls.conflict(resource, name, cause, group)
 
     @classmethod
-    def expired(cls, message: str) -> ApiError:
+    def expired(cls, message: str) -> StatusError:
         """errors.NewResourceExpired: 410 with reason Expired (too old resourceVersion)."""
         return cls.for_code(410, message, "Expired")
 
     @classmethod
-    def forbidden(cls, resource: str, name: str, cause: str, group: str = "") -> ApiError:
+    def forbidden(cls, resource: str, name: str, cause: str, group: str = "") -> StatusError:
         target = f'{qualified(resource, group)} "{name}"' if name else qualified(resource, group)
         msg = f"{target} is forbidden: {cause}"
         return cls(status_body(403, "Forbidden", msg, _details(name, resource, group)))
 
     @classmethod
-    def invalid(cls, kind: str, name: str, causes: list[tuple[str, str, str]], group: str = "") -> ApiError:
+    def invalid(cls, kind: str, name: str, causes: list[tuple[str, str, str]], group: str = "") -> StatusError:
         """errors.NewInvalid; causes are (field, reason type, message) like field.Error."""
         parts = [f"{field}: {message}" for field, _, message in causes]
         joined = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
@@ -128,32 +128,32 @@ class ApiError(Exception):
         return cls(status_body(422, "Invalid", msg, details))
 
     @classmethod
-    def bad_request(cls, message: str) -> ApiError:
+    def bad_request(cls, message: str) -> StatusError:
         return cls.for_code(400, message)
 
     @classmethod
-    def method_not_allowed(cls, message: str) -> ApiError:
+    def method_not_allowed(cls, message: str) -> StatusError:
         return cls.for_code(405, message)
 
     @classmethod
-    def unsupported_media_type(cls, content_type: str) -> ApiError:
+    def unsupported_media_type(cls, content_type: str) -> StatusError:
         return cls.for_code(415, f"the body of the request was in an unknown format - accepted media types "
                                  f"include: application/json-patch+json, application/merge-patch+json, "
                                  f"application/strategic-merge-patch+json (got {content_type!r})")
 
     @classmethod
-    def internal(cls, message: str) -> ApiError:
+    def internal(cls, message: str) -> StatusError:
         """A plain (non-Status) error inside a REST handler: 500 with an empty reason
         (apiserver/pkg/endpoints/handlers/responsewriters/status.go ErrorToAPIStatus)."""
         return cls.for_code(500, message, "")
 
     @classmethod
-    def unauthorized(cls) -> ApiError:
+    def unauthorized(cls) -> StatusError:
         return cls.for_code(401, "Unauthorized")
 
     @classmethod
     def for_code(cls, code: int, message: str | None = None, reason: str | None = None,
-                 retry_after: int | None = None) -> ApiError:
+                 retry_after: int | None = None) -> StatusError:
         """A Status with `code`'s standard reason unless `reason` is given; also what the test hook
         fail_next answers (its default message names the injection)."""
         reason = reason if reason is not None else REASON_FOR_CODE.get(code, "")

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
 from kubeapi_testserver.api import to_wire
-from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.errors import StatusError
 from kubeapi_testserver.managed_fields import manager_of
 from kubeapi_testserver.patches import APPLY_PATCH
 from kubeapi_testserver.pod_logs import log_target
@@ -133,7 +133,7 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
         record = server.begin_request(method, url.path)
         try:
             if not server.authorized(self.headers.get("Authorization")):
-                raise ApiError.unauthorized()
+                raise StatusError.unauthorized()
             fixed = server.fixed_response(url.path)
             if fixed is not None:
                 record.finish(200)
@@ -154,14 +154,14 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
             code, body = self._call(method, verb, route, query, raw)
             record.finish(code)
             self._send_json(code, body)
-        except ApiError as err:
+        except StatusError as err:
             record.finish(err.code)
             self._send_json(err.code, err.body, err.headers)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
         except Exception as exc:  # noqa: BLE001 - a server bug must reach the client as a 500
             record.finish(500)
-            err = ApiError.internal(f"test server error: {type(exc).__name__}: {exc}")
+            err = StatusError.internal(f"test server error: {type(exc).__name__}: {exc}")
             self._send_json(500, err.body)
 
     def _call(self, method: str, verb: str, route: Route, query: dict[str, str], raw: bytes) -> tuple[int, Any]:
@@ -171,10 +171,10 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
             try:
                 body = json.loads(raw)
             except ValueError as exc:
-                raise ApiError.bad_request(f"invalid JSON in request body: {exc}") from exc
+                raise StatusError.bad_request(f"invalid JSON in request body: {exc}") from exc
         if route.rtype is None or route.subresource == "binding":
             if verb != "create":
-                raise ApiError.method_not_allowed(f"the server does not allow this method on the requested "
+                raise StatusError.method_not_allowed(f"the server does not allow this method on the requested "
                                                   f"resource ({method})")
             return 201, api.bind(route, body)
         if verb == "get":
@@ -184,7 +184,7 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
         manager = manager_of(self.headers.get("User-Agent"))
         if verb == "create":
             if route.name is not None:
-                raise ApiError.method_not_allowed("the server does not allow this method on the requested "
+                raise StatusError.method_not_allowed("the server does not allow this method on the requested "
                                                   "resource")
             return 201, api.create(route, body, manager)
         if verb == "update":
@@ -198,7 +198,7 @@ class KubeApiRequestHandler(BaseHTTPRequestHandler):
             return 200, api.delete(route, body, query)
         if verb == "deletecollection":
             return 200, api.delete_collection(route, query)
-        raise ApiError.method_not_allowed(f"unsupported method {method}")
+        raise StatusError.method_not_allowed(f"unsupported method {method}")
 
     # ---- pods/log (kubeapi_testserver/pod_logs.py) ------------------------------------------------
     def _pod_log(self, route: Route, query: dict[str, str], record: RequestRecord) -> None:

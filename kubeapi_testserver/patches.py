@@ -20,7 +20,7 @@ from typing import Any
 
 import jsonpatch
 
-from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.errors import StatusError
 
 # patchMergeKey of list fields, from the `patchStrategy:"merge" patchMergeKey:"..."` tags in k8s.io/api.
 MERGE_KEYS: dict[str, str] = {
@@ -124,13 +124,13 @@ def _smp_keyed_list(current: list[Any], patch: list[Any], merge_key: str) -> lis
 
 def json_patch(target: Any, patch: Any) -> Any:
     if not isinstance(patch, list):
-        raise ApiError.bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+        raise StatusError.bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
     try:
         return jsonpatch.apply_patch(target, patch, in_place=False)
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
         # A failed JSON patch (e.g. a "test" op) is answered 422 with the patch library's message
         # (apiserver/pkg/endpoints/handlers/patch.go, NewGenericServerResponse(422, ...)).
-        raise ApiError.for_code(422, str(exc)) from exc
+        raise StatusError.for_code(422, str(exc)) from exc
 
 
 APPLY_PATCH = "application/apply-patch+yaml"
@@ -159,7 +159,7 @@ def apply_patch(content_type: str, target: dict[str, Any], patch: Any) -> dict[s
         # Server-side apply, reduced (see Api.patch): the applied configuration merged onto the live object.
         result = apply_configuration(target, patch)
     else:
-        raise ApiError.unsupported_media_type(content_type)
+        raise StatusError.unsupported_media_type(content_type)
     if not isinstance(result, dict):
-        raise ApiError.bad_request("the patch result is not a JSON object")
+        raise StatusError.bad_request("the patch result is not a JSON object")
     return result

@@ -24,7 +24,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.errors import StatusError
 
 Key = tuple[str, str, str, bool]  # namespace, pod, container, previous
 
@@ -66,31 +66,31 @@ def _names(containers: list[dict[str, Any]]) -> str:
 
 
 def log_target(pod: dict[str, Any], query: dict[str, str]) -> tuple[str, bool] | None:
-    """(container, whether its previous instance is read), None for a pod with no node yet; ApiError as the
+    """(container, whether its previous instance is read), None for a pod with no node yet; StatusError as the
     server answers."""
     name = pod["metadata"]["name"]
     containers = pod["spec"].get("containers") or []
     container = query.get("container", "")
     if not container:
         if len(containers) != 1:
-            raise ApiError.bad_request(
+            raise StatusError.bad_request(
                 f"a container name must be specified for pod {name}, choose one of: [{_names(containers)}]")
         container = containers[0]["name"]
     elif container not in [c["name"] for c in containers]:
-        raise ApiError.bad_request(f"container {container} is not valid for pod {name}")
+        raise StatusError.bad_request(f"container {container} is not valid for pod {name}")
     if not pod["spec"].get("nodeName"):
         return None
     previous = query.get("previous", "") in ("true", "1", "True")
     statuses = {s["name"]: s for s in (pod.get("status") or {}).get("containerStatuses") or []}
     status = statuses.get(container)
     if status is None:
-        raise ApiError.bad_request(f'container "{container}" in pod "{name}" is not available')
+        raise StatusError.bad_request(f'container "{container}" in pod "{name}" is not available')
     last_terminated = (status.get("lastState") or {}).get("terminated")
     if previous and not last_terminated:
-        raise ApiError.bad_request(f'previous terminated container "{container}" in pod "{name}" not found')
+        raise StatusError.bad_request(f'previous terminated container "{container}" in pod "{name}" not found')
     waiting = (status.get("state") or {}).get("waiting")
     if waiting and not last_terminated:
-        raise ApiError.bad_request(
+        raise StatusError.bad_request(
             f'container "{container}" in pod "{name}" is waiting to start: {waiting.get("reason", "")}')
     # A container waiting to restart (CrashLoopBackOff) shows the instance that last ran, as the kubelet does.
     return container, previous or bool(waiting)

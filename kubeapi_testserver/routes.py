@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.errors import StatusError
 from kubeapi_testserver.kinds import ResourceType, lookup
 
 
@@ -29,8 +29,8 @@ class Route:
         return f"{plural}/{self.subresource}" if self.subresource else plural
 
 
-def not_found_path() -> ApiError:
-    return ApiError.for_code(404, "the server could not find the requested resource")
+def not_found_path() -> StatusError:
+    return StatusError.for_code(404, "the server could not find the requested resource")
 
 
 CustomLookup = Callable[[str, str, str], ResourceType | None]
@@ -82,7 +82,7 @@ def int_param(query: Mapping[str, str], key: str) -> int:
     try:
         return int(query.get(key) or 0)
     except ValueError as exc:
-        raise ApiError.bad_request(f"invalid {key} parameter: {query.get(key)!r} is not an integer") from exc
+        raise StatusError.bad_request(f"invalid {key} parameter: {query.get(key)!r} is not an integer") from exc
 
 
 def verb_of(method: str, route: Route, watch: bool) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.errors import StatusError
 
 _KEY = r"[A-Za-z0-9][-A-Za-z0-9_./]*"
 _VALUE = r"[-A-Za-z0-9_.]*"
@@ -75,7 +75,7 @@ def parse_label_selector(text: str | None) -> tuple[LabelRequirement, ...]:
         if m := _SET_RE.match(term):
             values = tuple(v.strip() for v in m.group(3).split(",") if v.strip())
             if not values:
-                raise ApiError.bad_request(f"unable to parse requirement: {term.strip()!r}: "
+                raise StatusError.bad_request(f"unable to parse requirement: {term.strip()!r}: "
                                            "for 'in', 'notin' operators, values set can't be empty")
             reqs.append(LabelRequirement(m.group(1), m.group(2), values))
         elif m := _CMP_RE.match(term):
@@ -84,7 +84,7 @@ def parse_label_selector(text: str | None) -> tuple[LabelRequirement, ...]:
         elif m := _EXISTS_RE.match(term):
             reqs.append(LabelRequirement(m.group(2), "!" if m.group(1) else "exists", ()))
         else:
-            raise ApiError.bad_request(f"unable to parse requirement: found {term.strip()!r}, "
+            raise StatusError.bad_request(f"unable to parse requirement: found {term.strip()!r}, "
                                        "expected: label selector requirement")
     return tuple(reqs)
 
@@ -141,9 +141,9 @@ def parse_field_selector(text: str | None, supported: Mapping[str, Callable[[Map
                 field, value = term[:idx].strip(), _unescape(term[idx + len(op):].strip())
                 break
         else:
-            raise ApiError.bad_request(f"invalid selector: '{text}'; can't understand '{term}'")
+            raise StatusError.bad_request(f"invalid selector: '{text}'; can't understand '{term}'")
         if field not in supported:
-            raise ApiError.bad_request(f"field label not supported: {field}")
+            raise StatusError.bad_request(f"field label not supported: {field}")
         reqs.append(FieldRequirement(field, equal, value))
     return tuple(reqs)
 

@@ -15,7 +15,7 @@ from typing import Any, Self
 
 from kubeapi_testserver import custom_resources, strategies
 from kubeapi_testserver.api import Api
-from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.errors import StatusError
 from kubeapi_testserver.http_handler import KubeApiRequestHandler
 from kubeapi_testserver.kinds import RESOURCES, ResourceType, storage_type
 from kubeapi_testserver.kubeconfig import write_kubeconfig
@@ -186,16 +186,16 @@ class KubeApiServer:
             # The storage call blocks until etcd answers again; kube-apiserver's request timeout (60 s by
             # default, --request-timeout) ends it with 504 Timeout if it never does.
             if not self._storage_back.wait(60.0):
-                raise ApiError.for_code(504, "Timeout: request did not complete within requested timeout - "
+                raise StatusError.for_code(504, "Timeout: request did not complete within requested timeout - "
                                              "context deadline exceeded", "Timeout")
             return
         if rec.resource == "pods/binding":
             # BindingREST.Create (pkg/registry/core/pod/storage/storage.go) turns any error that is not an API
             # status, a storage failure included, into a Conflict on pods/binding.
-            raise ApiError.conflict("pods/binding", rec.name, ETCD_UNAVAILABLE)
+            raise StatusError.conflict("pods/binding", rec.name, ETCD_UNAVAILABLE)
         # Other storage calls pass the etcd client's error on unchanged: a 500 whose reason is empty
         # (responsewriters.ErrorToAPIStatus for an error that is not an API status).
-        raise ApiError.internal(ETCD_UNAVAILABLE)
+        raise StatusError.internal(ETCD_UNAVAILABLE)
 
     def maybe_fail(self, rec: RequestRecord) -> None:
         with self._lock:
@@ -207,13 +207,13 @@ class KubeApiServer:
                 return
         raise self._injected_error(rule, rec)
 
-    def _injected_error(self, rule: FailureRule, rec: RequestRecord) -> ApiError:
+    def _injected_error(self, rule: FailureRule, rec: RequestRecord) -> StatusError:
         if rule.code == 403 and rule.message is None:
             # The RBAC authorizer's wording (plugin/pkg/auth/authorizer/rbac).
             scope = f'in the namespace "{rec.namespace}"' if rec.namespace else "at the cluster scope"
             cause = f'User "{self.user}" cannot {rec.verb} resource "{rec.resource}" in API group "{rec.group}" {scope}'
-            return ApiError.forbidden(rec.resource.split("/")[0], rec.name, cause, rec.group)
-        return ApiError.for_code(rule.code, rule.message, rule.reason, rule.retry_after)
+            return StatusError.forbidden(rec.resource.split("/")[0], rec.name, cause, rec.group)
+        return StatusError.for_code(rule.code, rule.message, rule.reason, rule.retry_after)
 
     def fixed_response(self, path: str) -> Any:
         """Discovery and version documents clients may ask for."""
@@ -379,7 +379,7 @@ class KubeApiServer:
         if self.store.get("namespaces", "", name) is None:
             try:
                 self.add_namespace(name)
-            except ApiError:
+            except StatusError:
                 pass
 
     def create_object(self, storage: str, obj: Obj, *, validate: bool = True) -> Obj:

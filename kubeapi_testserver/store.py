@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.errors import StatusError
 from kubeapi_testserver.kinds import storage_names
 
 Obj = dict[str, Any]
@@ -109,7 +109,7 @@ class Store:
         current = self._objects.get(storage, {}).get((namespace, name))
         if current is None:
             plural, group = storage_names(storage)
-            raise ApiError.not_found(plural, name, group)
+            raise StatusError.not_found(plural, name, group)
         return current
 
     def _stamp(self, obj: Obj, rv: int) -> Obj:
@@ -129,7 +129,7 @@ class Store:
             table = self._objects.setdefault(storage, {})
             if key in table:
                 plural, group = storage_names(storage)
-                raise ApiError.already_exists(plural, key[1], group)
+                raise StatusError.already_exists(plural, key[1], group)
             self._rv += 1
             meta = {**meta, "resourceVersion": str(self._rv)}
             meta.setdefault("uid", str(uuid.uuid4()))
@@ -143,7 +143,7 @@ class Store:
         """Atomically replace an object with mutate(current); 404 if missing.
 
         `mutate` runs under the store lock (like etcd's GuaranteedUpdate callback) and may raise
-        ApiError for conflicts; it must return a new dict and leave `current` untouched.
+        StatusError for conflicts; it must return a new dict and leave `current` untouched.
         """
         with self._cond:
             current = self._current_locked(storage, namespace, name)
@@ -193,7 +193,7 @@ class Store:
     def check_watchable(self, after_rv: int) -> None:
         with self._cond:
             if after_rv < self._compacted_rv:
-                raise ApiError.expired(f"too old resource version: {after_rv} ({self._compacted_rv})")
+                raise StatusError.expired(f"too old resource version: {after_rv} ({self._compacted_rv})")
 
     def changes_after(self, after_rv: int, timeout: float, epoch: int) -> list[Change] | None:
         """Changes with rv > after_rv, waiting up to `timeout` for one.

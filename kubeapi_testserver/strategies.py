@@ -9,7 +9,7 @@ import random
 import re
 from typing import Any
 
-from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.errors import StatusError
 from kubeapi_testserver.kinds import STORAGE_TYPE, ResourceType
 from kubeapi_testserver.store import Store
 
@@ -55,22 +55,22 @@ def prepare_create(rtype: ResourceType, obj: Obj, namespace: str) -> Obj:
     meta = dict(obj.get("metadata") or {})
     if meta.get("resourceVersion"):
         # etcd3 store Create: a plain error, surfaced as a 500 by the handler.
-        raise ApiError.internal("resourceVersion should not be set on objects to be created")
+        raise StatusError.internal("resourceVersion should not be set on objects to be created")
     if not meta.get("name"):
         if meta.get("generateName"):
             meta["name"] = generate_name(meta["generateName"])
         else:
-            raise ApiError.invalid(rtype.kind, "", [("metadata.name", "FieldValueRequired",
+            raise StatusError.invalid(rtype.kind, "", [("metadata.name", "FieldValueRequired",
                                                      "Required value: name or generateName is required")],
                                    rtype.group)
     name = meta["name"]
     if problem := _name_problem(rtype, name):
-        raise ApiError.invalid(rtype.kind, name, [("metadata.name", "FieldValueInvalid",
+        raise StatusError.invalid(rtype.kind, name, [("metadata.name", "FieldValueInvalid",
                                                    f'Invalid value: "{name}": {problem}')], rtype.group)
     if rtype.namespaced:
         body_ns = meta.get("namespace")
         if body_ns and body_ns != namespace:
-            raise ApiError.bad_request("the namespace of the provided object does not match the namespace "
+            raise StatusError.bad_request("the namespace of the provided object does not match the namespace "
                                        "sent on the request")
         meta["namespace"] = namespace
     else:
@@ -96,13 +96,13 @@ def _prepare_pod(pod: Obj) -> Obj:
     containers = spec.get("containers") or []
     name = pod["metadata"]["name"]
     if not containers:
-        raise ApiError.invalid("Pod", name, [("spec.containers", "FieldValueRequired", "Required value")])
+        raise StatusError.invalid("Pod", name, [("spec.containers", "FieldValueRequired", "Required value")])
     for i, c in enumerate(containers):
         for section in ("requests", "limits"):
             for res, qty in ((c.get("resources") or {}).get(section) or {}).items():
                 if not _QUANTITY.match(str(qty)):
                     # Decoding fails before validation: 400 from the JSON decoder.
-                    raise ApiError.bad_request(
+                    raise StatusError.bad_request(
                         f'Pod in version "v1" cannot be handled as a Pod: quantities must match the regular '
                         f"expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' "
                         f"(spec.containers[{i}].resources.{section}.{res}={qty!r})")
@@ -243,7 +243,7 @@ def admit_priority(store: Store, pod: Obj) -> Obj:
     if class_name:
         pc = store.get("priorityclasses", "", class_name)
         if pc is None:
-            raise ApiError.forbidden("pods", name, f"no PriorityClass with name {class_name} was found")
+            raise StatusError.forbidden("pods", name, f"no PriorityClass with name {class_name} was found")
     else:
         pc = next((c for c in store.list("priorityclasses", None)[0] if c.get("globalDefault")), None)
         if pc is not None:
@@ -251,13 +251,13 @@ def admit_priority(store: Store, pod: Obj) -> Obj:
     priority = pc.get("value", 0) if pc is not None else 0
     policy = pc.get("preemptionPolicy") if pc is not None else None
     if spec.get("priority") is not None and spec["priority"] != priority:
-        raise ApiError.forbidden("pods", name, (
+        raise StatusError.forbidden("pods", name, (
             f"the integer value of priority ({spec['priority']}) must not be provided in pod spec; priority "
             f"admission controller computed {priority} from the given PriorityClass name"))
     spec["priority"] = priority
     if policy is not None:
         if spec.get("preemptionPolicy") not in (None, policy):
-            raise ApiError.forbidden("pods", name, (
+            raise StatusError.forbidden("pods", name, (
                 f"the string value of PreemptionPolicy ({spec['preemptionPolicy']}) must not be provided in pod "
                 f"spec; priority admission controller computed {policy} from the given PriorityClass name"))
         spec["preemptionPolicy"] = policy
@@ -291,7 +291,7 @@ def validate_events_v1_create(event_v1: Obj) -> None:
         causes.append(("regarding.namespace", "FieldValueInvalid",
                        f'Invalid value: "{regarding_ns}": does not match event.namespace'))
     if causes:
-        raise ApiError.invalid("Event", name, causes, "events.k8s.io")
+        raise StatusError.invalid("Event", name, causes, "events.k8s.io")
 
 
 def prepare_update(rtype: ResourceType, new: Obj, old: Obj, subresource: str | None) -> Obj:
@@ -369,7 +369,7 @@ def _validate_pod_spec_update(new: Obj, old: Obj) -> None:
             comparable.pop(field, None)
     old_tolerations = old_spec.get("tolerations") or []
     if comparable != old_spec or any(t not in (new_spec.get("tolerations") or []) for t in old_tolerations):
-        raise ApiError.invalid("Pod", new["metadata"]["name"], [(
+        raise StatusError.invalid("Pod", new["metadata"]["name"], [(
             "spec", "FieldValueForbidden",
             ("Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
             "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` "
@@ -386,7 +386,7 @@ def check_preconditions(rtype: ResourceType, name: str, preconditions: Obj, curr
     for field, what in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
         want = preconditions.get(field)
         if want and want != meta.get(field):
-            raise ApiError.precondition_failed(rtype.plural, name, what, want, meta.get(field, ""), rtype.group)
+            raise StatusError.precondition_failed(rtype.plural, name, what, want, meta.get(field, ""), rtype.group)
 
 
 def require_namespace(store: Store, namespace: str) -> None:
@@ -394,8 +394,8 @@ def require_namespace(store: Store, namespace: str) -> None:
     (https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/#namespacelifecycle)."""
     ns = store.get("namespaces", "", namespace)
     if ns is None:
-        raise ApiError.not_found("namespaces", namespace)
+        raise StatusError.not_found("namespaces", namespace)
     if (ns.get("status") or {}).get("phase") == "Terminating":
-        raise ApiError.forbidden("namespaces", namespace,
+        raise StatusError.forbidden("namespaces", namespace,
                                  f"unable to create new content in namespace {namespace} because it is "
                                  "being terminated")

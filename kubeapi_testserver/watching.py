@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.errors import StatusError
 from kubeapi_testserver.kinds import ResourceType
 from kubeapi_testserver.routes import Route, query_bool
 from kubeapi_testserver.selectors import Selector, selector_for
@@ -22,7 +22,7 @@ class WatchPlan:
     start_rv: int
     initial: list[Obj]
     initial_events_end: bool  # sendInitialEvents=true: end the initial list with an annotated bookmark
-    error: ApiError | None  # sent as an ERROR event (410 Expired) instead of events
+    error: StatusError | None  # sent as an ERROR event (410 Expired) instead of events
 
 
 def plan_watch(store: Store, route: Route, query: Query) -> WatchPlan:
@@ -38,11 +38,11 @@ def plan_watch(store: Store, route: Route, query: Query) -> WatchPlan:
         try:
             start = int(rv_param)
         except ValueError as exc:
-            raise ApiError.bad_request(f"invalid resource version: {rv_param}") from exc
+            raise StatusError.bad_request(f"invalid resource version: {rv_param}") from exc
         if not send_initial:
             try:
                 store.check_watchable(start)
-            except ApiError as err:
+            except StatusError as err:
                 return WatchPlan(rtype, route.namespace, selector, start, [], False, err)
             return WatchPlan(rtype, route.namespace, selector, start, [], False, None)
     objs, rv = store.snapshot(rtype.storage)

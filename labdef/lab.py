@@ -319,7 +319,7 @@ class SchedulerProfile(StrictModel):
 KUBE_SCHEDULER_SECURE_PORT = 10259  # kube-scheduler's /healthz, /readyz and /metrics (HTTPS) in extender mode
 
 
-class Extender(StrictModel):
+class ExtenderSettings(StrictModel):
     """Extender mode: the `extenders:` stanza of the second kube-scheduler's KubeSchedulerConfiguration,
     pointing at our extender on the pod's loopback. Read only when scheduler.mode is extender."""
 
@@ -363,7 +363,7 @@ class SchedulerSettings(StrictModel):
     # standalone: our scheduler places the pods; extender: a second kube-scheduler (the cluster's own
     # version) places them and asks our plugins through the extender webhooks (`extender` below).
     mode: Literal["standalone", "extender"] = "standalone"
-    extender: Extender = Extender()
+    extender: ExtenderSettings = ExtenderSettings()
     # Leader election on a Lease: one replica schedules, the others wait (needed for replicas > 1).
     leader_elect: bool = True
     # debug logs every node's verdict for every pod.

@@ -41,7 +41,7 @@ class PodDefaults(StrictModel):
     memory: str = "16Mi"
 
 
-class NodeSelector(StrictModel):
+class NodePick(StrictModel):
     """Nodes of the cluster under test: by name, by role (kubeadm's control-plane label; index counts the
     role's nodes in name order), or by labels they carry. Roles and indexes keep a file usable on any lab."""
 
@@ -51,7 +51,7 @@ class NodeSelector(StrictModel):
     labels: dict[str, str] | None = None
 
     @model_validator(mode="after")
-    def _one_way(self) -> NodeSelector:
+    def _one_way(self) -> NodePick:
         given = [k for k in ("name", "role", "labels") if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError("give exactly one of name, role or labels")
@@ -85,7 +85,7 @@ def node_role(node: Mapping[str, Any]) -> str:
     return "control-plane" if CONTROL_PLANE_LABEL in (node["metadata"].get("labels") or {}) else "worker"
 
 
-class Taint(StrictModel):
+class AddedTaint(StrictModel):
     key: str = Field(min_length=1)
     value: str | None = None
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
@@ -97,10 +97,10 @@ class Taint(StrictModel):
 class NodeChange(StrictModel):
     """What the scenario sets on the selected nodes while it runs; the run restores each node afterwards."""
 
-    select: NodeSelector
+    select: NodePick
     labels: dict[str, str | None] = Field(default_factory=dict)  # null removes the label
     annotations: dict[str, str | None] = Field(default_factory=dict)  # null removes the annotation
-    taints: list[Taint] = Field(default_factory=list)  # added to the node's own
+    taints: list[AddedTaint] = Field(default_factory=list)  # added to the node's own
     cordon: bool | None = None  # true: spec.unschedulable; false: uncordon
 
     @model_validator(mode="after")
@@ -195,7 +195,7 @@ class Fill(StrictModel):
 
 
 class Bound(StrictModel):
-    nodes: NodeSelector | None = None  # unset: any node
+    nodes: NodePick | None = None  # unset: any node
 
 
 class Pending(StrictModel):

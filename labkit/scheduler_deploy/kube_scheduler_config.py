@@ -37,7 +37,7 @@ class _V1(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
-class LeaderElection(_V1):
+class V1LeaderElection(_V1):
     """componentbaseconfigv1alpha1.LeaderElectionConfiguration (the fields we render)."""
 
     leaderElect: bool
@@ -46,7 +46,7 @@ class LeaderElection(_V1):
     resourceNamespace: NonEmpty
 
 
-class ClientConnection(_V1):
+class V1ClientConnection(_V1):
     """componentbaseconfigv1alpha1.ClientConnectionConfiguration (the fields the benchmark renders)."""
 
     kubeconfig: str
@@ -54,13 +54,13 @@ class ClientConnection(_V1):
     burst: int  # int32
 
 
-class Profile(_V1):
+class V1Profile(_V1):
     """KubeSchedulerProfile: the profile serving one schedulerName, with kube-scheduler's default plugins."""
 
     schedulerName: NonEmpty
 
 
-class Extender(_V1):
+class V1Extender(_V1):
     """Extender: how kube-scheduler calls one extender."""
 
     urlPrefix: Annotated[str, Field(pattern=r"^https?://[^/\s]+")]
@@ -72,23 +72,23 @@ class Extender(_V1):
     ignorable: bool
 
     @model_validator(mode="after")
-    def _positive_weight(self) -> Extender:
+    def _positive_weight(self) -> V1Extender:
         # validation.go: an extender with a prioritize verb "must have a positive weight applied to it"
         if self.prioritizeVerb and self.weight <= 0:
             raise ValueError(f"weight: {self.weight} must be positive for an extender with a prioritizeVerb")
         return self
 
 
-class KubeSchedulerConfiguration(_V1):
+class V1Configuration(_V1):
     apiVersion: Literal[API_VERSION]  # type: ignore[valid-type]
     kind: Literal["KubeSchedulerConfiguration"]
-    leaderElection: LeaderElection
-    clientConnection: ClientConnection | None = None
-    profiles: Annotated[list[Profile], Field(min_length=1)]
-    extenders: list[Extender] = []
+    leaderElection: V1LeaderElection
+    clientConnection: V1ClientConnection | None = None
+    profiles: Annotated[list[V1Profile], Field(min_length=1)]
+    extenders: list[V1Extender] = []
 
     @model_validator(mode="after")
-    def _unique_scheduler_names(self) -> KubeSchedulerConfiguration:
+    def _unique_scheduler_names(self) -> V1Configuration:
         names = [p.schedulerName for p in self.profiles]
         for i, name in enumerate(names):
             if name in names[:i]:
@@ -101,7 +101,7 @@ def check_kube_scheduler_config(data: Any) -> None:
     if not isinstance(data, dict):
         raise DeployError("the KubeSchedulerConfiguration is not a mapping of fields")
     try:
-        KubeSchedulerConfiguration.model_validate(data)
+        V1Configuration.model_validate(data)
     except ValidationError as err:
         lines = "\n".join(f"  - {p}" for p in field_problems(err))
         raise DeployError(f"the rendered KubeSchedulerConfiguration would not start kube-scheduler:\n{lines}") from None

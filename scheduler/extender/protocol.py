@@ -30,7 +30,7 @@ MAX_EXTENDER_PRIORITY = 10
 Obj = dict[str, Any]
 
 
-class ProtocolError(ValueError):
+class ExtenderArgsError(ValueError):
     """A body that is not ExtenderArgs; the message names the field and what kube-scheduler sends there."""
 
 
@@ -49,33 +49,33 @@ class ExtenderArgs:
 
 
 def parse_args(body: bytes) -> ExtenderArgs:
-    """Decode and check an ExtenderArgs body; raises ProtocolError saying what is wrong."""
+    """Decode and check an ExtenderArgs body; raises ExtenderArgsError saying what is wrong."""
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as err:  # also invalid UTF-8
-        raise ProtocolError(f"the body is not JSON: {err}") from None
+        raise ExtenderArgsError(f"the body is not JSON: {err}") from None
     if not isinstance(data, dict):
-        raise ProtocolError(f"expected an ExtenderArgs object {{Pod, Nodes | NodeNames}}, got {_kind(data)}")
+        raise ExtenderArgsError(f"expected an ExtenderArgs object {{Pod, Nodes | NodeNames}}, got {_kind(data)}")
     # Go's decoder matches field names case-insensitively: a Go extender reads {"pod": ...} too, as
     # kube-scheduler before extender/v1 (json tags "pod", "nodes", "nodenames") sent it.
     fields = {str(key).lower(): value for key, value in data.items()}
     pod = fields.get("pod")
     if not isinstance(pod, dict) or not isinstance(pod.get("metadata"), dict):
-        raise ProtocolError("Pod: expected the pod being scheduled (a core/v1 Pod object with metadata)")
+        raise ExtenderArgsError("Pod: expected the pod being scheduled (a core/v1 Pod object with metadata)")
     names, node_list = fields.get("nodenames"), fields.get("nodes")
     if names is not None and node_list is not None:
-        raise ProtocolError("both NodeNames and Nodes are given; kube-scheduler sends NodeNames when the "
+        raise ExtenderArgsError("both NodeNames and Nodes are given; kube-scheduler sends NodeNames when the "
                             "extender is nodeCacheCapable, else Nodes, never both")
     if names is not None:
         if not isinstance(names, list) or not set(map(type, names)) <= {str}:  # decoded JSON: str, never a subclass
-            raise ProtocolError(f"NodeNames: expected a list of node names, got {_kind(names)}")
+            raise ExtenderArgsError(f"NodeNames: expected a list of node names, got {_kind(names)}")
         return ExtenderArgs(pod, names, None)
     if node_list is not None:
         items = node_list.get("items") if isinstance(node_list, dict) else None
         if not isinstance(items, list):
-            raise ProtocolError(f"Nodes: expected a core/v1 NodeList {{items: [...]}}, got {_kind(node_list)}")
+            raise ExtenderArgsError(f"Nodes: expected a core/v1 NodeList {{items: [...]}}, got {_kind(node_list)}")
         return ExtenderArgs(pod, [_node_name(item, i) for i, item in enumerate(items)], items)
-    raise ProtocolError("neither NodeNames (nodeCacheCapable: true) nor Nodes (nodeCacheCapable: false) is "
+    raise ExtenderArgsError("neither NodeNames (nodeCacheCapable: true) nor Nodes (nodeCacheCapable: false) is "
                         "given: there are no candidate nodes")
 
 
@@ -83,7 +83,7 @@ def _node_name(item: Any, i: int) -> str:
     meta = item.get("metadata") if isinstance(item, dict) else None
     name = meta.get("name") if isinstance(meta, dict) else None
     if not isinstance(name, str) or not name:
-        raise ProtocolError(f"Nodes.items[{i}]: expected a core/v1 Node object with metadata.name")
+        raise ExtenderArgsError(f"Nodes.items[{i}]: expected a core/v1 Node object with metadata.name")
     return name
 
 

@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from scheduler.extender import protocol
-from scheduler.extender.protocol import MAX_EXTENDER_PRIORITY, ExtenderArgs, ProtocolError
+from scheduler.extender.protocol import MAX_EXTENDER_PRIORITY, ExtenderArgs, ExtenderArgsError
 from scheduler.framework import MAX_NODE_SCORE, ClusterView, Code, Profile, default_normalize
 from scheduler.model import STRICT, NodeInfo, PodInfo, PodSpecError
 from scheduler.plugins import KUBE_SCHEDULER_DOES
@@ -90,7 +90,7 @@ class Extender:
             args = protocol.parse_args(body)
             pod = self._prepare(args.pod)
             return 200, self.filter(pod, args) if verb == "filter" else self.prioritize(pod, args)
-        except ProtocolError as err:
+        except ExtenderArgsError as err:
             log.warning("%s: malformed request: %s", verb, err)
             return 400, protocol.error_body(f"malformed {verb} request: {err}")
         except PodSpecError as err:
@@ -182,7 +182,7 @@ def _from_object(obj: protocol.Obj, cached: NodeInfo | None, i: int) -> NodeInfo
     try:
         info = NodeInfo.from_api(obj)
     except (AttributeError, TypeError, ValueError) as err:  # a field of the wrong type somewhere in it
-        raise ProtocolError(f"Nodes.items[{i}] ({obj['metadata']['name']}): not a readable core/v1 Node: "
+        raise ExtenderArgsError(f"Nodes.items[{i}] ({obj['metadata']['name']}): not a readable core/v1 Node: "
                             f"{err}") from None
     for pod in cached.pods.values() if cached is not None else ():
         info.add_pod(pod)

@@ -143,7 +143,7 @@ _NEVER = float("-inf")
 
 
 @dataclass(frozen=True, slots=True)
-class _Scoring:
+class _FitScoring:
     most: bool
     default_resources: bool  # cpu and memory with equal weights: the fast path
     resources: tuple[tuple[str, int], ...]
@@ -152,7 +152,7 @@ class _Scoring:
     requests: Resources
 
 
-def pre_score(pod: PodInfo, args: NodeResourcesFitArgs) -> _Scoring:
+def pre_score(pod: PodInfo, args: NodeResourcesFitArgs) -> _FitScoring:
     strategy = args.scoringStrategy
     resources = tuple((r.name, r.weight) for r in strategy.resources)
     default = len(resources) == 2 and {n for n, _ in resources} == {CPU, MEMORY} \
@@ -160,7 +160,7 @@ def pre_score(pod: PodInfo, args: NodeResourcesFitArgs) -> _Scoring:
     # kube-scheduler 1.36 scores the pod's containers, not its pod-level resources (its Fit scorer is built
     # without the PodLevelResources feature; the filter counts them), so the pod-level figures stay out here.
     cpu, memory = pod.container_non_zero or (pod.non_zero_milli_cpu, pod.non_zero_memory)
-    return _Scoring(strategy.type == "MostAllocated", default, resources, cpu, memory, pod.requests)
+    return _FitScoring(strategy.type == "MostAllocated", default, resources, cpu, memory, pod.requests)
 
 
 def _least(requested: int, capacity: int) -> int:
@@ -173,7 +173,7 @@ def _most(requested: int, capacity: int) -> int:
     return min(requested, capacity) * MAX_NODE_SCORE // capacity
 
 
-def score_node(s: _Scoring, node: NodeInfo) -> int:
+def score_node(s: _FitScoring, node: NodeInfo) -> int:
     fn = _most if s.most else _least
     total = weights = 0
     for name, weight in s.resources:
@@ -185,7 +185,7 @@ def score_node(s: _Scoring, node: NodeInfo) -> int:
     return total // weights if weights else 0
 
 
-def score_batch(s: _Scoring, nodes: list[NodeInfo]) -> list[int]:
+def score_batch(s: _FitScoring, nodes: list[NodeInfo]) -> list[int]:
     """score_node over many nodes. The default resources (cpu and memory, equal weights) are scored by one
     comprehension per strategy, because this runs for every scored node: _least and _most inlined, the
     mean of two equal weights being the plain mean. A zero capacity divides by zero there, and the whole
@@ -223,7 +223,7 @@ def score_batch(s: _Scoring, nodes: list[NodeInfo]) -> list[int]:
         return [score_node(s, node) for node in nodes]
 
 
-def _amounts(s: _Scoring, node: NodeInfo, name: str) -> tuple[int, int]:
+def _amounts(s: _FitScoring, node: NodeInfo, name: str) -> tuple[int, int]:
     alloc, nz, used = node.allocatable, node.non_zero_requested, node.requested
     if name == CPU:
         return nz.milli_cpu + s.milli_cpu, alloc.milli_cpu

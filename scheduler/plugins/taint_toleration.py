@@ -57,24 +57,24 @@ def filter_batch(tolerations: tuple[Toleration, ...], nodes: list[NodeInfo]) -> 
 
 
 @dataclass(frozen=True, slots=True)
-class _Scoring:
+class _TaintScoring:
     tolerations: tuple[Toleration, ...]  # those that can match PreferNoSchedule taints
     any_tainted: bool  # False: no node has a taint, so every raw score is 0
 
 
-def pre_score(pod: PodInfo, args: Args, cluster: ClusterView, feasible: Sequence[NodeInfo]) -> _Scoring:
+def pre_score(pod: PodInfo, args: Args, cluster: ClusterView, feasible: Sequence[NodeInfo]) -> _TaintScoring:
     # An empty effect matches every effect.
-    return _Scoring(tuple(t for t in pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE)),
+    return _TaintScoring(tuple(t for t in pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE)),
                     cluster.traits.tainted > 0)
 
 
-def score_node(state: _Scoring, node: NodeInfo) -> int:
+def score_node(state: _TaintScoring, node: NodeInfo) -> int:
     """Raw score: how many PreferNoSchedule taints the pod does not tolerate (normalised reversed)."""
     return sum(1 for taint in node.taints
                if taint.effect == PREFER_NO_SCHEDULE and not is_tolerated(state.tolerations, taint))
 
 
-def score_batch(state: _Scoring, nodes: list[NodeInfo]) -> list[int]:
+def score_batch(state: _TaintScoring, nodes: list[NodeInfo]) -> list[int]:
     if not state.any_tainted:
         return [0] * len(nodes)
     return [score_node(state, node) if node.taints else 0 for node in nodes]

@@ -42,7 +42,7 @@ from typing import Any
 from scheduler.framework import Status
 from scheduler.model import PodInfo
 from scheduler.runtime.client import ApiError, Client, RequestCancelled, describe_forbidden, pod_path
-from scheduler.runtime.pod_state import PodState, read_state
+from scheduler.runtime.pod_state import PodStanding, read_state
 
 log = logging.getLogger(__name__)
 
@@ -106,9 +106,9 @@ def judge_refusal(client: Client, pod: PodInfo, err: ApiError, cancel: threading
     if err.status not in (404, 409):
         return BindOutcome.ERROR
     state = read_state(client, pod, cancel)
-    if state is PodState.GONE:
+    if state is PodStanding.GONE:
         return BindOutcome.GONE
-    if state is PodState.ASSIGNED:
+    if state is PodStanding.ASSIGNED:
         return BindOutcome.CONFLICT
     return BindOutcome.ERROR
 

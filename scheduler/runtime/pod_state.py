@@ -36,7 +36,7 @@ READ_TIMEOUT = 5.0
 RETRY_PAUSES = (0.01, 0.05, 0.25)
 
 
-class PodState(enum.Enum):
+class PodStanding(enum.Enum):
     ASSIGNED = "assigned"
     GONE = "gone"
     PENDING = "pending"
@@ -45,29 +45,29 @@ class PodState(enum.Enum):
     @property
     def settled(self) -> bool:
         """Nothing left to write about this pod object: it is placed or no longer exists."""
-        return self in (PodState.ASSIGNED, PodState.GONE)
+        return self in (PodStanding.ASSIGNED, PodStanding.GONE)
 
 
-def state_of(obj: Mapping[str, Any] | None, uid: str) -> PodState:
+def state_of(obj: Mapping[str, Any] | None, uid: str) -> PodStanding:
     """The state of the pod with ``uid`` given the object now stored under its name (None: not found)."""
     if not obj:
-        return PodState.GONE
+        return PodStanding.GONE
     meta = obj.get("metadata") or {}
     if meta.get("uid") != uid or meta.get("deletionTimestamp"):
-        return PodState.GONE
+        return PodStanding.GONE
     if (obj.get("spec") or {}).get("nodeName"):
-        return PodState.ASSIGNED
-    return PodState.PENDING
+        return PodStanding.ASSIGNED
+    return PodStanding.PENDING
 
 
-def read_state(client: Client, pod: PodInfo, cancel: threading.Event | None = None) -> PodState:
+def read_state(client: Client, pod: PodInfo, cancel: threading.Event | None = None) -> PodStanding:
     """GET the pod and judge it; UNKNOWN when it cannot be read."""
     try:
         obj = client.request("GET", pod_path(pod.namespace, pod.name), timeout=READ_TIMEOUT, cancel=cancel)
     except ApiError as err:
-        return PodState.GONE if err.status == 404 else PodState.UNKNOWN
+        return PodStanding.GONE if err.status == 404 else PodStanding.UNKNOWN
     except RequestCancelled:
-        return PodState.UNKNOWN
+        return PodStanding.UNKNOWN
     return state_of(obj, pod.uid)
 
 

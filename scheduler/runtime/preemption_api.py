@@ -24,7 +24,7 @@ from scheduler.model.pod import DISRUPTION_TARGET, PREEMPTION_BY_SCHEDULER
 from scheduler.runtime.client import ApiError, Client, pod_path
 from scheduler.runtime.events import EventRecorder
 from scheduler.runtime.nominator import Nominator
-from scheduler.runtime.pod_state import PodState, delete_options, read_state, uid_guard, write_about
+from scheduler.runtime.pod_state import PodStanding, delete_options, read_state, uid_guard, write_about
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ class PreemptionApi:
             self.client.patch(f"{path}/status", uid_guard(victim, {"status": {"conditions": [condition]}}))
             self.client.request("DELETE", path, body=delete_options(victim))
         except ApiError as err:
-            if err.status == 404 or read_state(self.client, victim) is PodState.GONE:
+            if err.status == 404 or read_state(self.client, victim) is PodStanding.GONE:
                 return False
             raise
         return True

@@ -38,18 +38,18 @@ from scheduler.testing.builders import (
     pod_object,
 )
 from scheduler.testing.contract import Problem, check_plugin
-from scheduler.testing.cycles import ApiCall, Cycles, Event, FakeApi, FakeClock, FakeHandle, Gated
+from scheduler.testing.cycles import ApiCall, Cycles, FakeApi, FakeClock, FakeHandle, Gated, RecordedEvent
 
 __all__ = [
     "ApiCall",
     "Cluster",
     "Cycles",
-    "Event",
     "FakeApi",
     "FakeClock",
     "FakeHandle",
     "Gated",
     "Problem",
+    "RecordedEvent",
     "check_plugin",
     "cluster_from_yaml",
     "cluster_view",

@@ -70,7 +70,7 @@ from scheduler.framework.waiting import WaitingPods
 from scheduler.model import NodeInfo, PodInfo, PodSpecError
 from scheduler.testing.builders import Cluster, cluster_from_yaml, node_object, pod_object
 
-__all__ = ["ApiCall", "Cycles", "Event", "FakeApi", "FakeClock", "FakeHandle", "Gated"]
+__all__ = ["ApiCall", "Cycles", "FakeApi", "FakeClock", "FakeHandle", "Gated", "RecordedEvent"]
 
 PODS = "v1/pods"  # a plugin that watches it gets every pod's object, bound ones with spec.nodeName set
 INITIAL_BACKOFF, MAX_BACKOFF = 1.0, 10.0
@@ -172,7 +172,7 @@ class FakeHandle(Handle):
 
 
 @dataclass(frozen=True)
-class Event:
+class RecordedEvent:
     """What the scheduler would have written about a pod: ``reason`` "Scheduled" or "FailedScheduling";
     ``plugin``: the plugin whose status failed it ("" when the filters' counts say it all)."""
 
@@ -264,7 +264,7 @@ class Cycles:
         self._settled: deque[tuple[Status, _Assumed]] = deque()  # binding cycles to run, in order
         self._seq = 0
         self.placements: dict[str, str] = {}
-        self.events: list[Event] = []
+        self.events: list[RecordedEvent] = []
         self.nominations: dict[str, str] = {}
         for node in self._nodes.values():
             for pod in node.pods.values():
@@ -301,7 +301,7 @@ class Cycles:
         """The nodes with every bound and assumed pod counted."""
         return self._nodes
 
-    def events_for(self, pod: str) -> list[Event]:
+    def events_for(self, pod: str) -> list[RecordedEvent]:
         return [e for e in self.events if e.pod == pod]
 
     def handle(self, scheduler_name: str | None = None) -> FakeHandle:
@@ -446,7 +446,7 @@ class Cycles:
         return entry
 
     def _failed(self, entry: _Queued, message: str, plugin: str, *, unschedulable: bool) -> None:
-        self.events.append(Event(entry.pod.key, "FailedScheduling", message, plugin, self.now))
+        self.events.append(RecordedEvent(entry.pod.key, "FailedScheduling", message, plugin, self.now))
         if entry.pod.key in self._queue:  # deleted and re-created meanwhile: the new one stays
             return
         entry.failed_at = entry.enqueued_at = self.now
@@ -537,7 +537,7 @@ class Cycles:
                 del self._assumed[pod.uid]
                 self.placements[pod.key] = node
                 self._put_pod_object(pod)
-                self.events.append(Event(pod.key, "Scheduled",
+                self.events.append(RecordedEvent(pod.key, "Scheduled",
                                          f"Successfully assigned {pod.key} to {node}", "", self.now))
                 extensions.post_bind(cycle, pod, node)
                 self._changed(retry=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
-from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.errors import StatusError
 from kubeapi_testserver.kinds import lookup
 from kubeapi_testserver.selectors import labels_match, parse_field_selector, parse_label_selector
 from kubeapi_testserver.server import KubeApiServer
@@ -45,7 +45,7 @@ def test_label_selector(selector: str, labels: dict[str, str], expected: bool):
 
 @pytest.mark.parametrize("bad", ["app in ()", "=x", "a b c"])
 def test_bad_label_selector_is_bad_request(bad: str):
-    with pytest.raises(ApiError) as info:
+    with pytest.raises(StatusError) as info:
         parse_label_selector(bad)
     assert info.value.code == 400
 
@@ -53,7 +53,7 @@ def test_bad_label_selector_is_bad_request(bad: str):
 def test_field_selector_rejects_unsupported_field():
     pods = lookup("", "v1", "pods")
     assert pods is not None
-    with pytest.raises(ApiError) as info:
+    with pytest.raises(StatusError) as info:
         parse_field_selector("spec.containers=x", pods.fields)
     assert info.value.body["message"] == "field label not supported: spec.containers"
 

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from kubernetes import client
 
-from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.errors import StatusError
 from kubeapi_testserver.fixtures import running_server
 from kubeapi_testserver.server import KubeApiServer
 from kubeapi_testserver.store import Store
@@ -59,7 +59,7 @@ def test_history_window_drops_old_changes_by_itself():
     with running_server(history_limit=20) as server:
         start = server.resource_version
         server.add_nodes(30)
-        with pytest.raises(ApiError) as info:
+        with pytest.raises(StatusError) as info:
             server.store.check_watchable(start)
         assert info.value.code == 410 and info.value.body["reason"] == "Expired"
         server.store.check_watchable(server.resource_version - 5)  # recent history is kept

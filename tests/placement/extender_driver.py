@@ -28,7 +28,7 @@ from typing import Any, Self
 import yaml
 
 from kubeapi_testserver import KubeApiServer
-from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.errors import StatusError
 from kubeapi_testserver.fixtures import free_port
 from labdef.lab import Lab
 from labkit import lab_plugins
@@ -114,7 +114,7 @@ class ExtenderDeploymentStandIn:
                         or pod["spec"].get("schedulerName") != self.lab.scheduler.name):
                     continue
                 decided.add(uid)  # one attempt per pod: no queue, no retries
-                with contextlib.suppress(ApiError, OSError):
+                with contextlib.suppress(StatusError, OSError):
                     self._decide(pod)
 
     def _decide(self, pod: dict[str, Any]) -> None:

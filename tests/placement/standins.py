@@ -27,7 +27,7 @@ from typing import Any, Self
 import yaml
 
 from kubeapi_testserver import KubeApiServer
-from kubeapi_testserver.errors import ApiError
+from kubeapi_testserver.errors import StatusError
 from labdef.lab import Lab, parse_lab
 from labkit import lab_plugins
 from labkit.paths import PROJECT_ROOT
@@ -234,7 +234,7 @@ class KubeletStandIn:
         while not self._stop.wait(0.1):
             for pod in self.server.pods():
                 if pod["spec"].get("nodeName") and (pod.get("status") or {}).get("phase") == "Pending":
-                    with contextlib.suppress(ApiError):  # the pod may be deleted between list and update
+                    with contextlib.suppress(StatusError):  # the pod may be deleted between list and update
                         self.server.update_pod(pod["metadata"]["name"], {"status": {"phase": "Running"}},
                                                pod["metadata"]["namespace"])
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from labkit.paths import PROJECT_ROOT
-from labkit.placement.scenarios import NodeSelector, ScenarioError, load_scenarios, parse_scenarios
+from labkit.placement.scenarios import NodePick, ScenarioError, load_scenarios, parse_scenarios
 from labkit.placement.session import merge_patch
 
 PLUGIN_FILES = [PROJECT_ROOT / "plugins" / n / "scenarios.yaml" for n in ("network_aware", "least_loaded")]
@@ -131,7 +131,7 @@ NODES = [node("w2"), node("cp", {"node-role.kubernetes.io/control-plane": ""}), 
     ({"labels": {"disk": "ssd"}}, ["w1"], "nodes with disk=ssd"),
 ])
 def test_node_selectors_pick_by_name_role_index_or_labels(select, picked, shown):
-    selector = NodeSelector.model_validate(select)
+    selector = NodePick.model_validate(select)
     assert selector.pick(NODES) == picked
     assert str(selector) == shown
 

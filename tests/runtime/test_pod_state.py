@@ -10,7 +10,7 @@ import pytest
 from scheduler.model import PodInfo
 from scheduler.runtime.binder import BindOutcome, bind
 from scheduler.runtime.client import ApiError
-from scheduler.runtime.pod_state import PodState, state_of, uid_guard, write_about
+from scheduler.runtime.pod_state import PodStanding, state_of, uid_guard, write_about
 
 POD = PodInfo(uid="u-1", namespace="default", name="p")
 ETCD_CONFLICT = ApiError(409, "Conflict", 'Operation cannot be fulfilled on pods/binding "p": rpc error: code = '
@@ -45,11 +45,11 @@ class FakeClient:
 
 
 @pytest.mark.parametrize(("obj", "state"), [
-    (None, PodState.GONE),
-    (stored(uid="u-2"), PodState.GONE),
-    (stored(deleting=True), PodState.GONE),
-    (stored(node="n1"), PodState.ASSIGNED),
-    (stored(), PodState.PENDING),
+    (None, PodStanding.GONE),
+    (stored(uid="u-2"), PodStanding.GONE),
+    (stored(deleting=True), PodStanding.GONE),
+    (stored(node="n1"), PodStanding.ASSIGNED),
+    (stored(), PodStanding.PENDING),
 ])
 def test_state_of(obj, state) -> None:
     assert state_of(obj, "u-1") is state
