@@ -202,7 +202,9 @@ def test_the_profile_is_the_lab_definitions_data_for_any_plugin(tmp_path: Path) 
     assert config["profiles"] == [{"schedulerName": "my-custom-scheduler", **profile}]
     args = rendered["Deployment"]["spec"]["template"]["spec"]["containers"][0]["args"]
     assert args[-2:] == ["--plugins=/opt/kubelab/plugins/gpu_aware", "--plugins=my_pkg.plugins"]
-    for template in (DEFAULT_LAB_FILE.parent / "templates").rglob("*.j2"):
+    templates = sorted((DEFAULT_LAB_FILE.parent / "templates").rglob("*.j2"))
+    assert templates, f"no templates under {DEFAULT_LAB_FILE.parent / 'templates'}: nothing would be checked"
+    for template in templates:
         for name in ("NetworkAware", "LeastLoaded", "high-speed"):
             assert name not in template.read_text(), template
 
