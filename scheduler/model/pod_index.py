@@ -211,6 +211,8 @@ class PodIndex:
                 if weighted.term.matches(namespace, labels, namespace_labels):
                     _count(counts, node_labels, weighted.term.topology_key, -sign * weighted.weight)
 
+        if not self._scoring:
+            return {}
         return self._answer(("scored by", namespace, frozenset(labels.items()), hard_weight), count_pod,
                             self._scoring.values())
 

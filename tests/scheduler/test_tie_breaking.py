@@ -50,6 +50,15 @@ def test_first_in_heap_order_is_what_go_heap_pops_first() -> None:
             assert first_in_heap_order(list(totals)) == go_heap_first_pop(list(totals)), totals
 
 
+def test_first_in_heap_order_on_long_lists() -> None:
+    """Lists as long as kube-scheduler scores (up to 600 feasible nodes), few distinct totals."""
+    rng = random.Random(7)
+    for _ in range(300):
+        top = rng.randint(0, 4)
+        totals = [rng.randint(0, top) for _ in range(rng.randint(1, 600))]
+        assert first_in_heap_order(totals) == go_heap_first_pop(totals), totals
+
+
 def test_the_heap_does_not_take_the_first_tied_node_in_the_list() -> None:
     assert go_heap_first_pop([1, 0, 2, 2]) == first_in_heap_order([1, 0, 2, 2]) == 3
     assert first_in_heap_order([0, 1, 1, 0, 0, 1]) == 1
