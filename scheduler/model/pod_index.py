@@ -9,8 +9,8 @@ anchors of their terms, so a pod finds the terms that may select it through its 
 
 Counts: each question asked (the domains of the pods matching these terms; of the pods whose anti-affinity
 matches a pod with these labels; what the terms of pods that score others give a pod with these labels) is
-answered once and then kept current as pods come and go: adding or
-removing a pod updates every kept answer by that one pod.
+answered once and then kept current as pods come and go: adding or removing a pod updates every kept answer
+by that one pod.
 
 Upkeep: a snapshot that re-clones changed nodes tells the index in two phases, ``forget`` for every changed
 node, then ``learn`` for every changed node, so that a pod moved between two of them ends up on its new node.

@@ -52,8 +52,8 @@ class Snapshot:
     order the cache received the nodes), applied when nodes are added or removed (a node removed and
     re-added between two snapshots, or moved to another zone, keeps its place until then, as in
     kube-scheduler): the framework resumes each search where the last one stopped, which assumes positions
-    mean the same nodes from one decision to the next. ``index`` maps a node name to its position in ``nodes``; ``traits`` counts the
-    cordoned, tainted and image-listing nodes among them.
+    mean the same nodes from one decision to the next. ``index`` maps a node name to its position in
+    ``nodes``; ``traits`` counts the cordoned, tainted and image-listing nodes among them.
     """
 
     def __init__(self) -> None:
