@@ -18,14 +18,14 @@ import statistics
 import sys
 from pathlib import Path
 
-from benchmarks import endtoend, report, testserver
+from benchmarks import cluster, endtoend, report, testserver
 
 
-def run_once(checkout: Path, nodes: int, pods: int, timeout: float) -> dict:
+def run_once(checkout: Path, nodes: int, pods: int, timeout: float, workload: str = "plain") -> dict:
     with testserver.running_test_server() as kubeconfig:
         return endtoend.run(endtoend.EndToEndOptions(
             kubeconfig=kubeconfig, nodes=nodes, pods=pods, timeout=timeout, server_label=report.TEST_SERVER_LABEL,
-            scheduler_checkout=checkout.resolve()))
+            scheduler_checkout=checkout.resolve(), workload=workload))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pods", type=int, default=2000)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--timeout", type=float, default=300.0)
+    p.add_argument("--workload", choices=cluster.WORKLOADS, default="plain",
+                   help="what the pending pods carry (benchmarks/cluster.py pending_pod)")
     p.add_argument("--json", type=Path, help="write every run here")
     args = p.parse_args(argv)
     for side in (args.a, args.b):
@@ -46,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     for i in range(args.rounds):
         order = (("A", args.a), ("B", args.b)) if i % 2 == 0 else (("B", args.b), ("A", args.a))
         for label, checkout in order:
-            row = run_once(checkout, args.nodes, args.pods, args.timeout)
+            row = run_once(checkout, args.nodes, args.pods, args.timeout, args.workload)
             runs[label].append(row)
             print(f"round {i + 1} {label} ({checkout}): {row.get('scheduler_cpu_ms_per_pod')} CPU ms/pod "
                   f"({row.get('scheduler_cpu_ms_per_pod_settled')} with its events settled, "
@@ -62,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
           f"B {settled['B']:.3f} ({(settled['B'] / settled['A'] - 1) * 100:+.1f}%); "
           f"pods/s A {rates['A']}, B {rates['B']}")
     if args.json:
-        args.json.write_text(json.dumps({"nodes": args.nodes, "pods": args.pods, "runs": runs,
+        args.json.write_text(json.dumps({"nodes": args.nodes, "pods": args.pods, "workload": args.workload, "runs": runs,
                                          "median_cpu_ms_per_pod": medians,
                                          "median_cpu_ms_per_pod_settled": settled}, indent=1))
     return 0

@@ -23,7 +23,10 @@ EXISTING_SIZES = (("100m", "128Mi"), ("250m", "256Mi"), ("500m", "512Mi"))
 ZONE_LABEL = "topology.kubernetes.io/zone"
 ZONES = 3  # the spread workload's nodes are in zone-0..zone-2, round robin
 # The scheduler_perf-style workloads beside the plain one: what each pending pod carries (pending_pod).
-WORKLOADS = ("plain", "anti-affinity", "preferred-affinity", "spread", "preemption")
+WORKLOADS = ("plain", "anti-affinity", "preferred-affinity", "zone-affinity", "spread", "preemption")
+# Nodes in zones, round robin, for the workloads that read them: zone-0..zone-(n-1).
+WORKLOAD_ZONES = {"spread": ZONES, "zone-affinity": 10}
+GROUPS = 4  # the zone-affinity workload's groups: pod i is in group g<i mod 4>
 GROUP = "spread-out"  # the label value a workload's pods select each other by
 # The preemption workload: every node full of bound low-priority pods (VICTIMS_PER_NODE of a quarter of its
 # cpu each), each pending pod of high priority asking for a quarter too: it fits only by evicting one.
@@ -64,15 +67,23 @@ def node(name: str, run_id: str, *, cpu: str = NODE_CPU, memory: str = NODE_MEMO
     }
 
 
+def zone_of(workload: str, i: int) -> str | None:
+    """The zone of node i for ``workload`` (round robin over WORKLOAD_ZONES), None when it reads no zones."""
+    zones = WORKLOAD_ZONES.get(workload)
+    return f"zone-{i % zones}" if zones else None
+
+
 def pending_pod(name: str, namespace: str, scheduler_name: str, run_id: str, *,
-                node_selector: dict[str, str] | None = None, workload: str = "plain") -> Obj:
+                node_selector: dict[str, str] | None = None, workload: str = "plain", index: int = 0) -> Obj:
     """A pod for the scheduler to place. It passes the restricted Pod Security level, so a real cluster's
     admission accepts it in any namespace, and keeps the service account token a pod gets by default (the
     projected volume is a fifth of what the API server sends a scheduler per pod). Its ``workload``, as
     upstream scheduler_perf's templates have them (the pods labelled ``group=spread-out``, selecting each
     other by it): "anti-affinity" refuses a node holding another of them (required podAntiAffinity on
     kubernetes.io/hostname, a Deployment spread one replica per node); "preferred-affinity" prefers a node
-    holding one (preferred podAffinity, weight 1, on kubernetes.io/hostname); "spread" keeps their zones
+    holding one (preferred podAffinity, weight 1, on kubernetes.io/hostname); "zone-affinity" puts pod
+    ``index`` in group g<index mod GROUPS> (label ``group``), preferring a zone holding its group (preferred
+    podAffinity, weight 100, on topology.kubernetes.io/zone; nodes in 10 zones); "spread" keeps their zones
     within one pod of each other (topologySpreadConstraints maxSkew 1 on topology.kubernetes.io/zone,
     DoNotSchedule); "preemption" is of HIGH_PRIORITY and asks for a quarter of a node's cpu (nodes full of
     low_priority_pod victims); "plain" carries none of these."""
@@ -92,7 +103,10 @@ def pending_pod(name: str, namespace: str, scheduler_name: str, run_id: str, *,
         spec["nodeSelector"] = dict(node_selector)
     labels = {BENCH_LABEL: run_id}
     selector = {"matchLabels": {"group": GROUP}}
-    if workload != "plain":
+    if workload == "zone-affinity":
+        labels["group"] = f"g{index % GROUPS}"
+        selector = {"matchLabels": {"group": labels["group"]}}
+    elif workload != "plain":
         labels["group"] = GROUP
     if workload == "anti-affinity":
         spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
@@ -100,6 +114,9 @@ def pending_pod(name: str, namespace: str, scheduler_name: str, run_id: str, *,
     elif workload == "preferred-affinity":
         spec["affinity"] = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
             {"weight": 1, "podAffinityTerm": {"labelSelector": selector, "topologyKey": "kubernetes.io/hostname"}}]}}
+    elif workload == "zone-affinity":
+        spec["affinity"] = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 100, "podAffinityTerm": {"labelSelector": selector, "topologyKey": ZONE_LABEL}}]}}
     elif workload == "preemption":
         spec["priorityClassName"] = HIGH_PRIORITY
         resources = {"cpu": QUARTER_CPU, "memory": "500Mi"}

@@ -55,7 +55,7 @@ class EndToEndOptions:
     with_extender: bool = False  # that binary asks our extender
     scheduler_checkout: Path | None = None  # run `python -m scheduler` from this checkout (benchmarks/ab.py)
     workload: str = "plain"  # what the pending pods carry (cluster.WORKLOADS); "spread" puts nodes in 3 zones,
-    # "preemption" fills them with low-priority pods first (in a namespace of their own: "<namespace>-low")
+    # "zone-affinity" in 10, "preemption" fills them with low-priority pods first (in a namespace of their own: "<namespace>-low")
 
 
 def _api(kubeconfig: Path, threads: int) -> Any:
@@ -131,13 +131,12 @@ def run(options: EndToEndOptions, *, threads: int = 8, echo: Callable[[str], Non
                 for name, value in ((cluster.LOW_PRIORITY, 0), (cluster.HIGH_PRIORITY, 1000)):
                     _drain(_scheduling(api).create_priority_class(cluster.priority_class(name, value, run_id),
                                                                   _preload_content=False))
-            zoned = options.workload == "spread"
             _parallel(lambda i: _drain(api.create_node(cluster.node(
-                node_names[i], run_id, zone=f"zone-{i % cluster.ZONES}" if zoned else None),
+                node_names[i], run_id, zone=cluster.zone_of(options.workload, i)),
                 _preload_content=False)), range(options.nodes), threads)
             _parallel(lambda i: _drain(api.create_namespaced_pod(
                 namespace, cluster.pending_pod(f"pod-{i}", namespace, SCHEDULER_NAME, run_id,
-                                               node_selector=selector, workload=options.workload),
+                                               node_selector=selector, workload=options.workload, index=i),
                 _preload_content=False)), range(options.pods), threads)
             if options.workload == "preemption":
                 _create_victims(api, namespace, node_names, run_id, threads)

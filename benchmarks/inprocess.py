@@ -41,6 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 # Appended to a row's plugins for each workload but the plain one (cluster.pending_pod says what each is).
 WORKLOAD_ROWS = {"plain": "", "anti-affinity": ", pods with required anti-affinity",
                  "preferred-affinity": ", pods with preferred pod affinity",
+                 "zone-affinity": ", 4 groups preferring their group's zone (10 zones)",
                  "spread": ", pods spread over 3 zones (DoNotSchedule)",
                  "preemption": ", high-priority pods preempting low-priority ones"}
 ANTI_AFFINITY_ROW = WORKLOAD_ROWS["anti-affinity"]
@@ -100,13 +101,12 @@ def run_size(nodes: int, existing: int, pods: int, *, plugins: list[str] | None 
     baseline_rss = _rss_mib()
     names = [f"node-{i}" for i in range(nodes)]
     t_fill = time.perf_counter()
-    zoned = workload == "spread"
-    sched = _filled_scheduler(profiles, names, existing, seed, zoned)
+    sched = _filled_scheduler(profiles, names, existing, seed, workload)
     fill_seconds = time.perf_counter() - t_fill
     decided: list[str] = []
     sched.cycle.binder.submit = lambda pod, node: decided.append(node)  # type: ignore[method-assign]
     for i in range(pods):
-        obj = cluster.pending_pod(f"pod-{i}", "bench", SCHEDULER_NAME, "inprocess", workload=workload)
+        obj = cluster.pending_pod(f"pod-{i}", "bench", SCHEDULER_NAME, "inprocess", workload=workload, index=i)
         obj["metadata"]["uid"] = f"pod-uid-{i}"
         sched.handlers.pod_changed(obj)
     wall0, cpu0 = time.perf_counter(), time.process_time()
@@ -115,7 +115,7 @@ def run_size(nodes: int, existing: int, pods: int, *, plugins: list[str] | None 
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     sched.recorder.close()
     peak_rss = _rss_mib()
-    cache_bytes = _cache_bytes(profiles, names, existing, seed, zoned)
+    cache_bytes = _cache_bytes(profiles, names, existing, seed, workload)
     per_node = Counter(decided)
     return {
         "nodes": nodes, "existing_pods": existing, "pods": pods, "decisions": len(decided),
@@ -133,28 +133,27 @@ def run_size(nodes: int, existing: int, pods: int, *, plugins: list[str] | None 
     }
 
 
-def _filled_scheduler(profiles: Any, names: list[str], existing: int, seed: int, zoned: bool = False) -> Any:
+def _filled_scheduler(profiles: Any, names: list[str], existing: int, seed: int, workload: str = "plain") -> Any:
     """A Scheduler (no API server behind it) holding the nodes and `existing` bound pods, given through the
     informers' handlers, with its first snapshot taken (it clones every node: part of the cache's footprint)."""
     from scheduler.runtime.scheduler import RuntimeSettings, Scheduler
 
     sched = Scheduler(_NoClient(), profiles, RuntimeSettings(serve=(), seed=seed))  # type: ignore[arg-type]
     for i, name in enumerate(names):
-        zone = f"zone-{i % cluster.ZONES}" if zoned else None
-        sched.handlers.node_changed(cluster.node(name, "inprocess", zone=zone))
+        sched.handlers.node_changed(cluster.node(name, "inprocess", zone=cluster.zone_of(workload, i)))
     for obj in cluster.existing_pods(existing, names, random.Random(seed)):
         sched.handlers.pod_changed(obj)
     sched.cache.snapshot()
     return sched
 
 
-def _cache_bytes(profiles: Any, names: list[str], existing: int, seed: int, zoned: bool) -> int:
+def _cache_bytes(profiles: Any, names: list[str], existing: int, seed: int, workload: str) -> int:
     """What a filled scheduler holds (tracemalloc), measured on a second one built after the timed run and
     the peak RSS reading: tracemalloc's own bookkeeping (a record per live block, ~37 MiB at 5,000 nodes and
     10,000 pods) would otherwise count in the peak."""
     tracemalloc.start()
     try:
-        sched = _filled_scheduler(profiles, names, existing, seed, zoned)
+        sched = _filled_scheduler(profiles, names, existing, seed, workload)
         allocated, _ = tracemalloc.get_traced_memory()
         sched.recorder.close()
         return allocated

@@ -261,7 +261,8 @@ def _choice(chosen: str | None, tied: list[str], bound_to: str | None) -> str:
     message = f"would choose {chosen}"
     others = [n for n in tied if n != chosen]
     if others:
-        message += f" (tied with {', '.join(others)}; the scheduler breaks ties at random)"
+        message += (f" (tied with {', '.join(others)}; which of them the scheduler takes depends on where its "
+                    "search starts)")
     if bound_to == chosen or (bound_to and bound_to in tied):
         message += f"; bound to {bound_to}, a node it would choose now"
     elif bound_to:

@@ -1,7 +1,8 @@
 """One scheduling decision: filter the nodes, score the feasible ones, pick the best.
 
 Public API (stable; changes are listed here first):
-    Profile(scheduler_name, filters, scores, percentage_of_nodes_to_score=None, post_filter=None)
+    Profile(scheduler_name, filters, scores, percentage_of_nodes_to_score=None, post_filter=None,
+            random_ties=False)
     Profile.from_resolved(ResolvedProfile) / Profile.default(scheduler_name, registry=None)
     build_profiles(KubeSchedulerConfiguration, registry=None) -> dict[schedulerName, Profile]
         (registry: the one the config was parsed with, by default)
@@ -13,6 +14,7 @@ Public API (stable; changes are listed here first):
         what the PostFilter plugins add), pre_filter_rejection (Status or None), failures {node: Status}, feasible_nodes, scores {plugin: [weighted score per feasible node]},
         totals, num_all_nodes, evaluated_nodes; node_scores(name), top(n), explain(n).
     fit_error_message(num_all_nodes, failures) -> str;  num_feasible_nodes_to_find(percentage, n) -> int
+    first_in_heap_order(totals) -> int: the index kube-scheduler's selectHost takes without extenders
     Profile.filter_nodes(pod, nodes, cluster) -> (feasible, failures): every node's verdict, no sampling (extender)
     Profile.score_nodes(pod, nodes, cluster) -> (totals, {plugin: weighted scores}): step 3 for the given nodes
     Profile.node_verdict(pod, node, cluster, nominated) -> Status | None: one what-if node's verdict (preemption)
@@ -34,8 +36,17 @@ How a decision is made (kube-scheduler's scheduling cycle; preemption, its PostF
    and the message counts every reason.
 3. Score: each score plugin scores the feasible nodes (0..100 after its normalize step), times its
    weight; the totals are summed. A single feasible node is chosen without scoring, as kube-scheduler does.
-4. Pick: the highest total; ties are broken uniformly at random with the injected rng (the same
-   distribution as kube-scheduler's reservoir sampling, with one draw per decision).
+4. Pick: the highest total. Among tied nodes, the one kube-scheduler takes without extenders: the first
+   its selectHost heap (Go's container/heap over the feasible nodes in visiting order) pops, which is the
+   first tied node in the heap tree's preorder (``first_in_heap_order``), not simply the first in the list.
+   With ``random_ties`` (kube-scheduler with an extender configured gives every node a random tie-breaker),
+   uniformly at random with the injected rng.
+
+Which nodes are visited, and in which order, follows kube-scheduler with one filter goroutine
+(``parallelism: 1``): from where the previous decision stopped, in the snapshot's order (the cache keeps
+kube-scheduler's node tree order, zones interleaved), until one feasible node more than wanted is found; the
+next decision starts at that node. With its default 16 goroutines kube-scheduler's feasible list can come
+out in another order, as its goroutines finish.
 
 The FailedScheduling message has kube-scheduler's exact form (FitError.Error in
 pkg/scheduler/framework/types.go): "0/3 nodes are available: 1 node(s) had untolerated taint(s),
@@ -54,6 +65,7 @@ from __future__ import annotations
 import heapq
 import operator
 import random
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
@@ -93,6 +105,7 @@ __all__ = [
     "Profile",
     "ScheduleResult",
     "build_profiles",
+    "first_in_heap_order",
     "fit_error_message",
     "num_feasible_nodes_to_find",
 ]
@@ -214,6 +227,7 @@ class Profile:
         percentage_of_nodes_to_score: int | None = None,
         post_filter: tuple[Plugin, Args] | None = None,
         points: Mapping[str, Sequence[tuple[Plugin, Args]]] | None = None,
+        random_ties: bool = False,
     ) -> None:
         self.scheduler_name = scheduler_name
         # The points outside filter and score by config key (ResolvedProfile.points); the runtime makes their
@@ -223,6 +237,7 @@ class Profile:
         self.scores = tuple(scores)
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.post_filter = post_filter  # (DefaultPreemption, its args) when enabled
+        self.random_ties = random_ties  # ties at random, as kube-scheduler with an extender; else heap order
         self._requeue_on = {plugin.name: plugin.requeue_on for plugin, _ in self.filters}
         self._requeue_fields = {plugin.name: RequeueFields(plugin.node_fields, plugin.pod_fields)
                                 for plugin, _ in self.filters if plugin.requeue_on_fields}
@@ -259,7 +274,7 @@ class Profile:
         """This profile minus the named filter plugins."""
         names = frozenset(plugin_names)
         return Profile(self.scheduler_name, [(p, a) for p, a in self.filters if p.name not in names], self.scores,
-                       self.percentage_of_nodes_to_score, points=self.points)
+                       self.percentage_of_nodes_to_score, points=self.points, random_ties=self.random_ties)
 
     def __repr__(self) -> str:
         filters = ", ".join(p.name for p, _ in self.filters)
@@ -345,7 +360,7 @@ class Profile:
             if room is not None and (self._passing_with_nominated(pod, cluster, checks, [room], {}, nominated)
                                      if nominated else _passing(checks, [room], {})):
                 return ScheduleResult(pod.key, room.name, num_all, 1, [room.name])
-        feasible, failures, evaluated = self._find_feasible(pod, cluster, checks, candidates, nominated)
+        feasible, failures, evaluated = self._find_feasible(pod, cluster, checks, candidates, nominated, num_all)
         failures.update(absent)
         result = ScheduleResult(pod.key, None, num_all, evaluated, [n.name for n in feasible], failures)
         if not feasible:
@@ -356,41 +371,63 @@ class Profile:
             return result
         totals, result.scores = self.score_nodes(pod, feasible, cluster)
         result.totals = totals
-        best = max(totals)
-        tied = [i for i, total in enumerate(totals) if total == best]
-        result.node_name = feasible[tied[rng.randrange(len(tied))] if len(tied) > 1 else tied[0]].name
+        if self.random_ties:
+            best = max(totals)
+            tied = [i for i, total in enumerate(totals) if total == best]
+            chosen = tied[rng.randrange(len(tied))] if len(tied) > 1 else tied[0]
+        else:
+            chosen = first_in_heap_order(totals)
+        result.node_name = feasible[chosen].name
         return result
 
     def _find_feasible(self, pod: PodInfo, cluster: ClusterView, checks: list, nodes: Sequence[NodeInfo],
-                       nominated: Nominated) -> tuple[list[NodeInfo], dict[str, Status], int]:
-        """Visit nodes from where the last decision stopped until enough are feasible.
+                       nominated: Nominated, num_all_nodes: int) -> tuple[list[NodeInfo], dict[str, Status], int]:
+        """Visit ``nodes`` from where the last decision stopped until enough are feasible: the feasible nodes
+        in visiting order, the rejected nodes' Status and how many nodes count as visited.
+
+        As kube-scheduler's findNodesThatPassFilters with one goroutine: the search goes on until it finds one
+        feasible node more than wanted, which is left out and is where the next decision starts
+        (``nextStartNodeIndex`` advances by the nodes visited before it, modulo ``num_all_nodes``, the whole
+        snapshot). A profile without score plugins wants one node.
 
         Nodes are checked in chunks, one plugin at a time over the chunk (a batch call or a list
         comprehension per plugin instead of a Python loop per node and plugin: the same verdicts, a
-        fraction of the cost). A chunk is sized to what is still wanted, so at most one chunk's worth beyond
-        it is visited -- kube-scheduler's parallel filter overshoots the same way. Only the visited part of
-        ``nodes`` is copied, so a decision costs no O(all nodes) work when it stops early.
+        fraction of the cost). A chunk is sized to what is still wanted; verdicts of nodes past the one that
+        ended the search are dropped, as kube-scheduler never visits them. Only the visited part of ``nodes``
+        is copied, so a decision costs no O(all nodes) work when it stops early.
         """
         num_all = len(nodes)
-        wanted = num_feasible_nodes_to_find(self.percentage_of_nodes_to_score, num_all)
+        wanted = num_feasible_nodes_to_find(self.percentage_of_nodes_to_score, num_all) if self.scores else 1
         start = self._next_start % num_all
         feasible: list[NodeInfo] = []
         failures: dict[str, Status] = {}
         pos = 0
-        while pos < num_all and len(feasible) < wanted:
-            missing = wanted - len(feasible)
+        visited = num_all  # nodes visited before the one that ended the search (all, if none did)
+        while pos < num_all:
+            missing = wanted + 1 - len(feasible)
             if pos:  # scale the next chunk by the pass rate seen so far
                 missing = missing * pos // max(len(feasible), 1)
             size = min(max(missing, 16), num_all - pos)
             chunk = _window(nodes, (start + pos) % num_all, size)
-            pos += size
             if nominated:
-                feasible.extend(self._passing_with_nominated(pod, cluster, checks, chunk, failures, nominated))
+                passing = self._passing_with_nominated(pod, cluster, checks, chunk, failures, nominated)
             else:
-                feasible.extend(_passing(checks, chunk, failures))
-        del feasible[wanted:]
-        self._next_start = (start + pos) % num_all
-        return feasible, failures, pos
+                passing = _passing(checks, chunk, failures)
+            room = wanted - len(feasible)
+            if len(passing) > room:  # the node after the wanted ones ends the search
+                extra = passing[room]
+                at = len(chunk) - 1  # from the end: usually the chunk's last node
+                while chunk[at] is not extra:
+                    at -= 1
+                for node in chunk[at + 1:]:
+                    failures.pop(node.name, None)
+                feasible.extend(passing[:room])
+                visited = pos + at
+                break
+            feasible.extend(passing)
+            pos += size
+        self._next_start = (self._next_start + visited) % num_all_nodes
+        return feasible, failures, visited
 
     def filter_nodes(self, pod: PodInfo, nodes: Sequence[NodeInfo], cluster: ClusterView | None = None,
                      ) -> tuple[list[NodeInfo], dict[str, Status]]:
@@ -564,6 +601,47 @@ class WhatIfJudge:
             if isinstance(checks, Status):
                 return checks
             return self.profile._verdict(self.pod, view, checks, node, nominated)
+
+
+def first_in_heap_order(totals: Sequence[int]) -> int:
+    """The index of the node kube-scheduler's selectHost takes when no extender is configured: the first one
+    its max-heap pops (``heap.Init`` then ``heap.Pop`` over the scores in feasible order, every tie-breaker 0).
+
+    Go's heap.Init sifts each parent down from the last one to the root; a parent moves down only for a child
+    with a strictly higher total, and goes to the left child unless the right one is strictly higher. So the
+    root ends up holding: the root's own node if it has the best total, else the winner of the left subtree
+    if the best total is there, else the right's -- the first best node in the preorder of the implicit
+    binary tree (index i has children 2i+1 and 2i+2). Index i's path from the root is the binary form of
+    i + 1 after its leading 1 (0 = left, 1 = right), and preorder is the order of these paths as strings (a
+    path before its extensions). With ties at 2 and 3 the pick is 3, which lies under 1, left of 2.
+
+    Found by walking down from the root (numbered from 1 here: node k has children 2k and 2k+1) into the
+    left subtree whenever it holds a tied node, with a binary search per level over the sorted tied nodes:
+    O(log^3 n) after the one pass that lists them.
+    """
+    best = max(totals)
+    if totals[0] == best:
+        return 0
+    tied = [k for k, total in enumerate(totals, 1) if total == best]  # ascending, numbered from 1
+    if len(tied) == 1:
+        return tied[0] - 1
+    last = len(totals)
+
+    def holds_tied(k: int) -> bool:  # whether node k's subtree holds a tied node
+        lo = hi = k
+        while lo <= last:  # its nodes at each depth below k are lo..hi
+            at = bisect_left(tied, lo)
+            if at < len(tied) and tied[at] <= hi:
+                return True
+            lo, hi = 2 * lo, 2 * hi + 1
+        return False
+
+    k = 1
+    while True:
+        k = 2 * k if holds_tied(2 * k) else 2 * k + 1
+        at = bisect_left(tied, k)
+        if at < len(tied) and tied[at] == k:
+            return k - 1
 
 
 def _narrowed(checks: list[Check], nodes: Sequence[NodeInfo],

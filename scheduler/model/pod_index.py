@@ -8,8 +8,9 @@ NotIn, DoesNotExist, several values) reads every pod. Pods with required anti-af
 anchors of their terms, so a pod finds the terms that may select it through its own labels.
 
 Counts: each question asked (the domains of the pods matching these terms; of the pods whose anti-affinity
-matches a pod with these labels) is answered once and then kept current as pods come and go: adding or
-removing a pod updates every kept answer by that one pod.
+matches a pod with these labels; what the terms of pods that score others give a pod with these labels) is
+answered once and then kept current as pods come and go: adding or removing a pod updates every kept answer
+by that one pod.
 
 Upkeep: a snapshot that re-clones changed nodes tells the index in two phases, ``forget`` for every changed
 node, then ``learn`` for every changed node, so that a pod moved between two of them ends up on its new node.
@@ -189,6 +190,32 @@ class PodIndex:
             candidates.update(self._anti_by_anchor.get(anchor_key, _NONE))
         return self._answer(("against", namespace, frozenset(labels.items())), count_pod, candidates.values())
 
+    def scores_from_others(self, namespace: str, labels: Mapping[str, str], hard_weight: int) -> TopologyCounts:
+        """What existing pods' terms give a pod of ``namespace`` with ``labels``, by domain: each required
+        affinity term it matches ``hard_weight`` (when above 0), each preferred affinity term it matches its
+        weight, each preferred anti-affinity term minus its weight (InterPodAffinity's score). Do not modify
+        the result."""
+        def count_pod(counts: TopologyCounts, node_labels: Mapping[str, str], pod: PodInfo, sign: int) -> None:
+            affinity = pod.pod_affinity
+            if affinity is None:
+                return
+            namespace_labels = self.labels_of_namespace(namespace)
+            if hard_weight > 0:
+                for term in affinity.required_affinity:
+                    if term.matches(namespace, labels, namespace_labels):
+                        _count(counts, node_labels, term.topology_key, sign * hard_weight)
+            for weighted in affinity.preferred_affinity:
+                if weighted.term.matches(namespace, labels, namespace_labels):
+                    _count(counts, node_labels, weighted.term.topology_key, sign * weighted.weight)
+            for weighted in affinity.preferred_anti_affinity:
+                if weighted.term.matches(namespace, labels, namespace_labels):
+                    _count(counts, node_labels, weighted.term.topology_key, -sign * weighted.weight)
+
+        if not self._scoring:
+            return {}
+        return self._answer(("scored by", namespace, frozenset(labels.items()), hard_weight), count_pod,
+                            self._scoring.values())
+
     def _answer(self, key: tuple, count_pod: CountPod,
                 candidates: Collection[Entry] | LabelSelector | None) -> TopologyCounts:
         """The kept answer to ``key``, or one computed from ``candidates`` (a selector: the pods it may
@@ -208,12 +235,13 @@ class PodIndex:
         return answer.counts
 
 
-def _count(counts: TopologyCounts, node_labels: Mapping[str, str], topology_key: str, sign: int) -> None:
+def _count(counts: TopologyCounts, node_labels: Mapping[str, str], topology_key: str, amount: int) -> None:
+    """Add ``amount`` to the domain of ``topology_key`` of the node labelled ``node_labels``, if it has one."""
     value = node_labels.get(topology_key)
     if value is None:
         return
     pair = (topology_key, value)
-    total = counts.get(pair, 0) + sign
+    total = counts.get(pair, 0) + amount
     if total:
         counts[pair] = total
     else:

@@ -20,10 +20,9 @@ Score: for every existing pod, the incoming pod's preferred terms that pod match
 domain; a node scores the sum over its domains, and scores are rescaled min..max to 0..100. With
 ``ignorePreferredTermsOfExistingPods`` only the incoming pod's preferred terms count.
 
-Cost: the filter's counts come from the snapshot's pod index (``scheduler.model.pod_index``), which reads
-only the pods a term may select and keeps its answers current from one decision to the next; a pod that
-states no affinity is skipped outright when no anti-affinity term selects it, and is scored by reading only
-the pods whose terms score others.
+Cost: the filter's counts and the score's come from the snapshot's pod index (``scheduler.model.pod_index``),
+which reads only the pods a term may select (for the score of existing pods' terms, the pods whose terms score
+others) and keeps its answers current from one decision to the next, so a decision costs no read of every pod.
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ from pydantic import Field
 
 from scheduler.framework import MAX_NODE_SCORE, Args, ClusterEvent, ClusterView, Code, Plugin, Status
 from scheduler.model import NodeInfo, PodInfo
-from scheduler.model.pod_affinity import AffinityTerm, WeightedAffinityTerm
+from scheduler.model.pod_affinity import AffinityTerm
 from scheduler.model.pod_index import TopologyCounts
 
 NAME = "InterPodAffinity"
@@ -129,50 +128,22 @@ def pre_score(pod: PodInfo, args: InterPodAffinityArgs, cluster: ClusterView,
     own_terms = affinity is not None and affinity.has_preferred
     if args.ignorePreferredTermsOfExistingPods and not own_terms:
         return None
+    index = cluster.index
     scores: TopologyScores = {}
-    # Without preferred terms of its own, only pods whose terms score others can score anything.
-    for node_labels, other in (cluster.pods() if own_terms else cluster.index.scoring_pods()):
-        if not node_labels:
-            continue
-        if own_terms:
-            other_namespace_labels = cluster.labels_of_namespace(other.namespace)
-            _add(scores, affinity.preferred_affinity, other, other_namespace_labels, node_labels, 1)  # type: ignore[union-attr]
-            _add(scores, affinity.preferred_anti_affinity, other, other_namespace_labels, node_labels, -1)  # type: ignore[union-attr]
-        if other.pod_affinity is not None and not args.ignorePreferredTermsOfExistingPods:
-            _add_their_terms(scores, other, node_labels, pod, cluster.labels_of_namespace(pod.namespace), args)
+    if own_terms:  # each pod a preferred term matches adds (or takes) the term's weight in its domain
+        assert affinity is not None
+        for terms, sign in ((affinity.preferred_affinity, 1), (affinity.preferred_anti_affinity, -1)):
+            for weighted in terms:
+                _add_counts(scores, index.matching(weighted.term), sign * weighted.weight)
+    if not args.ignorePreferredTermsOfExistingPods:  # existing pods' terms the incoming pod matches
+        _add_counts(scores, index.scores_from_others(pod.namespace, pod.labels, args.hardPodAffinityWeight), 1)
     return scores or None
 
 
-def _add_their_terms(scores: TopologyScores, other: PodInfo, node_labels: Mapping[str, str], pod: PodInfo,
-                     namespace_labels: Mapping[str, str], args: InterPodAffinityArgs) -> None:
-    """An existing pod's terms the incoming pod matches: required affinity counts hardPodAffinityWeight,
-    preferred terms their weights."""
-    theirs = other.pod_affinity
-    assert theirs is not None
-    if args.hardPodAffinityWeight > 0:
-        for term in theirs.required_affinity:
-            if term.matches(pod.namespace, pod.labels, namespace_labels):
-                _add_to_domain(scores, term.topology_key, node_labels, args.hardPodAffinityWeight)
-    _add(scores, theirs.preferred_affinity, pod, namespace_labels, node_labels, 1)
-    _add(scores, theirs.preferred_anti_affinity, pod, namespace_labels, node_labels, -1)
-
-
-def _add(scores: TopologyScores, terms: tuple[WeightedAffinityTerm, ...], pod: PodInfo,
-         namespace_labels: Mapping[str, str], node_labels: Mapping[str, str], sign: int) -> None:
-    """Each weighted term ``pod`` matches adds sign * weight to the domain (of the node labelled
-    ``node_labels``) of the term."""
-    for weighted in terms:
-        term = weighted.term
-        if term.matches(pod.namespace, pod.labels, namespace_labels):
-            _add_to_domain(scores, term.topology_key, node_labels, sign * weighted.weight)
-
-
-def _add_to_domain(scores: TopologyScores, topology_key: str, node_labels: Mapping[str, str],
-                   amount: int) -> None:
-    value = node_labels.get(topology_key)
-    if value is not None:
+def _add_counts(scores: TopologyScores, counts: TopologyCounts, factor: int) -> None:
+    for (topology_key, value), count in counts.items():
         by_value = scores.setdefault(topology_key, {})
-        by_value[value] = by_value.get(value, 0) + amount
+        by_value[value] = by_value.get(value, 0) + factor * count
 
 
 def score_node(scores: TopologyScores, node: NodeInfo) -> int:

@@ -47,11 +47,13 @@ class Snapshot:
     ``pod_index`` holds the pods indexed for inter-pod affinity (``scheduler.model.pod_index``),
     ``namespace_labels`` each namespace's labels (a namespaceSelector reads them).
 
-    ``nodes`` keeps a stable order (the order the cache received the nodes, applied when nodes are added or
-    removed; a node removed and re-added between two snapshots keeps its place until then): the framework
-    resumes each search where the last one stopped, which assumes positions mean the same nodes from one
-    decision to the next. ``index`` maps a node name to its position in ``nodes``; ``traits`` counts the
-    cordoned, tainted and image-listing nodes among them.
+    ``nodes`` keeps a stable order, kube-scheduler's node tree order (``zone_interleaved``: the first node
+    of each zone, zones in the order they first appeared, then the second of each...; within a zone, the
+    order the cache received the nodes), applied when nodes are added or removed (a node removed and
+    re-added between two snapshots, or moved to another zone, keeps its place until then, as in
+    kube-scheduler): the framework resumes each search where the last one stopped, which assumes positions
+    mean the same nodes from one decision to the next. ``index`` maps a node name to its position in
+    ``nodes``; ``traits`` counts the cordoned, tainted and image-listing nodes among them.
     """
 
     def __init__(self) -> None:
@@ -76,6 +78,9 @@ class Cache:
         self._clock = clock
         self._lock = threading.RLock()
         self._nodes: dict[str, NodeInfo] = {}
+        # kube-scheduler's node tree: zone key -> node names in arrival order (zones in order of appearance)
+        self._zones: dict[str, list[str]] = {}
+        self._zone_of: dict[str, str] = {}
         self._pods: dict[str, _PodState] = {}  # uid -> state
         self._orphans: dict[str, dict[str, PodInfo]] = {}  # node name not (yet) known -> uid -> pod
         self._assumed: set[str] = set()  # uids of assumed pods (cleanup looks only at these)
@@ -99,6 +104,11 @@ class Cache:
                 self._nodes[name] = info
                 for pod in self._orphans.pop(name, {}).values():
                     info.add_pod(pod)
+            zone = zone_key(obj)
+            if self._zone_of.get(name) != zone:
+                self._leave_zone(name)
+                self._zones.setdefault(zone, []).append(name)
+                self._zone_of[name] = zone
             self._dirty.add(name)
             return info
 
@@ -107,6 +117,7 @@ class Cache:
             info = self._nodes.pop(name, None)
             if info is None:
                 return
+            self._leave_zone(name)
             if info.pods:  # pods outlive their node object until the garbage collector deletes them
                 self._orphans[name] = dict(info.pods)
             self._dirty.add(name)
@@ -258,9 +269,10 @@ class Cache:
                 else:
                     snap.nodes[position] = clone
             self._dirty.clear()
-            if membership_changed:  # in the cache's order (arrival), not the dirty set's (hash) order
-                snap.nodes = [snap.by_name[name] for name in self._nodes]
-                snap.index = {name: i for i, name in enumerate(self._nodes)}
+            if membership_changed:  # in the node tree's order, not the dirty set's (hash) order
+                order = zone_interleaved(self._zones)
+                snap.nodes = [snap.by_name[name] for name in order]
+                snap.index = {name: i for i, name in enumerate(order)}
         return snap
 
     def counts(self) -> dict[str, int]:
@@ -274,6 +286,15 @@ class Cache:
             return self._nodes.get(name)
 
     # -- internals (lock held) -------------------------------------------------------------------
+    def _leave_zone(self, name: str) -> None:
+        zone = self._zone_of.pop(name, None)
+        if zone is None:
+            return
+        names = self._zones[zone]
+        names.remove(name)
+        if not names:  # a zone that comes back later is listed last, as in kube-scheduler's node tree
+            del self._zones[zone]
+
     def _place(self, pod: PodInfo, node: str) -> None:
         info = self._nodes.get(node)
         if info is not None:
@@ -293,6 +314,31 @@ class Cache:
                 orphans.pop(state.pod.uid, None)
                 if not orphans:
                     del self._orphans[state.node]
+
+
+# GetZoneKey reads the beta label first, the GA one only when the beta one is absent.
+ZONE_LABELS = ("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone")
+REGION_LABELS = ("failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region")
+
+
+def zone_key(obj: Mapping[str, Any]) -> str:
+    """The node tree's zone of a Node object, as kube-scheduler keys it (GetZoneKey in
+    k8s.io/component-helpers/node/topology): region and zone labels (the beta one, else the GA one) joined
+    by ":\\x00:", or "" when the node has neither."""
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    zone = next((labels[k] for k in ZONE_LABELS if k in labels), "")
+    region = next((labels[k] for k in REGION_LABELS if k in labels), "")
+    if not zone and not region:
+        return ""
+    return f"{region}:\x00:{zone}"
+
+
+def zone_interleaved(zones: Mapping[str, list[str]]) -> list[str]:
+    """kube-scheduler's node tree list: round robin over the zones (in the order given), the first node of
+    each, then the second of each, and so on, skipping zones that have run out."""
+    lists = list(zones.values())
+    longest = max(map(len, lists), default=0)
+    return [names[i] for i in range(longest) for names in lists if i < len(names)]
 
 
 _POD_FIELDS = tuple(f.name for f in dataclasses.fields(PodInfo))

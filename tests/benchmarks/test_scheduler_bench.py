@@ -136,7 +136,7 @@ def test_command_writes_tables_and_json(tmp_path: Path) -> None:
     # 2 sizes + anti-affinity pods at 8 + each workload beside plain pods at --nodes (2) + LeastLoaded
     # adaptive and 100% at 4 nodes + 100% at 8 nodes
     workloads = [", pods with required anti-affinity", ", pods with preferred pod affinity",
-                 ", pods spread over 3 zones (DoNotSchedule)"]
+                 ", 4 groups preferring their group's zone (10 zones)", ", pods spread over 3 zones (DoNotSchedule)"]
     assert [(r["nodes"], r["plugins"], r["percentage_of_nodes_to_score"]) for r in data["in_process"]] == [
         (4, "default", None), (8, "default", None), (8, "default, pods with required anti-affinity", None),
         (2, "default", None), *[(2, f"default{w}", None) for w in workloads],

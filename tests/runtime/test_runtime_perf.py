@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pytest
 
 from scheduler.model import PodInfo
-from scheduler.runtime.cache import Cache
+from scheduler.runtime.cache import Cache, zone_key
 from scheduler.runtime.events import EventRecorder
 from tests.runtime.test_cache import Clock, node, pod
 
@@ -164,3 +164,42 @@ def test_idle_worker_logs_the_drops_of_a_finished_burst(caplog: pytest.LogCaptur
     lines = _drop_lines(caplog)
     assert len(lines) == 2 and f"({dropped} in total)" in lines[1]
     recorder.close()
+
+
+def _zoned(name: str, zone: str | None, region: str | None = None) -> dict:
+    obj = node(name)
+    labels = {}
+    if zone is not None:
+        labels["topology.kubernetes.io/zone"] = zone
+    if region is not None:
+        labels["topology.kubernetes.io/region"] = region
+    obj["metadata"]["labels"] = labels
+    return obj
+
+
+def test_snapshot_order_is_kube_schedulers_node_tree_zones_interleaved() -> None:
+    """kube-scheduler lists nodes round robin over zones (in the order each zone first appeared), so a
+    search from any start sees the zones in turn; a zone emptied and filled again comes last."""
+    cache = Cache()
+    for name, zone in [("a1", "a"), ("a2", "a"), ("a3", "a"), ("b1", "b"), ("c1", "c"), ("c2", "c"), ("n1", None)]:
+        cache.add_node(_zoned(name, zone))
+    assert _names(cache) == ["a1", "b1", "c1", "n1", "a2", "c2", "a3"]
+    _check_index(cache)
+    cache.remove_node("b1")
+    cache.add_node(_zoned("b2", "b"))
+    assert _names(cache) == ["a1", "c1", "n1", "b2", "a2", "c2", "a3"]
+    # a node moving zones keeps its place until a node is added or removed, then joins its new zone's end
+    cache.add_node(_zoned("a1", "c"))
+    assert _names(cache) == ["a1", "c1", "n1", "b2", "a2", "c2", "a3"]
+    cache.add_node(_zoned("a4", "a"))
+    assert _names(cache) == ["a2", "c1", "n1", "b2", "a3", "c2", "a4", "a1"]
+    _check_index(cache)
+
+
+def test_zone_key_reads_region_and_zone_as_kube_scheduler() -> None:
+    assert zone_key(_zoned("x", None)) == ""
+    assert zone_key(_zoned("x", "z1")) == ":\x00:z1"
+    assert zone_key(_zoned("x", None, region="r")) == "r:\x00:"
+    beta = _zoned("x", "ga")
+    beta["metadata"]["labels"]["failure-domain.beta.kubernetes.io/zone"] = "beta"
+    assert zone_key(beta) == ":\x00:beta"  # GetZoneKey reads the beta label first

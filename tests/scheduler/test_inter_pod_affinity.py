@@ -188,3 +188,79 @@ def test_normalize_truncates_like_float_arithmetic() -> None:
     raw = [0, 29, 100]
     PLUGIN.normalize(raw, PLUGIN.default_args())  # 100 * (29 / 100) is 28.999... in floating point
     assert raw == [0, 28, 100]
+
+
+def _brute_force_scores(pod_: PodInfo, cluster: ClusterView, args: InterPodAffinityArgs) -> dict[str, int]:
+    """InterPodAffinity's raw score of every node, read the long way: every counted pod, every term."""
+    domains: dict[tuple[str, str], int] = {}
+
+    def add(key: str, labels: dict, amount: int) -> None:
+        if key in labels:
+            domains[(key, labels[key])] = domains.get((key, labels[key]), 0) + amount
+
+    own = pod_.pod_affinity
+    for labels, other in cluster.pods():
+        if own is not None:
+            ns = cluster.labels_of_namespace(other.namespace)
+            for weighted, sign in [*((w, 1) for w in own.preferred_affinity),
+                                   *((w, -1) for w in own.preferred_anti_affinity)]:
+                if weighted.term.matches(other.namespace, other.labels, ns):
+                    add(weighted.term.topology_key, labels, sign * weighted.weight)
+        theirs = other.pod_affinity
+        if theirs is None or args.ignorePreferredTermsOfExistingPods:
+            continue
+        ns = cluster.labels_of_namespace(pod_.namespace)
+        for term in theirs.required_affinity if args.hardPodAffinityWeight > 0 else ():
+            if term.matches(pod_.namespace, pod_.labels, ns):
+                add(term.topology_key, labels, args.hardPodAffinityWeight)
+        for weighted, sign in [*((w, 1) for w in theirs.preferred_affinity),
+                               *((w, -1) for w in theirs.preferred_anti_affinity)]:
+            if weighted.term.matches(pod_.namespace, pod_.labels, ns):
+                add(weighted.term.topology_key, labels, sign * weighted.weight)
+    return {n.name: sum(domains.get((k, v), 0) for k, v in n.labels.items()) for n in cluster.nodes}
+
+
+def _random_affinity(rng: random.Random) -> dict[str, Any] | None:
+    def term() -> dict[str, Any]:
+        return {"labelSelector": {"matchLabels": {"app": rng.choice("ab")}},
+                "topologyKey": rng.choice([HOST, ZONE])}
+
+    affinity: dict[str, Any] = {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        block: dict[str, Any] = {}
+        if rng.random() < 0.4:
+            block["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {"weight": rng.randint(1, 100), "podAffinityTerm": term()} for _ in range(rng.randint(1, 2))]
+        if kind == "podAffinity" and rng.random() < 0.2:
+            block["requiredDuringSchedulingIgnoredDuringExecution"] = [term()]
+        if block:
+            affinity[kind] = block
+    return affinity or None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_scores_from_the_pod_index_equal_reading_every_pod(seed: int) -> None:
+    """The score reads kept counts of the snapshot's pod index; as pods come and go through the cache, every
+    node's raw score stays what reading every pod and term gives."""
+    from scheduler.runtime.cache import Cache
+    from tests.scheduler.builders import node_obj, pod_obj
+
+    rng = random.Random(seed)
+    cache = Cache()
+    for i in range(12):
+        cache.add_node(node_obj(f"n{i}", labels={HOST: f"n{i}", ZONE: f"z{i % 3}"}))
+    placed: list[PodInfo] = []
+    args_variants = [InterPodAffinityArgs(), InterPodAffinityArgs(hardPodAffinityWeight=0),
+                     InterPodAffinityArgs(ignorePreferredTermsOfExistingPods=True)]
+    for step in range(120):
+        incoming = PodInfo.from_api(pod_obj(f"p{step}", labels={"app": rng.choice("abc")},
+                                            affinity=_random_affinity(rng)))
+        snap = cache.snapshot()
+        cluster = ClusterView(snap.nodes, snap.namespace_labels, snap.pod_index)
+        args = rng.choice(args_variants)
+        state = PLUGIN.pre_score(incoming, args, cluster, snap.nodes)
+        ours = {n.name: PLUGIN.score_node(state, n) if state is not None else 0 for n in snap.nodes}
+        assert ours == _brute_force_scores(incoming, cluster, args), step
+        placed.append(cache.assume(incoming, f"n{rng.randrange(12)}"))
+        if rng.random() < 0.3:
+            cache.forget(placed.pop(rng.randrange(len(placed))).uid)
