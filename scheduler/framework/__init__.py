@@ -16,8 +16,8 @@ The plugin API:
 - ``normalize``: ``MAX_NODE_SCORE``, ``default_normalize``, ``min_max_normalize``;
 - ``registry``: ``Registry`` (a value), ``load_registry`` (in-tree + entry points + sources), ``PluginError``.
 The decision code:
-- ``profile``: ``Profile`` (one scheduling decision: filter, score, pick), ``ScheduleResult``,
-  ``build_profiles``;
+- ``profile``: ``Profile`` (one scheduling decision: filter, score, pick), ``build_profiles``;
+- ``result``: ``ScheduleResult`` and kube-scheduler's FailedScheduling words; ``ties``: the pick among ties;
 - ``preemption``: DefaultPreemption's algorithm, run when no node fits;
 - ``extensions``: ``Extensions``, a profile's plugin instances and how each point outside filter and score runs.
 """
@@ -42,14 +42,11 @@ from scheduler.framework.plugin import (
 )
 from scheduler.framework.points import POINTS, Point, implements, point_named
 from scheduler.framework.profile import (
-    NO_NODES_MESSAGE,
     NO_NOMINATED,
     Nominated,
     Profile,
-    ScheduleResult,
     WhatIfJudge,
     build_profiles,
-    fit_error_message,
     num_feasible_nodes_to_find,
 )
 from scheduler.framework.registry import (
@@ -59,6 +56,7 @@ from scheduler.framework.registry import (
     in_tree_registry,
     load_registry,
 )
+from scheduler.framework.result import NO_NODES_MESSAGE, ScheduleResult, fit_error_message
 from scheduler.framework.waiting import MAX_PERMIT_WAIT, WaitingPod
 
 __all__ = [

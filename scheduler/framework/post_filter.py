@@ -14,7 +14,8 @@ from scheduler.framework.cluster_view import ClusterView
 from scheduler.framework.extensions import Extensions
 from scheduler.framework.handle import CycleState
 from scheduler.framework.preemption import Outcome, PodDisruptionBudget, preempt
-from scheduler.framework.profile import Nominated, Profile, ScheduleResult
+from scheduler.framework.profile import Nominated, Profile
+from scheduler.framework.result import ScheduleResult
 from scheduler.framework.status import Status
 from scheduler.model import NodeInfo, PodInfo
 

@@ -34,7 +34,8 @@ from typing import Any
 
 from scheduler.framework.cluster_view import ClusterView
 from scheduler.framework.plugin import Code, Status
-from scheduler.framework.profile import Nominated, Profile, ScheduleResult, WhatIfJudge, fit_error_message
+from scheduler.framework.profile import Nominated, Profile, WhatIfJudge
+from scheduler.framework.result import ScheduleResult, fit_error_message
 from scheduler.framework.signatures import PreemptionArgs
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.labels import LabelSelector, parse_label_selector

@@ -1,75 +1,17 @@
-"""One scheduling decision: filter the nodes, score the feasible ones, pick the best.
-
-Public API (stable; changes are listed here first):
-    Profile(scheduler_name, filters, scores, percentage_of_nodes_to_score=None, post_filter=None,
-            random_ties=False)
-    Profile.from_resolved(ResolvedProfile) / Profile.default(scheduler_name, registry=None)
-    build_profiles(KubeSchedulerConfiguration, registry=None) -> dict[schedulerName, Profile]
-        (registry: the one the config was parsed with, by default)
-    Profile.schedule(pod: PodInfo, nodes: Sequence[NodeInfo], rng: random.Random,
-                     cluster: ClusterView | None = None, nominated: Nominated = NO_NOMINATED) -> ScheduleResult
-        raises model.PodSpecError when the pod cannot be interpreted (e.g. a malformed annotation a
-        plugin reads); report it and go on with other pods.
-    ScheduleResult: node_name (None = unschedulable), message (kube-scheduler's FailedScheduling text up to
-        what the PostFilter plugins add), pre_filter_rejection (Status or None), failures {node: Status}, feasible_nodes, scores {plugin: [weighted score per feasible node]},
-        totals, num_all_nodes, evaluated_nodes; node_scores(name), top(n), explain(n).
-    fit_error_message(num_all_nodes, failures) -> str;  num_feasible_nodes_to_find(percentage, n) -> int
-    first_in_heap_order(totals) -> int: the index kube-scheduler's selectHost takes without extenders
-    Profile.filter_nodes(pod, nodes, cluster) -> (feasible, failures): every node's verdict, no sampling (extender)
-    Profile.score_nodes(pod, nodes, cluster) -> (totals, {plugin: weighted scores}): step 3 for the given nodes
-    Profile.node_verdict(pod, node, cluster, nominated) -> Status | None: one what-if node's verdict (preemption)
-    Profile.post_filter: (DefaultPreemption plugin, its args) or None
-    Profile.requeue_triggers(result.rejected_by) -> ClusterEvent: what may make a pod no node fits
-        schedulable (the union of what its rejecting plugins declare)
-    Profile.requeue_fields(result.rejected_by) -> RequeueFields: the same for fields read through raw;
-        Profile.node_fields: every node field its filters declare
-
-How a decision is made (kube-scheduler's scheduling cycle; preemption, its PostFilter, is scheduler.framework.preemption):
-1. PreFilter: each filter plugin prepares its per-pod state once; plugins with nothing to check for this
-   pod drop out of the node loop, and one that rejects the pod whatever the node (a missing claim) ends the
-   decision: every node fails with its status.
-2. Filter: nodes are visited starting where the previous decision stopped (so successive pods look at
-   different nodes), each node stopping at its first failing plugin. The loop ends early once
-   ``num_feasible_nodes_to_find`` feasible nodes are found: percentageOfNodesToScore, or when unset/0
-   kube-scheduler's adaptive default (all nodes below 100; else 50% minus 1% per 125 nodes, at least 5%
-   and at least 100 nodes: 1,000 nodes -> 420, 5,000 -> 500). When no node fits, every node was visited
-   and the message counts every reason.
-3. Score: each score plugin scores the feasible nodes (0..100 after its normalize step), times its
-   weight; the totals are summed. A single feasible node is chosen without scoring, as kube-scheduler does.
-4. Pick: the highest total. Among tied nodes, the one kube-scheduler takes without extenders: the first
-   its selectHost heap (Go's container/heap over the feasible nodes in visiting order) pops, which is the
-   first tied node in the heap tree's preorder (``first_in_heap_order``), not simply the first in the list.
-   With ``random_ties`` (kube-scheduler with an extender configured gives every node a random tie-breaker),
-   uniformly at random with the injected rng.
-
-Which nodes are visited, and in which order, follows kube-scheduler with one filter goroutine
-(``parallelism: 1``): from where the previous decision stopped, in the snapshot's order (the cache keeps
-kube-scheduler's node tree order, zones interleaved), until one feasible node more than wanted is found; the
-next decision starts at that node. With its default 16 goroutines kube-scheduler's feasible list can come
-out in another order, as its goroutines finish.
-
-The FailedScheduling message has kube-scheduler's exact form (FitError.Error in
-pkg/scheduler/framework/types.go): "0/3 nodes are available: 1 node(s) had untolerated taint(s),
-2 Insufficient cpu." -- "<count> <reason>" strings sorted as strings, joined by ", ", ending with ".". The
-scheduling cycle appends what the PostFilter plugins said (scheduler.framework.post_filter.run_post_filters).
-
-Nominated pods (status.nominatedNodeName, waiting for the room preemption made): a node with pods
-nominated to it that count for the pod being placed (``nominated``) must take it with them added, and
-without (kube-scheduler's RunFilterPluginsWithNominatedPods), their pods counted in the cluster-wide state
-of the plugins that read it (``Plugin.replace_node``, else pre_filter again over a what-if view). With
-nothing nominated this costs one test per chunk of nodes.
+"""One scheduling decision (``Profile``): the plugins a schedulerName runs at filter and score, and the decision
+itself: PreFilter, Filter from a rotating start in the node tree's order, Score, and the pick among tied nodes
+as kube-scheduler 1.36 makes it (``ties``); nominated pods counted where they wait, and what-if verdicts for
+preemption (``WhatIfJudge``). ``build_profiles`` makes one per configured profile; ``Profile.schedule`` returns a
+``ScheduleResult`` (``result``). The points outside filter and score run through ``Extensions``. How and why,
+step by step: docs/design/scheduling-cycle.md.
 """
 
 from __future__ import annotations
 
-import heapq
 import operator
 import random
-from bisect import bisect_left
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from scheduler.framework.cluster_event import NO_FIELDS, ClusterEvent, RequeueFields
@@ -77,6 +19,8 @@ from scheduler.framework.cluster_view import ClusterView
 from scheduler.framework.plugin import Args, Code, Plugin, Status
 from scheduler.framework.points import POINTS, implements
 from scheduler.framework.registry import Registry, in_tree_registry
+from scheduler.framework.result import NO_NODES_MESSAGE, ScheduleResult, fit_error_message
+from scheduler.framework.ties import first_in_heap_order
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.node import NodeTraits
 
@@ -122,7 +66,6 @@ _POINT_OF_FUNCTION = {"pre_filter": "PreFilter", "filter_node": "Filter", "filte
                       "normalize": "NormalizeScore", "replace_node": "PreFilter", "pre_filter_nodes": "PreFilter"}
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-NO_NODES_MESSAGE = "no nodes available to schedule pods"  # kube-scheduler's ErrNoNodesAvailable
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -133,86 +76,6 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
         percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
     wanted = num_all_nodes * percentage // 100
     return max(wanted, MIN_FEASIBLE_NODES_TO_FIND)
-
-
-def fit_error_message(num_all_nodes: int, failures: Mapping[str, Status],
-                      pre_filter_rejection: Status | None = None) -> str:
-    """kube-scheduler's FailedScheduling text for a pod no node fits; a PreFilter rejection's reasons stand
-    alone ("0/3 nodes are available: persistentvolumeclaim "data" not found."), not counted per node."""
-    if pre_filter_rejection is not None:
-        return f"0/{num_all_nodes} nodes are available: {pre_filter_rejection.reason}."
-    counts: Counter[str] = Counter()
-    for status in failures.values():
-        counts.update(status.reasons)
-    reasons = sorted(f"{count} {reason}" for reason, count in counts.items())
-    message = f"0/{num_all_nodes} nodes are available:"
-    if reasons:
-        message += f" {', '.join(reasons)}."
-    return message
-
-
-@dataclass(slots=True)
-class ScheduleResult:
-    """The outcome of one decision, with what the logs and the placement explainer need."""
-
-    pod_key: str
-    node_name: str | None
-    num_all_nodes: int
-    evaluated_nodes: int
-    feasible_nodes: list[str] = field(default_factory=list)
-    failures: dict[str, Status] = field(default_factory=dict)
-    scores: dict[str, list[int]] = field(default_factory=dict)  # plugin -> weighted, aligned to feasible
-    totals: list[int] = field(default_factory=list)
-    message: str = ""  # the filters' part of the FailedScheduling message when node_name is None
-    pre_filter_rejection: Status | None = None  # a PreFilter refused the pod whatever the node
-    _index: dict[str, int] | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def scheduled(self) -> bool:
-        return self.node_name is not None
-
-    @property
-    def rejected_by(self) -> frozenset[str]:
-        """The filter plugins that rejected a node."""
-        return frozenset(status.plugin for status in self.failures.values())
-
-    def node_scores(self, node_name: str) -> dict[str, int]:
-        """Weighted score of each plugin for one feasible node ({} if it was not scored)."""
-        if not self.totals:
-            return {}
-        if self._index is None:  # built on first use: debug logging asks for every node
-            self._index = {name: i for i, name in enumerate(self.feasible_nodes)}
-        i = self._index.get(node_name)
-        if i is None:
-            return {}
-        return self._scores_at(i)
-
-    def _scores_at(self, i: int) -> dict[str, int]:
-        return {plugin: scores[i] for plugin, scores in self.scores.items()}
-
-    def _top_indices(self, n: int) -> list[int]:
-        # nlargest is documented as sorted(..., reverse=True)[:n], which is stable: ties keep feasible order.
-        # It costs O(feasible) instead of a full sort; explain() runs for every decision the log reports.
-        totals = self.totals
-        return heapq.nlargest(n, range(len(totals)), key=totals.__getitem__)
-
-    def top(self, n: int = 3) -> list[tuple[str, int]]:
-        """The n best (node, total score), best first."""
-        return [(self.feasible_nodes[i], self.totals[i]) for i in self._top_indices(n)]
-
-    def explain(self, n: int = 3) -> str:
-        """One line for the log: the chosen node and why, or why nothing fits."""
-        if self.node_name is None:
-            return self.message
-        if not self.totals:
-            return (f"{self.node_name}: the only feasible node of {self.evaluated_nodes} evaluated "
-                    f"({self.num_all_nodes} in the cluster)")
-        parts = []
-        for i in self._top_indices(n):
-            detail = ", ".join(f"{plugin} {score}" for plugin, score in self._scores_at(i).items())
-            parts.append(f"{self.feasible_nodes[i]}={self.totals[i]} ({detail})")
-        return (f"{self.node_name}: {len(self.feasible_nodes)} feasible of {self.evaluated_nodes} evaluated; "
-                f"top: {'; '.join(parts)}")
 
 
 class Profile:
@@ -601,47 +464,6 @@ class WhatIfJudge:
             if isinstance(checks, Status):
                 return checks
             return self.profile._verdict(self.pod, view, checks, node, nominated)
-
-
-def first_in_heap_order(totals: Sequence[int]) -> int:
-    """The index of the node kube-scheduler's selectHost takes when no extender is configured: the first one
-    its max-heap pops (``heap.Init`` then ``heap.Pop`` over the scores in feasible order, every tie-breaker 0).
-
-    Go's heap.Init sifts each parent down from the last one to the root; a parent moves down only for a child
-    with a strictly higher total, and goes to the left child unless the right one is strictly higher. So the
-    root ends up holding: the root's own node if it has the best total, else the winner of the left subtree
-    if the best total is there, else the right's -- the first best node in the preorder of the implicit
-    binary tree (index i has children 2i+1 and 2i+2). Index i's path from the root is the binary form of
-    i + 1 after its leading 1 (0 = left, 1 = right), and preorder is the order of these paths as strings (a
-    path before its extensions). With ties at 2 and 3 the pick is 3, which lies under 1, left of 2.
-
-    Found by walking down from the root (numbered from 1 here: node k has children 2k and 2k+1) into the
-    left subtree whenever it holds a tied node, with a binary search per level over the sorted tied nodes:
-    O(log^3 n) after the one pass that lists them.
-    """
-    best = max(totals)
-    if totals[0] == best:
-        return 0
-    tied = [k for k, total in enumerate(totals, 1) if total == best]  # ascending, numbered from 1
-    if len(tied) == 1:
-        return tied[0] - 1
-    last = len(totals)
-
-    def holds_tied(k: int) -> bool:  # whether node k's subtree holds a tied node
-        lo = hi = k
-        while lo <= last:  # its nodes at each depth below k are lo..hi
-            at = bisect_left(tied, lo)
-            if at < len(tied) and tied[at] <= hi:
-                return True
-            lo, hi = 2 * lo, 2 * hi + 1
-        return False
-
-    k = 1
-    while True:
-        k = 2 * k if holds_tied(2 * k) else 2 * k + 1
-        at = bisect_left(tied, k)
-        if at < len(tied) and tied[at] == k:
-            return k - 1
 
 
 def _narrowed(checks: list[Check], nodes: Sequence[NodeInfo],

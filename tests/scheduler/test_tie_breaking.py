@@ -9,7 +9,7 @@ import random
 from collections import Counter
 
 from scheduler.framework import Profile
-from scheduler.framework.profile import first_in_heap_order
+from scheduler.framework.ties import first_in_heap_order
 from tests.scheduler.builders import node, pod
 
 
