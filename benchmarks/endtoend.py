@@ -210,7 +210,7 @@ def _schedule_and_measure(options: EndToEndOptions, namespace: str, echo: Callab
     from scheduler.runtime.client import Client, load_configuration
 
     config = scheduler_config(plugins=options.plugins, percentage=options.percentage)
-    watcher = _BindingWatch(Client(load_configuration(str(options.kubeconfig)), qps=0, pool_size=2),
+    watcher = BindingWatch(Client(load_configuration(str(options.kubeconfig)), qps=0, pool_size=2),
                             namespace, options.pods)
     process = SchedulerProcess(config, options.kubeconfig, qps=options.qps, burst=options.burst,
                                checkout=options.scheduler_checkout)
@@ -266,7 +266,7 @@ def _schedule_and_measure(options: EndToEndOptions, namespace: str, echo: Callab
     }
 
 
-class _BindingWatch:
+class BindingWatch:
     """Watches the benchmark's pods through the API server (not the scheduler's word) and samples the
     scheduler process when the first and when the last of them is seen bound."""
 

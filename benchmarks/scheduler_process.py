@@ -84,7 +84,8 @@ class SchedulerProcess:
     /readyz and /metrics on a free loopback port, its log (at the default level, info) kept in a file."""
 
     def __init__(self, config: dict[str, Any], kubeconfig: Path, *, qps: float, burst: int,
-                 checkout: Path | None = None) -> None:
+                 checkout: Path | None = None, plugin_folders: tuple[Path, ...] = ()) -> None:
+        self.plugin_folders = plugin_folders  # loaded with --plugins after the bundled ones
         self.port = _free_port()
         self._dir = tempfile.TemporaryDirectory(prefix="kubelab-bench-scheduler-")
         self.config_path = Path(self._dir.name) / "config.yaml"
@@ -113,7 +114,8 @@ class SchedulerProcess:
         """--plugins for the checkout's bundled example folders; a checkout from before they were folders has
         them in-tree and takes no such option."""
         folders = [self.checkout / "plugins" / name for name in bundled.FOLDER_NAMES]
-        return [arg for folder in folders if folder.is_dir() for arg in ("--plugins", str(folder))]
+        bundled_args = [arg for folder in folders if folder.is_dir() for arg in ("--plugins", str(folder))]
+        return bundled_args + [arg for folder in self.plugin_folders for arg in ("--plugins", str(folder))]
 
     @property
     def pid(self) -> int:

@@ -55,18 +55,16 @@ def min_member(group: Any) -> int:
 def members(pods: Any, namespace: str, name: str) -> int:
     """How many live pods (not finished, not being deleted) of ``namespace`` carry the group's label."""
     count = 0
-    for obj in pods.in_namespace(namespace):
+    for obj in pods.labelled(namespace, LABEL, name):
         meta = obj.get("metadata") or {}
-        phase = (obj.get("status") or {}).get("phase")
-        if (meta.get("labels") or {}).get(LABEL) == name and not meta.get("deletionTimestamp") \
-                and phase not in ("Succeeded", "Failed"):
+        if not meta.get("deletionTimestamp") and (obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
             count += 1
     return count
 
 
 def placed(cluster: ClusterView, namespace: str, name: str) -> int:
     """How many members the snapshot counts on nodes (bound or assumed)."""
-    return sum(1 for _, pod in cluster.pods() if pod.namespace == namespace and pod.labels.get(LABEL) == name)
+    return len(cluster.pods_labelled(namespace, LABEL, name))
 
 
 def _missing(namespace: str, name: str) -> str:

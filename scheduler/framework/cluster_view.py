@@ -81,6 +81,11 @@ class ClusterView:
     def labels_of_namespace(self, namespace: str) -> Mapping[str, str]:
         return self.namespace_labels.get(namespace, _NO_LABELS)
 
+    def pods_labelled(self, namespace: str, key: str, value: str) -> list[PodInfo]:
+        """The pods counted on nodes (bound or assumed) in ``namespace`` labelled ``key=value``, from the pod
+        index: the cost is the number of such pods, not of every pod."""
+        return [pod for _, pod in self.index.with_label(key, value) if pod.namespace == namespace]
+
     def pods(self) -> Iterator[tuple[Mapping[str, str], PodInfo]]:
         """Every counted pod with its node's labels."""
         for node in self.nodes:

@@ -70,12 +70,14 @@ class ObjectStore(Mapping[str, Mapping[str, Any]]):
     cluster-scoped kind). Plugins read it; only the scheduler's informer (or a test) writes it. Reads see a
     whole object or none: the informer replaces objects, never edits them in place."""
 
-    __slots__ = ("_lock", "_objects", "resource")
+    __slots__ = ("_by_label", "_lock", "_objects", "resource")
 
     def __init__(self, resource: Resource | str, objects: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.resource = resource if isinstance(resource, Resource) else Resource.parse(resource)
         self._lock = threading.Lock()
         self._objects: dict[str, Mapping[str, Any]] = dict(objects or {})
+        # label key -> (namespace, value) -> {object key: object}: built for a key on its first lookup, then kept
+        self._by_label: dict[str, dict[tuple[str, str], dict[str, Mapping[str, Any]]]] = {}
 
     @staticmethod
     def key_of(obj: Mapping[str, Any]) -> str:
@@ -92,13 +94,34 @@ class ObjectStore(Mapping[str, Mapping[str, Any]]):
         with self._lock:
             return [obj for key, obj in self._objects.items() if key.startswith(prefix)]
 
-    def put(self, obj: Mapping[str, Any]) -> None:
+    def labelled(self, namespace: str, key: str, value: str) -> list[Mapping[str, Any]]:
+        """The objects of ``namespace`` labelled ``key=value``. The first lookup of a label key indexes every
+        object by it; later ones cost the number of objects found."""
         with self._lock:
-            self._objects[self.key_of(obj)] = obj
+            index = self._by_label.get(key)
+            if index is None:
+                index = self._by_label[key] = {}
+                for object_key, obj in self._objects.items():
+                    _index(index, key, object_key, obj)
+            return list(index.get((namespace, value), {}).values())
+
+    def put(self, obj: Mapping[str, Any]) -> None:
+        object_key = self.key_of(obj)
+        with self._lock:
+            old = self._objects.get(object_key)
+            self._objects[object_key] = obj
+            for key, index in self._by_label.items():
+                if old is not None:
+                    _unindex(index, key, object_key, old)
+                _index(index, key, object_key, obj)
 
     def remove(self, obj: Mapping[str, Any]) -> None:
+        object_key = self.key_of(obj)
         with self._lock:
-            self._objects.pop(self.key_of(obj), None)
+            old = self._objects.pop(object_key, None)
+            if old is not None:
+                for key, index in self._by_label.items():
+                    _unindex(index, key, object_key, old)
 
     def __getitem__(self, key: str) -> Mapping[str, Any]:
         return self._objects[key]
@@ -112,3 +135,25 @@ class ObjectStore(Mapping[str, Mapping[str, Any]]):
 
     def __repr__(self) -> str:
         return f"ObjectStore({self.resource}, {len(self)} objects)"
+
+
+def _label_slot(key: str, obj: Mapping[str, Any]) -> tuple[str, str] | None:
+    meta = obj.get("metadata") or {}
+    value = (meta.get("labels") or {}).get(key)
+    return None if value is None else (meta.get("namespace") or "", value)
+
+
+def _index(index: dict[tuple[str, str], dict[str, Mapping[str, Any]]], key: str, object_key: str,
+           obj: Mapping[str, Any]) -> None:
+    slot = _label_slot(key, obj)
+    if slot is not None:
+        index.setdefault(slot, {})[object_key] = obj
+
+
+def _unindex(index: dict[tuple[str, str], dict[str, Mapping[str, Any]]], key: str, object_key: str,
+             obj: Mapping[str, Any]) -> None:
+    slot = _label_slot(key, obj)
+    if slot is not None and slot in index:
+        index[slot].pop(object_key, None)
+        if not index[slot]:
+            del index[slot]

@@ -145,6 +145,10 @@ class PodIndex:
         key = anchor(selector)
         return self._pods.values() if key is None else self._by_label.get(key, _NONE).values()
 
+    def with_label(self, key: str, value: str) -> Collection[Entry]:
+        """The counted pods labelled ``key=value``, whatever their namespace."""
+        return self._by_label.get((key, value), _NONE).values()
+
     def scoring_pods(self) -> Iterable[Entry]:
         """Pods with terms that score an incoming pod: required affinity or preferred (anti-)affinity."""
         return self._scoring.values()
