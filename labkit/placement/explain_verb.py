@@ -73,11 +73,14 @@ def explain_manifest(kube: Kube, manifest: dict[str, Any], source: str, config: 
         admitted = admit(manifest, read_policy(kube, manifest))
     except AdmissionRefused as err:
         raise ExplainError(f"{source}: the API server would refuse this pod: {err}") from None
+    profile = config.profile(scheduler_name)
+    notes: list[str] = []
+    cluster = read_cluster(kube, skip_uid=uid, watches=profile.watches, notes=notes)
     try:
-        explanation = explain_readable_pod(admitted.pod, read_cluster(kube, skip_uid=uid),
-                                           config.profile(scheduler_name), config.source)
+        explanation = explain_readable_pod(admitted.pod, cluster, profile, config.source, reader=kube.get)
     except PodSpecError as err:  # a field only a plugin reads (an annotation it parses)
         raise _refused(source, err) from None
+    explanation.notes.extend(notes)
     if admitted.added:
         explanation.notes.append(f"explained as the API server would create it: {'; '.join(admitted.added)}")
     explanation.notes.extend(admitted.unknown)

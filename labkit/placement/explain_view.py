@@ -75,3 +75,6 @@ def print_explanation(console: Console, explanation: Explanation, mode: str = "s
                       "events")
     judge = "extender" if mode == "extender" else "scheduler"
     console.print(f"  {judge}'s verdict now: {escape(explanation.message)}")
+    if explanation.likely_state:
+        console.print(f"  likely now: {escape(explanation.likely_state)}")
+        console.print(f"  [dim]({escape(explanation.inferred or '')})[/]")

@@ -1,0 +1,132 @@
+"""`./lab explain` on the gang scheduler of examples/coscheduling, end to end: the lab ships the example's
+folder and enables it, deploy-scheduler's ConfigMap and the real scheduler process run against the API test
+server (tests/placement/standins.py), with the PodGroup CRD the folder brings. A member of a gang not yet
+complete is explained as gated at PreEnqueue with the plugin's reason; a member the scheduler has placed and
+holds at Permit is explained as waiting there: inferred by the what-if, and said to be."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kubeapi_testserver.objects import make_pod
+from labdef.lab import parse_lab
+from labkit.paths import PROJECT_ROOT
+from tests.placement.conftest import Cluster
+from tests.placement.standins import WORKERS, DeploymentStandIn, deploy_scheduler, lab_data
+
+pytestmark = pytest.mark.api
+
+EXAMPLE = PROJECT_ROOT / "examples" / "coscheduling"
+SCHEDULER = "my-custom-scheduler"
+GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+
+
+def gang_lab_data() -> dict[str, Any]:
+    """The placement lab with the gang scheduler as its profile (a gang's queue order replaces PrioritySort)."""
+    data = lab_data()
+    data["scheduler"]["plugins"] = [str(EXAMPLE)]
+    data["scheduler"]["profile"] = {"plugins": {"multiPoint": {"enabled": [{"name": "Coscheduling"}]},
+                                                "queueSort": {"disabled": [{"name": "PrioritySort"}]}}}
+    return data
+
+
+@pytest.fixture
+def gang_cluster(cluster: Cluster) -> Any:
+    """The cluster with the PodGroup CRD, the gang lab written over its lab file, the scheduler running."""
+    for crd in yaml.safe_load_all((EXAMPLE / "crds" / "podgroup.yaml").read_text()):
+        cluster.server.create_object("customresourcedefinitions", crd)
+    data = gang_lab_data()
+    cluster.lab_file.write_text(yaml.safe_dump(data, sort_keys=False))
+    lab = parse_lab(data, "gang lab")
+    deploy_scheduler(cluster.server, lab)
+    with DeploymentStandIn(cluster.server, lab, cluster.kubeconfig, cluster.workdir) as standin:
+        yield cluster, standin
+
+
+def podgroup(name: str, min_member: int, timeout: int) -> dict[str, Any]:
+    return {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"minMember": min_member, "scheduleTimeoutSeconds": timeout}}
+
+
+def add_member(cluster: Cluster, name: str, group: str, cpu: str = "500m", **spec: Any) -> None:
+    pod = make_pod(name, cpu=cpu, scheduler_name=SCHEDULER, labels={GROUP_LABEL: group})
+    pod["spec"].update(spec)
+    cluster.server.add_pod(pod)
+
+
+def explain_json(cluster: Cluster, name: str) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "invoke", "explain", name, "--json", "--lab", str(cluster.lab_file),
+           "--kubeconfig", str(cluster.kubeconfig)]
+    proc = subprocess.run(cmd, cwd=PROJECT_ROOT, env={**os.environ, "COLUMNS": "200"}, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(proc.stdout)
+
+
+def explain_text(cluster: Cluster, name: str) -> str:
+    cmd = [sys.executable, "-m", "invoke", "explain", name, "--lab", str(cluster.lab_file),
+           "--kubeconfig", str(cluster.kubeconfig)]
+    proc = subprocess.run(cmd, cwd=PROJECT_ROOT, env={**os.environ, "COLUMNS": "200"}, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return " ".join(proc.stdout.split())
+
+
+def test_a_member_of_an_incomplete_gang_is_explained_as_gated(gang_cluster: Any) -> None:
+    cluster, standin = gang_cluster
+    cluster.server.create_object("podgroups.scheduling.x-k8s.io", podgroup("train", 3, 30))
+    add_member(cluster, "train-0", "train")
+    add_member(cluster, "train-1", "train")
+    report = explain_json(cluster, "train-0")
+    assert report["outcome"] == "gated"
+    assert report["points"]["point"] == "PreEnqueue" and report["points"]["plugin"] == "Coscheduling"
+    assert report["points"]["reason"] == "PodGroup default/train has 2 of its minMember 3 pods"
+    assert report["message"].startswith("gated at PreEnqueue by Coscheduling: PodGroup default/train has 2 of")
+    assert report["likely_state"] == "gated at PreEnqueue by Coscheduling, out of the scheduler's active queue"
+    assert report["inferred"].startswith("inferred, not read")
+    assert cluster.server.get_object("pods", "train-0", "default")["spec"].get("nodeName") is None
+    text = explain_text(cluster, "train-0")
+    assert "scheduler's verdict now: gated at PreEnqueue by Coscheduling" in text
+    assert "likely now: gated at PreEnqueue by Coscheduling" in text
+
+
+def test_a_placed_member_held_at_permit_is_explained_as_waiting(gang_cluster: Any) -> None:
+    """A gang of three whose third member is held back by a scheduling gate (it counts as a member, and the
+    scheduler does not try it): the scheduler places the other two and holds them at Permit. Explained from
+    outside, each is unbound and the scheduler's own plugins would hold it at Permit: "reserved on <node>,
+    waiting at Permit for Coscheduling", said to be inferred; the gated third member is explained as gated by
+    its scheduling gate, which is read from its spec."""
+    cluster, standin = gang_cluster
+    cluster.server.create_object("podgroups.scheduling.x-k8s.io", podgroup("big", 3, 120))
+    add_member(cluster, "big-2", "big", schedulingGates=[{"name": "example.com/quota"}])
+    add_member(cluster, "big-0", "big")
+    add_member(cluster, "big-1", "big")
+    cluster.server.wait_for(lambda: "reserved on" in standin.process.log()
+                            and standin.process.log().count("waiting at Permit for Coscheduling") >= 2, timeout=30)
+    for name in ("big-0", "big-1"):
+        assert cluster.server.get_object("pods", name, "default")["spec"].get("nodeName") is None
+    report = explain_json(cluster, "big-0")
+    assert report["outcome"] == "would_wait", report["message"]
+    node = report["points"]["node"]
+    assert node in WORKERS
+    assert report["points"]["waits"] == [{"plugin": "Coscheduling", "timeout": 120.0,
+                                          "reason": "PodGroup default/big has 1 of its minMember 3 pods placed"}]
+    assert report["likely_state"] == f"reserved on {node}, waiting at Permit for Coscheduling"
+    assert report["inferred"].startswith("inferred, not read: the pod is not bound")
+    text = explain_text(cluster, "big-0")
+    assert f"would be reserved on {node} and wait at Permit for Coscheduling (up to 120s)" in text
+    assert "likely now: reserved on" in text and "inferred, not read" in text
+    gated = explain_json(cluster, "big-2")
+    assert gated["outcome"] == "gated" and gated["points"]["plugin"] == "SchedulingGates"
+    assert gated["points"]["reason"] == "waiting for scheduling gates: [example.com/quota]"
+    assert gated["likely_state"] == "gated by its spec.schedulingGates (example.com/quota), read from the pod"
+    assert gated["inferred"] is None
