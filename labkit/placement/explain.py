@@ -45,6 +45,7 @@ from labkit.placement.explain_points import (
     PointsOutcome,
     Reader,
     extensions_for,
+    has_points,
     pre_enqueue,
     reserve_and_permit,
 )
@@ -307,16 +308,57 @@ def explain_readable_pod(pod_obj: dict[str, Any], cluster: ClusterView, profile:
         return explanation
     explanation.outcome = WOULD_BIND if result.node_name else "unschedulable"
     try:
-        extensions = extensions_for(profile, cluster, reader)
+        points = run_points(pod_obj, pod, cluster, profile, result.node_name, reader)
     except PluginSetupError as err:
         notes.append(f"PreEnqueue, Reserve and Permit not run: {err}")
         return explanation
-    points = scheduling_gates(pod_obj) or pre_enqueue(extensions, pod)
-    if points is None and result.node_name is not None:
-        points = reserve_and_permit(extensions, pod, result.node_name, cluster)
     if points is not None:
         _tell_points(explanation, points)
     return explanation
+
+
+def run_points(pod_obj: dict[str, Any], pod: PodInfo, cluster: ClusterView, profile: Profile, chosen: str | None,
+               reader: Reader | None = None) -> PointsOutcome | None:
+    """For a pending pod: its scheduling gates, the PreEnqueue plugins, then (when the filters chose a node)
+    Reserve and Permit there, as a what-if (explain_points). None: no point ran (no node fits). Raises
+    PluginSetupError when a plugin's setup class cannot be made."""
+    gated = scheduling_gates(pod_obj)
+    if gated is not None:
+        return gated
+    extensions = extensions_for(profile, cluster, reader)
+    points = pre_enqueue(extensions, pod)
+    if points is None and chosen is not None:
+        points = reserve_and_permit(extensions, pod, chosen, cluster)
+    return points
+
+
+HELD_LIMIT = 200  # pending pods checked per call of held_pods (each is one scheduling decision)
+
+
+def held_pods(kube: Kube, config: SchedulerConfig, scheduler_name: str, seed: int = 0) -> dict[str, Any]:
+    """The scheduler's pending pods that its scheduling gates, PreEnqueue, Reserve or Permit plugins hold, as
+    `explain` tells them, for the placement page: {"pods": {"ns/name": {"outcome", "point", "plugin", "reason",
+    "node"}}, "checked": n, "unchecked": m} (pods beyond HELD_LIMIT are not checked). Only outcomes gated,
+    would_wait and rejected are listed; the Permit ones are a what-if, as in `explain`."""
+    profile = config.profile(scheduler_name)
+    pending = [p for p in kube.live_pods() if not _bound_to(p)
+               and ((p.get("spec") or {}).get("schedulerName") or "default-scheduler") == scheduler_name]
+    checked, held = pending[:HELD_LIMIT], {}
+    cluster = read_cluster(kube, watches=profile.watches) if checked else None
+    for pod_obj in checked:
+        assert cluster is not None
+        try:
+            pod = PodInfo.from_api(pod_obj)
+            points = scheduling_gates(pod_obj)
+            if points is None and has_points(profile):
+                result = profile.schedule(pod, cluster.nodes, random.Random(seed), cluster)
+                points = run_points(pod_obj, pod, cluster, profile, result.node_name, kube.get)
+        except (PodSpecError, PluginSetupError):
+            continue  # explain says why, for the pod selected
+        if points is not None and points.outcome != WOULD_BIND:
+            held[_key(pod_obj)] = {"outcome": points.outcome, "point": points.point, "plugin": points.plugin,
+                                   "reason": points.reason, "node": points.node}
+    return {"pods": held, "checked": len(checked), "unchecked": len(pending) - len(checked)}
 
 
 def scheduling_gates(pod_obj: dict[str, Any]) -> PointsOutcome | None:

@@ -5,6 +5,8 @@
                              watches report changes (state.py)
     GET  /api/explain        ?namespace=&name=: `./lab explain --json`'s answer, by the same code
     POST /api/whatif         a Pod manifest (YAML) in the body: the same, for the pod as if it were created
+    GET  /api/held           the pending pods the scheduler's gates, PreEnqueue, Reserve or Permit plugins hold
+                             (explain.held_pods: the Permit ones a what-if, as `./lab explain` says)
     GET  /api/scheduler      the scheduler's replicas, leader and /metrics headline (scheduler_view.py)
 
 Explanations are computed per request from the API (explain_verb), in a worker thread, so they are exactly
@@ -29,7 +31,7 @@ from labdef.errors import UserError
 from labdef.lab import Lab
 from labkit import lab_plugins
 from labkit.kube import Kube
-from labkit.placement.explain import explain_in_cluster, load_scheduler_config
+from labkit.placement.explain import explain_in_cluster, held_pods, load_scheduler_config
 from labkit.placement.explain_verb import DEFAULT_NAMESPACE, explain_manifest, parse_what_if
 from labkit.ui.scheduler_view import scheduler_state
 from labkit.ui.state import Change, ClusterState
@@ -130,6 +132,9 @@ def make_app(source: Source, state: ClusterState) -> web.Application:
                                      status=400)
         return await answer(lambda: explain_text(text))
 
+    async def held(_request: web.Request) -> web.Response:
+        return await answer(lambda: held_pods(source.kube, config(), source.lab.scheduler.name))
+
     async def scheduler(_request: web.Request) -> web.Response:
         return web.json_response(await asyncio.to_thread(scheduler_state, source.kube, source.lab))
 
@@ -137,6 +142,7 @@ def make_app(source: Source, state: ClusterState) -> web.Application:
     app.router.add_get("/events", events)
     app.router.add_get("/api/explain", explain)
     app.router.add_post("/api/whatif", what_if)
+    app.router.add_get("/api/held", held)
     app.router.add_get("/api/scheduler", scheduler)
     app.router.add_static("/static/", STATIC)
 

@@ -10,58 +10,16 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from kubeapi_testserver.objects import make_pod
-from labdef.lab import parse_lab
 from labkit.paths import PROJECT_ROOT
 from tests.placement.conftest import Cluster
-from tests.placement.standins import WORKERS, DeploymentStandIn, deploy_scheduler, lab_data
+from tests.placement.gang import add_member, gang_cluster, podgroup  # noqa: F401
+from tests.placement.standins import WORKERS
 
 pytestmark = pytest.mark.api
-
-EXAMPLE = PROJECT_ROOT / "examples" / "coscheduling"
-SCHEDULER = "my-custom-scheduler"
-GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
-
-
-def gang_lab_data() -> dict[str, Any]:
-    """The placement lab with the gang scheduler as its profile (a gang's queue order replaces PrioritySort)."""
-    data = lab_data()
-    data["scheduler"]["plugins"] = [str(EXAMPLE)]
-    data["scheduler"]["profile"] = {"plugins": {"multiPoint": {"enabled": [{"name": "Coscheduling"}]},
-                                                "queueSort": {"disabled": [{"name": "PrioritySort"}]}}}
-    return data
-
-
-@pytest.fixture
-def gang_cluster(cluster: Cluster) -> Any:
-    """The cluster with the PodGroup CRD, the gang lab written over its lab file, the scheduler running."""
-    for crd in yaml.safe_load_all((EXAMPLE / "crds" / "podgroup.yaml").read_text()):
-        cluster.server.create_object("customresourcedefinitions", crd)
-    data = gang_lab_data()
-    cluster.lab_file.write_text(yaml.safe_dump(data, sort_keys=False))
-    lab = parse_lab(data, "gang lab")
-    deploy_scheduler(cluster.server, lab)
-    with DeploymentStandIn(cluster.server, lab, cluster.kubeconfig, cluster.workdir) as standin:
-        yield cluster, standin
-
-
-def podgroup(name: str, min_member: int, timeout: int) -> dict[str, Any]:
-    return {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
-            "metadata": {"name": name, "namespace": "default"},
-            "spec": {"minMember": min_member, "scheduleTimeoutSeconds": timeout}}
-
-
-def add_member(cluster: Cluster, name: str, group: str, cpu: str = "500m", **spec: Any) -> None:
-    pod = make_pod(name, cpu=cpu, scheduler_name=SCHEDULER, labels={GROUP_LABEL: group})
-    pod["spec"].update(spec)
-    cluster.server.add_pod(pod)
-
 
 def explain_json(cluster: Cluster, name: str) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "invoke", "explain", name, "--json", "--lab", str(cluster.lab_file),
@@ -81,8 +39,8 @@ def explain_text(cluster: Cluster, name: str) -> str:
     return " ".join(proc.stdout.split())
 
 
-def test_a_member_of_an_incomplete_gang_is_explained_as_gated(gang_cluster: Any) -> None:
-    cluster, standin = gang_cluster
+def test_a_member_of_an_incomplete_gang_is_explained_as_gated(gang_cluster: Any) -> None:  # noqa: F811
+    cluster, _ = gang_cluster
     cluster.server.create_object("podgroups.scheduling.x-k8s.io", podgroup("train", 3, 30))
     add_member(cluster, "train-0", "train")
     add_member(cluster, "train-1", "train")
@@ -99,7 +57,7 @@ def test_a_member_of_an_incomplete_gang_is_explained_as_gated(gang_cluster: Any)
     assert "likely now: gated at PreEnqueue by Coscheduling" in text
 
 
-def test_a_placed_member_held_at_permit_is_explained_as_waiting(gang_cluster: Any) -> None:
+def test_a_placed_member_held_at_permit_is_explained_as_waiting(gang_cluster: Any) -> None:  # noqa: F811
     """A gang of three whose third member is held back by a scheduling gate (it counts as a member, and the
     scheduler does not try it): the scheduler places the other two and holds them at Permit. Explained from
     outside, each is unbound and the scheduler's own plugins would hold it at Permit: "reserved on <node>,
