@@ -380,12 +380,12 @@ def _tell_points(explanation: Explanation, points: PointsOutcome) -> None:
     elif points.outcome == WOULD_WAIT:
         waits = "; ".join(f"{w.plugin} (up to {w.timeout:g}s){': ' + w.reason if w.reason else ''}"
                           for w in points.waits)
-        explanation.message = (f"would be reserved on {points.node} and wait at Permit for {waits}; it is bound "
-                               "once every waiting plugin allows it, and not bound if one rejects it or its time "
-                               "runs out")
+        explanation.message = (f"{explanation.message}; reserved there, it would wait at Permit for {waits}; it "
+                               "is bound once every waiting plugin allows it, and not bound if one rejects it or "
+                               "its time runs out")
     elif points.outcome != WOULD_BIND:
-        explanation.message = (f"would be rejected at {points.point} by {points.plugin} on {points.node}: "
-                               f"{points.reason}")
+        explanation.message = (f"{explanation.message}; there it would be rejected at {points.point} by "
+                               f"{points.plugin}: {points.reason}")
     if points.refused_calls:
         explanation.notes.append("API calls the plugins made, refused here (explain changes nothing): "
                                  + ", ".join(points.refused_calls))
@@ -407,8 +407,8 @@ def infer_state(explanation: Explanation, last_failure: str | None = None) -> No
     elif points.outcome == GATED:
         explanation.likely_state = f"gated at PreEnqueue by {points.plugin}, out of the scheduler's active queue"
         explanation.inferred = ("inferred, not read: the scheduler's own PreEnqueue plugins, run here on the objects "
-                                "listed from the API server now, keep the pod out of its queue (the queue lives in "
-                                "the scheduler's memory)" + seen)
+                                "listed from the API server now, keep the pod out of its queue; the queue itself "
+                                "lives in the scheduler's memory" + seen)
     elif points.outcome == WOULD_WAIT:
         plugins = ", ".join(w.plugin for w in points.waits)
         explanation.likely_state = f"reserved on {points.node}, waiting at Permit for {plugins}"

@@ -81,7 +81,8 @@ def test_a_placed_member_held_at_permit_is_explained_as_waiting(gang_cluster: An
     assert report["likely_state"] == f"reserved on {node}, waiting at Permit for Coscheduling"
     assert report["inferred"].startswith("inferred, not read: the pod is not bound")
     text = explain_text(cluster, "big-0")
-    assert f"would be reserved on {node} and wait at Permit for Coscheduling (up to 120s)" in text
+    assert f"would choose {node}" in text
+    assert "reserved there, it would wait at Permit for Coscheduling (up to 120s)" in text
     assert "likely now: reserved on" in text and "inferred, not read" in text
     gated = explain_json(cluster, "big-2")
     assert gated["outcome"] == "gated" and gated["points"]["plugin"] == "SchedulingGates"

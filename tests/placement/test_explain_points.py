@@ -90,9 +90,11 @@ def test_the_first_member_of_a_complete_gang_would_wait_at_permit() -> None:
     assert points is not None and points.point == "Permit" and points.node == why.chosen
     assert [(w.plugin, w.timeout, w.reason) for w in points.waits] == [
         ("Coscheduling", 45.0, "PodGroup default/train has 1 of its minMember 3 pods placed")]
-    assert why.message == (f"would be reserved on {why.chosen} and wait at Permit for Coscheduling (up to 45s): "
-                           "PodGroup default/train has 1 of its minMember 3 pods placed; it is bound once every "
-                           "waiting plugin allows it, and not bound if one rejects it or its time runs out")
+    other = "n2" if why.chosen == "n1" else "n1"
+    assert why.message == (f"would choose {why.chosen} (tied with {other}; the scheduler breaks ties at random); "
+                           "reserved there, it would wait at Permit for Coscheduling (up to 45s): PodGroup "
+                           "default/train has 1 of its minMember 3 pods placed; it is bound once every waiting "
+                           "plugin allows it, and not bound if one rejects it or its time runs out")
     infer_state(why, "2026-11-28T10:01:00Z: rejected due to timeout after waiting 45s at plugin Coscheduling")
     assert why.likely_state == f"reserved on {why.chosen}, waiting at Permit for Coscheduling"
     assert "its newest FailedScheduling event: 2026-11-28T10:01:00Z: rejected due to timeout" in why.inferred
@@ -157,8 +159,9 @@ def test_a_plugins_write_is_refused_and_named_and_reserve_is_undone() -> None:
     why = explain([member("solo", gang="")], "solo", gang_config([plugin]))
     assert why.outcome == "rejected" and why.points is not None
     assert (why.points.point, why.points.plugin) == ("Permit", "Annotator")
-    assert why.message == (f"would be rejected at Permit by Annotator on {why.chosen}: could not annotate: explain "
-                           "is a what-if: it changes nothing in the cluster")
+    assert why.message.startswith(f"would choose {why.chosen}")
+    assert why.message.endswith("; there it would be rejected at Permit by Annotator: could not annotate: explain "
+                                "is a what-if: it changes nothing in the cluster")
     assert why.points.refused_calls == ["PATCH /api/v1/namespaces/default/pods/solo"]
     assert any(n.startswith("API calls the plugins made, refused here") for n in why.notes)
     assert Annotator.unreserved == ["solo"]
