@@ -260,6 +260,7 @@ class Explanation:
     points: PointsOutcome | None = None  # PreEnqueue, Reserve and Permit's verdicts (a pending pod)
     likely_state: str | None = None  # what the scheduler is most likely doing with the pod now, when inferred
     inferred: str | None = None  # how likely_state was inferred
+    read_from: str | None = None  # where likely_state was read instead (the scheduler's log line)
 
     def as_json(self) -> dict[str, Any]:
         return {"pod": self.pod, "scheduler": self.scheduler, "config_source": self.config_source,
@@ -267,7 +268,7 @@ class Explanation:
                 "chosen": self.chosen, "would_choose": self.would_choose, "bound_to": self.bound_to,
                 "notes": self.notes, "weights": self.weights, "nodes": [n.as_json() for n in self.nodes],
                 "outcome": self.outcome, "points": None if self.points is None else self.points.as_json(),
-                "likely_state": self.likely_state, "inferred": self.inferred}
+                "likely_state": self.likely_state, "inferred": self.inferred, "read_from": self.read_from}
 
 
 def explain_pod(pod_obj: dict[str, Any], cluster: ClusterView, profile: Profile, config_source: str,

@@ -32,6 +32,8 @@ from labdef.lab import Lab
 from labkit import lab_plugins
 from labkit.kube import Kube
 from labkit.placement.explain import explain_in_cluster, held_pods, load_scheduler_config
+from labkit.placement.explain_log import apply_log, last_words
+from labkit.placement.explain_points import WOULD_WAIT
 from labkit.placement.explain_verb import DEFAULT_NAMESPACE, explain_manifest, parse_what_if
 from labkit.ui.scheduler_view import scheduler_state
 from labkit.ui.state import Change, ClusterState
@@ -105,7 +107,10 @@ def make_app(source: Source, state: ClusterState) -> web.Application:
         return load_scheduler_config(source.kube, source.lab, source.scheduler_config, plugins)
 
     def explain_existing(namespace: str, name: str) -> dict[str, Any]:
-        return explain_in_cluster(source.kube, namespace, name, config(), source.lab.scheduler.name).as_json()
+        explanation = explain_in_cluster(source.kube, namespace, name, config(), source.lab.scheduler.name)
+        if explanation.outcome == WOULD_WAIT and explanation.likely_state:
+            apply_log(explanation, *last_words(source.kube, source.lab))
+        return explanation.as_json()
 
     def explain_text(text: str) -> dict[str, Any]:
         manifest = parse_what_if(text, "the manifest", None, None, "what-if")
@@ -132,8 +137,21 @@ def make_app(source: Source, state: ClusterState) -> web.Application:
                                      status=400)
         return await answer(lambda: explain_text(text))
 
+    def held_now() -> dict[str, Any]:
+        found = held_pods(source.kube, config(), source.lab.scheduler.name)
+        waiting = {key: h for key, h in found["pods"].items() if h["outcome"] == WOULD_WAIT}
+        if waiting:  # the scheduler's log, when readable, says which of them it holds now
+            words, _problem = last_words(source.kube, source.lab)
+            for key, h in waiting.items():
+                word = words.get(key)
+                if word is not None:
+                    h["read"] = word.waiting is not None and not word.ended_by_lease
+                    if h["read"]:
+                        h["node"] = word.waiting[0]
+        return found
+
     async def held(_request: web.Request) -> web.Response:
-        return await answer(lambda: held_pods(source.kube, config(), source.lab.scheduler.name))
+        return await answer(held_now)
 
     async def scheduler(_request: web.Request) -> web.Response:
         return web.json_response(await asyncio.to_thread(scheduler_state, source.kube, source.lab))

@@ -80,6 +80,9 @@ def test_a_placed_member_held_at_permit_is_explained_as_waiting(gang_cluster: An
                                           "reason": "PodGroup default/big has 1 of its minMember 3 pods placed"}]
     assert report["likely_state"] == f"reserved on {node}, waiting at Permit for Coscheduling"
     assert report["inferred"].startswith("inferred, not read: the pod is not bound")
+    assert report["read_from"] is None
+    assert report["notes"][-1].startswith("the scheduler's log (pod kube-system/my-custom-scheduler-standin) cannot "
+                                          "be read: ") and report["notes"][-1].endswith(": the Permit wait is inferred")
     text = explain_text(cluster, "big-0")
     assert f"would choose {node}" in text
     assert "reserved there, it would wait at Permit for Coscheduling (up to 120s)" in text
@@ -100,3 +103,31 @@ def test_the_example_folders_scenarios_pass_with_the_gang_scheduler(gang_cluster
                                     "--timeout", "60")
     verdicts = {r["scenario"]: r["verdict"] for r in report["results"]}
     assert code == 0 and verdicts == {"coscheduling-plain-pods": "pass", "coscheduling-group-missing": "pass"}, report
+
+
+def test_the_schedulers_log_says_which_node_holds_a_member_at_permit(gang_cluster: Any) -> None:  # noqa: F811
+    """With the scheduler's log readable through the API server (pods/log: the kubelet stand-in hands the
+    scheduler process's output to the stand-in pod's container), the Permit wait is read, not inferred: the
+    node is the one the scheduler reserved, which the what-if (not counting the other held member) may not
+    choose."""
+    cluster, standin = gang_cluster
+    cluster.server.create_object("podgroups.scheduling.x-k8s.io", podgroup("big", 3, 120))
+    add_member(cluster, "big-2", "big", schedulingGates=[{"name": "example.com/quota"}])
+    add_member(cluster, "big-0", "big")
+    add_member(cluster, "big-1", "big")
+    cluster.server.wait_for(lambda: standin.process.log().count("waiting at Permit for Coscheduling") >= 2, timeout=30)
+    pod = "my-custom-scheduler-standin"
+    cluster.server.update_pod(pod, {"status": {"containerStatuses": [
+        {"name": "scheduler", "ready": True, "restartCount": 0, "state": {"running": {}}}]}}, "kube-system")
+    cluster.server.write_pod_log(pod, standin.process.log(), "kube-system", container="scheduler")
+    logged = {line.split(" pod default/")[1].split(" reserved on ")[0]: line.split(" reserved on ")[1].split(",")[0]
+              for line in standin.process.log().splitlines() if "waiting at Permit for Coscheduling" in line}
+    for name in ("big-0", "big-1"):
+        report = explain_json(cluster, name)
+        assert report["outcome"] == "would_wait"
+        assert report["likely_state"] == f"reserved on {logged[name]}, waiting at Permit for Coscheduling"
+        assert report["inferred"] is None
+        assert report["read_from"].startswith(f"the scheduler's log (pod kube-system/{pod}) at ")
+        assert report["read_from"].endswith(f"\"pod default/{name} reserved on {logged[name]}, waiting at Permit "
+                                            "for Coscheduling\"")
+    assert "read from the scheduler's log" in explain_text(cluster, "big-0")

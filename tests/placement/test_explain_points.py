@@ -186,3 +186,52 @@ def test_a_pod_with_scheduling_gates_is_gated_before_any_plugin_as_read_from_its
     assert why.likely_state == ("gated by its spec.schedulingGates (example.com/quota, example.com/review), "
                                 "read from the pod")
     assert why.inferred is None
+
+
+LOG = """2026-11-28 18:20:00,001 INFO scheduler.runtime.schedule_one: pod default/train-1 scheduled to n2 (2 feasible of 2 evaluated)
+2026-11-28 18:20:01,123 INFO scheduler.runtime.schedule_one: pod default/train-0 reserved on n2, waiting at Permit for Coscheduling
+2026-11-28 18:20:02,000 INFO scheduler.runtime.schedule_one: pod default/other-0 reserved on n1, waiting at Permit for Coscheduling
+2026-11-28 18:20:03,000 INFO scheduler.runtime.schedule_one: pod default/other-0 not bound to n1: rejected due to timeout after waiting 1s at plugin Coscheduling (Coscheduling)
+"""
+
+
+def _words(text: str) -> dict:
+    from labkit.placement.explain_log import _LINE, LogWord
+    words = {}
+    for line in text.splitlines():
+        found = _LINE.match(line)
+        if found:
+            words[found["key"]] = LogWord(found["time"], found["what"], "pod kube-system/s-0")
+    return words
+
+
+def test_the_schedulers_log_line_turns_the_permit_inference_into_a_reading() -> None:
+    from labkit.placement.explain_log import apply_log
+    why = explain([member(f"train-{i}") for i in range(3)], "train-0")
+    infer_state(why)
+    apply_log(why, _words(LOG), None)
+    assert why.likely_state == "reserved on n2, waiting at Permit for Coscheduling"  # the scheduler's node
+    assert why.inferred is None
+    assert why.read_from == ("the scheduler's log (pod kube-system/s-0) at 2026-11-28 18:20:01: \"pod "
+                             "default/train-0 reserved on n2, waiting at Permit for Coscheduling\"")
+    assert why.as_json()["read_from"] == why.read_from
+
+
+def test_a_wait_the_log_says_ended_is_not_shown_as_held() -> None:
+    from labkit.placement.explain_log import apply_log
+    pods = [member(f"other-{i}", gang="train") for i in range(3)]
+    why = explain(pods, "other-0")
+    infer_state(why)
+    apply_log(why, _words(LOG), None)
+    assert why.likely_state == "not held at Permit: the scheduler's last word on it is in its log"
+    assert why.read_from is not None and "not bound to n1: rejected due to timeout" in why.read_from
+
+
+def test_without_a_log_line_the_inference_stands_and_says_why() -> None:
+    from labkit.placement.explain_log import apply_log
+    why = explain([member(f"train-{i}") for i in range(3)], "train-0")
+    infer_state(why)
+    apply_log(why, {}, "the scheduler's log cannot be read: the scheduler is not deployed")
+    assert why.inferred is not None and why.read_from is None
+    assert why.notes[-1] == ("the scheduler's log cannot be read: the scheduler is not deployed: the Permit wait "
+                             "is inferred")

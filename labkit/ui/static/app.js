@@ -23,7 +23,11 @@ function bar(label, used, total, fmt) {
 // How the pending list marks a pod its gates or plugins hold (the Permit ones are explain's what-if).
 function heldText(h) {
   if (h.outcome === "gated") return `gated: ${h.plugin}`;
-  if (h.outcome === "would_wait") return `waiting at Permit: ${h.plugin} (inferred)`;
+  if (h.outcome === "would_wait") {
+    if (h.read === true) return `waiting at Permit: ${h.plugin} (from its log)`;
+    if (h.read === false) return `would wait at Permit: ${h.plugin} (what-if; not held now, says its log)`;
+    return `waiting at Permit: ${h.plugin} (inferred)`;
+  }
   return `rejected at ${h.point}: ${h.plugin}`;
 }
 
@@ -206,7 +210,8 @@ function pointsHtml(x) {
   html += "</div>";
   if (x.likely_state) {
     html += `<div id="likely"><b>likely now:</b> ${esc(x.likely_state)}` +
-      (x.inferred ? `<div class="inferred">${esc(x.inferred)}</div>` : "") + "</div>";
+      (x.inferred ? `<div class="inferred">${esc(x.inferred)}</div>` : "") +
+      (x.read_from ? `<div class="inferred">read from ${esc(x.read_from)}</div>` : "") + "</div>";
   }
   return html;
 }
