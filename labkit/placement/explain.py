@@ -1,7 +1,10 @@
 """Why a pod went (or would go) where it did: for each node, every failing filter's reason and each score
 plugin's raw, normalised and weighted score the bundled scheduler computes for that pod, and the node its
-own decision code picks (Profile.schedule; ties drawn with a seeded generator). One path for
-`./lab explain` (explain_verb.py) and test-placement's misses (checks.py).
+own decision code picks (Profile.schedule; ties drawn with a seeded generator). For a pod not bound, the
+points around the filters too: its scheduling gates and the PreEnqueue plugins before them, Reserve and Permit
+on the chosen node after them, run as a what-if that changes nothing (explain_points.py), with the state the
+scheduler most likely keeps the pod in and how that was inferred (or read from its log: explain_log.py). One
+path for `./lab explain` (explain_verb.py), the placement page and test-placement's misses (checks.py).
 
 The cluster is seen as the scheduler's plugins see it: the nodes, live pods and namespaces listed from the
 API go through the scheduler's own cache handlers and cache (cluster_view), so pod counts, the pod index

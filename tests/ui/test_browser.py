@@ -187,3 +187,15 @@ def test_gated_and_waiting_gang_members_are_marked_and_explained(gang_cluster: A
     assert f"likely now: reserved on {node}, waiting at Permit for Coscheduling" in shown["likely"]
     assert "inferred, not read" in shown["likely"]
     browser.save_screenshot(str(screenshots / "ui-gang.png"))
+    # the scheduler's log readable through pods/log (the kubelet stand-in hands it the process's output): the
+    # waiting marks say so, and the explanation names the node the scheduler reserved
+    pod = "my-custom-scheduler-standin"
+    cluster.server.update_pod(pod, {"status": {"containerStatuses": [
+        {"name": "scheduler", "ready": True, "restartCount": 0, "state": {"running": {}}}]}}, "kube-system")
+    cluster.server.write_pod_log(pod, standin.process.log(), "kube-system", container="scheduler")
+    _wait(browser, f"{pending.format('big-1')}.innerText.includes('waiting at Permit: Coscheduling (from its log)')",
+          timeout=20)
+    browser.execute_script(f"{pending.format('big-1')}.click();")
+    _wait(browser, "document.getElementById('explain').dataset.pod === 'default/big-1'", timeout=60)
+    likely = _wait(browser, "document.getElementById('likely')?.innerText", timeout=30)
+    assert "read from the scheduler's log (pod kube-system/my-custom-scheduler-standin)" in likely
