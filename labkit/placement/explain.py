@@ -348,13 +348,13 @@ def held_pods(kube: Kube, config: SchedulerConfig, scheduler_name: str, seed: in
     pending = [p for p in kube.live_pods() if not _bound_to(p)
                and ((p.get("spec") or {}).get("schedulerName") or "default-scheduler") == scheduler_name]
     checked, held = pending[:HELD_LIMIT], {}
-    cluster = read_cluster(kube, watches=profile.watches) if checked else None
+    # Without PreEnqueue, Reserve or Permit plugins only the pods' own scheduling gates can hold them.
+    cluster = read_cluster(kube, watches=profile.watches) if checked and has_points(profile) else None
     for pod_obj in checked:
-        assert cluster is not None
         try:
             pod = PodInfo.from_api(pod_obj)
             points = scheduling_gates(pod_obj)
-            if points is None and has_points(profile):
+            if points is None and cluster is not None:
                 result = profile.schedule(pod, cluster.nodes, random.Random(seed), cluster)
                 points = run_points(pod_obj, pod, cluster, profile, result.node_name, kube.get)
         except (PodSpecError, PluginSetupError):

@@ -146,22 +146,25 @@ def reserve_and_permit(extensions: Extensions, pod: PodInfo, node: str, cluster:
     assumed = dataclasses.replace(pod, node_name=node)
     said = _recording_permits(extensions)
     try:
-        status = extensions.reserve(cycle, assumed, node)
-        if status is not None:
-            return PointsOutcome(REJECTED, "Reserve", status.plugin, status.reason, node,
-                                 refused_calls=_refused(extensions))
-        permit = extensions.permit(cycle, assumed, node)
-        if permit.rejection is not None:
-            return PointsOutcome(REJECTED, "Permit", permit.rejection.plugin, permit.rejection.reason, node,
-                                 refused_calls=_refused(extensions))
-        if permit.waits:
-            waits = [PermitWait(p, t, said[p].reason if p in said else "") for p, t in permit.waits.items()]
-            first = waits[0]
-            return PointsOutcome(WOULD_WAIT, "Permit", first.plugin, first.reason, node, waits,
-                                 refused_calls=_refused(extensions))
-        return PointsOutcome(WOULD_BIND, node=node, refused_calls=_refused(extensions))
+        outcome = _reserve_and_permit(extensions, cycle, assumed, node, said)
     finally:
         extensions.unreserve(cycle, assumed, node)
+    outcome.refused_calls = _refused(extensions)  # Unreserve's included
+    return outcome
+
+
+def _reserve_and_permit(extensions: Extensions, cycle: CycleState, pod: PodInfo, node: str,
+                        said: dict[str, Status]) -> PointsOutcome:
+    status = extensions.reserve(cycle, pod, node)
+    if status is not None:
+        return PointsOutcome(REJECTED, "Reserve", status.plugin, status.reason, node)
+    permit = extensions.permit(cycle, pod, node)
+    if permit.rejection is not None:
+        return PointsOutcome(REJECTED, "Permit", permit.rejection.plugin, permit.rejection.reason, node)
+    if permit.waits:
+        waits = [PermitWait(p, t, said[p].reason if p in said else "") for p, t in permit.waits.items()]
+        return PointsOutcome(WOULD_WAIT, "Permit", waits[0].plugin, waits[0].reason, node, waits)
+    return PointsOutcome(WOULD_BIND, node=node)
 
 
 def _recording_permits(extensions: Extensions) -> dict[str, Status]:
