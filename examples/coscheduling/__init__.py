@@ -177,7 +177,9 @@ class Coscheduling:
             del self.backing_off[f"{pod.namespace}/{name}"]
         already = placed(cycle.cluster, pod.namespace, name) if cycle.cluster is not None else 0
         if already + 1 < min_member(group):  # the snapshot does not count this pod yet
-            return Status(Code.WAIT, timeout=self._timeout(group))
+            wanted = min_member(group)
+            why = f"PodGroup {pod.namespace}/{name} has {already + 1} of its minMember {wanted} pods placed"
+            return Status(Code.WAIT, (why,), timeout=self._timeout(group))
         for waiting in self.handle.waiting_pods():
             if waiting.pod.namespace == pod.namespace and group_of(waiting.pod) == name:
                 waiting.allow(NAME)

@@ -46,8 +46,8 @@ class ScenarioResult:
 def eligibility(session: Session, scenario: Scenario) -> Explanation:
     """One of the scenario's pods explained before any is created: its fitting nodes are the eligible ones."""
     sample = session.scenario_pod(scenario, f"{scenario.id}-0")
-    return explain_pod(sample, read_cluster(session.kube), session.config.profile(session.lab.scheduler.name),
-                       session.config.source)
+    profile = session.config.profile(session.lab.scheduler.name)
+    return explain_pod(sample, read_cluster(session.kube, watches=profile.watches), profile, session.config.source)
 
 
 def check(session: Session, scenario: Scenario) -> ScenarioResult:

@@ -1,7 +1,10 @@
 """Why a pod went (or would go) where it did: for each node, every failing filter's reason and each score
 plugin's raw, normalised and weighted score the bundled scheduler computes for that pod, and the node its
-own decision code picks (Profile.schedule; ties drawn with a seeded generator). One path for
-`./lab explain` (explain_verb.py) and test-placement's misses (checks.py).
+own decision code picks (Profile.schedule; ties drawn with a seeded generator). For a pod not bound, the
+points around the filters too: its scheduling gates and the PreEnqueue plugins before them, Reserve and Permit
+on the chosen node after them, run as a what-if that changes nothing (explain_points.py), with the state the
+scheduler most likely keeps the pod in and how that was inferred (or read from its log: explain_log.py). One
+path for `./lab explain` (explain_verb.py), the placement page and test-placement's misses (checks.py).
 
 The cluster is seen as the scheduler's plugins see it: the nodes, live pods and namespaces listed from the
 API go through the scheduler's own cache handlers and cache (cluster_view), so pod counts, the pod index
@@ -27,6 +30,7 @@ without port-forward rights), not kube-scheduler's, whose default plugins run be
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,13 +39,28 @@ import yaml
 
 from labdef.errors import UserError
 from labdef.lab import Lab
-from labkit.kube import Kube, pod_path
+from labkit.kube import Kube, KubeError, event_time, pod_path
+from labkit.placement.explain_points import (
+    GATED,
+    WOULD_BIND,
+    WOULD_WAIT,
+    PluginSetupError,
+    PointsOutcome,
+    Reader,
+    extensions_for,
+    has_points,
+    pre_enqueue,
+    reserve_and_permit,
+)
 from labkit.scheduler_deploy.manifests import render_config
 from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_config
-from scheduler.framework import ClusterView, Profile, Registry, ScheduleResult
+from scheduler.framework import ClusterView, ObjectStore, Profile, Registry, Resource, ScheduleResult
 from scheduler.model import PodInfo, PodSpecError
 from scheduler.runtime.cache import Cache
-from scheduler.runtime.eventhandlers import CacheHandlers
+from scheduler.runtime.eventhandlers import POD_KIND, TERMINAL_PHASES, CacheHandlers
+
+PODS_KIND = str(Resource.parse(POD_KIND))
+SCHEDULING_GATES = "SchedulingGates"  # kube-scheduler's in-tree PreEnqueue plugin for spec.schedulingGates
 
 CONFIG_KEY = "config.yaml"
 KUBE_SCHEDULER_CONFIG_KEY = "kube-scheduler.yaml"  # present in extender mode (templates/scheduler/extender/)
@@ -61,7 +80,8 @@ class SchedulerConfig:
         """The scheduler's profile for that name, scanning every node (explanations look at all of them)."""
         for resolved in self.config.resolved_profiles():
             if resolved.scheduler_name == scheduler_name:
-                return Profile(resolved.scheduler_name, resolved.filters, resolved.scores, 100)
+                return Profile(resolved.scheduler_name, resolved.filters, resolved.scores, 100,
+                               points=resolved.points)
         names = ", ".join(p.schedulerName for p in self.config.profiles)
         raise ExplainError(f"{self.source}: no profile for schedulerName {scheduler_name!r} (profiles: {names}); "
                            "set scheduler.name in the lab definition to one of them")
@@ -146,11 +166,14 @@ class StorageObjects:
 
 
 def cluster_view(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], namespaces: list[dict[str, Any]],
-                 skip_uid: str = "", storage: StorageObjects | None = None) -> ClusterView:
+                 skip_uid: str = "", storage: StorageObjects | None = None, watches: Iterable[str] = (),
+                 objects: Mapping[str, Iterable[dict[str, Any]]] | None = None) -> ClusterView:
     """The cluster as the scheduler's plugins see it: the API objects go through the scheduler's own cache
     handlers into its cache (every node, every non-terminal bound pod, each namespace's labels for a
     namespaceSelector, the claims, PVs and StorageClasses the volume plugins read), and the view is built
-    from its snapshot as a scheduling cycle builds it.
+    from its snapshot as a scheduling cycle builds it, with a store per kind the plugins ``watch`` holding
+    ``objects`` of that kind ("v1/pods": the non-terminal ``pods``, pending ones included, as the
+    scheduler's pod informer serves it).
     The pod ``skip_uid`` is left out (a bound pod is explained as if it were not on its node yet)."""
     cache = Cache()
     handlers = CacheHandlers(cache)
@@ -169,15 +192,38 @@ def cluster_view(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], namesp
     for storage_class in storage.classes:
         handlers.storage_class_changed(storage_class)
     snap = cache.snapshot()
-    return ClusterView(snap.nodes, snap.namespace_labels, snap.pod_index, cache.volumes, snap.traits)
+    kinds = {}
+    for kind in sorted({str(Resource.parse(k)) for k in watches} | {str(Resource.parse(k)) for k in objects or {}}):
+        store = kinds[kind] = ObjectStore(kind)
+        given = (objects or {}).get(kind)
+        if given is None:
+            given = [p for p in pods if (p.get("status") or {}).get("phase") not in TERMINAL_PHASES] \
+                if kind == PODS_KIND else []
+        for obj in given:
+            store.put(obj)
+    return ClusterView(snap.nodes, snap.namespace_labels, snap.pod_index, cache.volumes, snap.traits, kinds=kinds)
 
 
-def read_cluster(kube: Kube, skip_uid: str = "") -> ClusterView:
+def read_cluster(kube: Kube, skip_uid: str = "", watches: Iterable[str] = (),
+                 notes: list[str] | None = None) -> ClusterView:
     """The cluster's current nodes, pods, namespaces and storage objects, read from the paths the
-    scheduler's informers list (list items carry no kind, so each list goes to its own handler)."""
+    scheduler's informers list (list items carry no kind, so each list goes to its own handler), and the
+    objects of each kind in ``watches`` (one the API server does not serve is left empty, said in ``notes``)."""
     storage = StorageObjects(kube.items("/api/v1/persistentvolumeclaims"), kube.items("/api/v1/persistentvolumes"),
                              kube.items("/apis/storage.k8s.io/v1/storageclasses"))
-    return cluster_view(kube.nodes(), kube.live_pods(), kube.items("/api/v1/namespaces"), skip_uid, storage)
+    objects: dict[str, list[dict[str, Any]]] = {}
+    for kind in sorted(watches):
+        if str(Resource.parse(kind)) == PODS_KIND:
+            continue  # the pods listed below
+        try:
+            objects[kind] = kube.items(Resource.parse(kind).path)
+        except KubeError as err:
+            objects[kind] = []
+            if notes is not None:
+                notes.append(f"{kind}, which a plugin watches, cannot be listed ({err}): explained as if none "
+                             "existed, as the scheduler's informer for it would see it")
+    return cluster_view(kube.nodes(), kube.live_pods(), kube.items("/api/v1/namespaces"), skip_uid, storage,
+                        watches, objects)
 
 
 # ------------------------------------------------------------------------------------------ explain
@@ -212,30 +258,44 @@ class Explanation:
     bound_to: str | None = None  # where the pod is bound now, if it is
     weights: dict[str, int] = field(default_factory=dict)  # score plugin -> weight, in the profile's order
     scheduler: str = ""  # the profile's schedulerName
+    # bound (now), gated, would_wait, rejected, would_bind, unschedulable; "" for a pod the scheduler cannot read
+    outcome: str = ""
+    points: PointsOutcome | None = None  # PreEnqueue, Reserve and Permit's verdicts (a pending pod)
+    likely_state: str | None = None  # what the scheduler is most likely doing with the pod now, when inferred
+    inferred: str | None = None  # how likely_state was inferred
+    read_from: str | None = None  # where likely_state was read instead (the scheduler's log line)
 
     def as_json(self) -> dict[str, Any]:
         return {"pod": self.pod, "scheduler": self.scheduler, "config_source": self.config_source,
                 "message": self.message,
                 "chosen": self.chosen, "would_choose": self.would_choose, "bound_to": self.bound_to,
-                "notes": self.notes, "weights": self.weights, "nodes": [n.as_json() for n in self.nodes]}
+                "notes": self.notes, "weights": self.weights, "nodes": [n.as_json() for n in self.nodes],
+                "outcome": self.outcome, "points": None if self.points is None else self.points.as_json(),
+                "likely_state": self.likely_state, "inferred": self.inferred, "read_from": self.read_from}
 
 
 def explain_pod(pod_obj: dict[str, Any], cluster: ClusterView, profile: Profile, config_source: str,
-                seed: int = 0) -> Explanation:
-    """Every filter verdict and score of `profile` for this pod on each node of `cluster` (pure); a pod the
-    scheduler cannot read is explained by the error it would report."""
+                seed: int = 0, reader: Reader | None = None) -> Explanation:
+    """Every filter verdict and score of `profile` for this pod on each node of `cluster` and, for a pending
+    pod, what the profile's PreEnqueue, Reserve and Permit plugins decide (a what-if: explain_points); a pod
+    the scheduler cannot read is explained by the error it would report."""
     try:
-        return explain_readable_pod(pod_obj, cluster, profile, config_source, seed)
+        return explain_readable_pod(pod_obj, cluster, profile, config_source, seed, reader)
     except PodSpecError as err:  # the scheduler reports these in a FailedScheduling event too
         return Explanation(_key(pod_obj), config_source, [], f"the scheduler cannot read this pod: {err}",
                            bound_to=_bound_to(pod_obj), scheduler=profile.scheduler_name)
 
 
 def explain_readable_pod(pod_obj: dict[str, Any], cluster: ClusterView, profile: Profile, config_source: str,
-                         seed: int = 0) -> Explanation:
-    """explain_pod, raising model.PodSpecError (naming the field) for a pod the scheduler cannot read."""
+                         seed: int = 0, reader: Reader | None = None) -> Explanation:
+    """explain_pod, raising model.PodSpecError (naming the field) for a pod the scheduler cannot read.
+    ``reader``: GETs a path from the API server, for a plugin that reads through its handle's API."""
     bound_to = _bound_to(pod_obj)
-    pod = PodInfo.from_api(dict(pod_obj, spec={**(pod_obj.get("spec") or {}), "nodeName": None}))
+    pending_obj = dict(pod_obj, spec={**(pod_obj.get("spec") or {}), "nodeName": None})
+    pod = PodInfo.from_api(pending_obj)
+    pods_store = cluster.kinds.get(PODS_KIND)
+    if pods_store is not None and not bound_to:  # a what-if manifest counts as created, as it would be
+        pods_store.put(pending_obj)
     verdicts = _verdicts(pod, cluster, profile)
     # The decision itself is the scheduler's code on the same view; only its tie-break draw is seeded.
     result: ScheduleResult = profile.schedule(pod, cluster.nodes, random.Random(seed), cluster)
@@ -243,9 +303,124 @@ def explain_readable_pod(pod_obj: dict[str, Any], cluster: ClusterView, profile:
     would = [v.node for v in verdicts if best is not None and v.total == best]
     message = result.message or _choice(result.node_name, would, bound_to)
     notes = _scheduler_name_notes(pod, profile)
-    return Explanation(_key(pod_obj), config_source, _ranked(verdicts, result.node_name), message, would, notes,
-                       result.node_name, bound_to, {plugin.name: weight for plugin, _args, weight in profile.scores},
-                       profile.scheduler_name)
+    explanation = Explanation(_key(pod_obj), config_source, _ranked(verdicts, result.node_name), message, would,
+                              notes, result.node_name, bound_to,
+                              {plugin.name: weight for plugin, _args, weight in profile.scores},
+                              profile.scheduler_name)
+    if bound_to:
+        explanation.outcome = "bound"
+        return explanation
+    explanation.outcome = WOULD_BIND if result.node_name else "unschedulable"
+    try:
+        points = run_points(pod_obj, pod, cluster, profile, result.node_name, reader)
+    except PluginSetupError as err:
+        notes.append(f"PreEnqueue, Reserve and Permit not run: {err}")
+        return explanation
+    if points is not None:
+        _tell_points(explanation, points)
+    return explanation
+
+
+def run_points(pod_obj: dict[str, Any], pod: PodInfo, cluster: ClusterView, profile: Profile, chosen: str | None,
+               reader: Reader | None = None) -> PointsOutcome | None:
+    """For a pending pod: its scheduling gates, the PreEnqueue plugins, then (when the filters chose a node)
+    Reserve and Permit there, as a what-if (explain_points). None: no point ran (no node fits). Raises
+    PluginSetupError when a plugin's setup class cannot be made."""
+    gated = scheduling_gates(pod_obj)
+    if gated is not None:
+        return gated
+    extensions = extensions_for(profile, cluster, reader)
+    points = pre_enqueue(extensions, pod)
+    if points is None and chosen is not None:
+        points = reserve_and_permit(extensions, pod, chosen, cluster)
+    return points
+
+
+HELD_LIMIT = 200  # pending pods checked per call of held_pods (each is one scheduling decision)
+
+
+def held_pods(kube: Kube, config: SchedulerConfig, scheduler_name: str, seed: int = 0) -> dict[str, Any]:
+    """The scheduler's pending pods that its scheduling gates, PreEnqueue, Reserve or Permit plugins hold, as
+    `explain` tells them, for the placement page: {"pods": {"ns/name": {"outcome", "point", "plugin", "reason",
+    "node"}}, "checked": n, "unchecked": m} (pods beyond HELD_LIMIT are not checked). Only outcomes gated,
+    would_wait and rejected are listed; the Permit ones are a what-if, as in `explain`."""
+    profile = config.profile(scheduler_name)
+    pending = [p for p in kube.live_pods() if not _bound_to(p)
+               and ((p.get("spec") or {}).get("schedulerName") or "default-scheduler") == scheduler_name]
+    checked, held = pending[:HELD_LIMIT], {}
+    # Without PreEnqueue, Reserve or Permit plugins only the pods' own scheduling gates can hold them.
+    cluster = read_cluster(kube, watches=profile.watches) if checked and has_points(profile) else None
+    for pod_obj in checked:
+        try:
+            pod = PodInfo.from_api(pod_obj)
+            points = scheduling_gates(pod_obj)
+            if points is None and cluster is not None:
+                result = profile.schedule(pod, cluster.nodes, random.Random(seed), cluster)
+                points = run_points(pod_obj, pod, cluster, profile, result.node_name, kube.get)
+        except (PodSpecError, PluginSetupError):
+            continue  # explain says why, for the pod selected
+        if points is not None and points.outcome != WOULD_BIND:
+            held[_key(pod_obj)] = {"outcome": points.outcome, "point": points.point, "plugin": points.plugin,
+                                   "reason": points.reason, "node": points.node}
+    return {"pods": held, "checked": len(checked), "unchecked": len(pending) - len(checked)}
+
+
+def scheduling_gates(pod_obj: dict[str, Any]) -> PointsOutcome | None:
+    """kube-scheduler's SchedulingGates PreEnqueue plugin, which runs before any other: a pod whose
+    spec.schedulingGates is not empty is not tried (the scheduler's pending pods hold it back the same way)."""
+    gates = [g.get("name", "") for g in (pod_obj.get("spec") or {}).get("schedulingGates") or []]
+    if not gates:
+        return None
+    return PointsOutcome(GATED, "PreEnqueue", SCHEDULING_GATES, f"waiting for scheduling gates: [{' '.join(gates)}]")
+
+
+def _tell_points(explanation: Explanation, points: PointsOutcome) -> None:
+    """The points' verdict as the explanation's outcome, message and notes."""
+    explanation.points, explanation.outcome = points, points.outcome
+    if points.outcome == GATED:
+        were_in = explanation.message
+        explanation.message = (f"gated at PreEnqueue by {points.plugin}: {points.reason}; the scheduler does not "
+                               f"try it until that changes (were it let in: {were_in})")
+    elif points.outcome == WOULD_WAIT:
+        waits = "; ".join(f"{w.plugin} (up to {w.timeout:g}s){': ' + w.reason if w.reason else ''}"
+                          for w in points.waits)
+        explanation.message = (f"{explanation.message}; reserved there, it would wait at Permit for {waits}; it "
+                               "is bound once every waiting plugin allows it, and not bound if one rejects it or "
+                               "its time runs out")
+    elif points.outcome != WOULD_BIND:
+        explanation.message = (f"{explanation.message}; there it would be rejected at {points.point} by "
+                               f"{points.plugin}: {points.reason}")
+    if points.refused_calls:
+        explanation.notes.append("API calls the plugins made, refused here (explain changes nothing): "
+                                 + ", ".join(points.refused_calls))
+
+
+def infer_state(explanation: Explanation, last_failure: str | None = None) -> None:
+    """For a pod in the cluster, not bound: what the scheduler is most likely doing with it, and how that
+    was inferred (its queue and the pods it holds at Permit live in its memory, out of reach from here).
+    ``last_failure``: the pod's newest FailedScheduling event, "<time>: <message>"."""
+    points = explanation.points
+    if explanation.bound_to or points is None:
+        return
+    if explanation.notes and any(n.startswith("the pod names schedulerName") for n in explanation.notes):
+        return  # another scheduler's pod
+    seen = f"; its newest FailedScheduling event: {last_failure}" if last_failure else ""
+    if points.plugin == SCHEDULING_GATES:
+        gates = points.reason.partition("[")[2].rstrip("]").replace(" ", ", ")
+        explanation.likely_state = f"gated by its spec.schedulingGates ({gates}), read from the pod"
+    elif points.outcome == GATED:
+        explanation.likely_state = f"gated at PreEnqueue by {points.plugin}, out of the scheduler's active queue"
+        explanation.inferred = ("inferred, not read: the scheduler's own PreEnqueue plugins, run here on the objects "
+                                "listed from the API server now, keep the pod out of its queue; the queue itself "
+                                "lives in the scheduler's memory" + seen)
+    elif points.outcome == WOULD_WAIT:
+        plugins = ", ".join(w.plugin for w in points.waits)
+        explanation.likely_state = f"reserved on {points.node}, waiting at Permit for {plugins}"
+        explanation.inferred = ("inferred, not read: the pod is not bound, and the scheduler's own Reserve and Permit "
+                                f"plugins, run here on the cluster as it is now, hold it on {points.node}; the pods "
+                                "the scheduler holds at Permit live in its memory, and pods it holds are not "
+                                "counted on their nodes here. If its wait already ended (a timeout or a "
+                                "rejection), it is back in the queue until the next try" + seen)
 
 
 def _key(pod_obj: dict[str, Any]) -> str:
@@ -320,5 +495,22 @@ def explain_in_cluster(kube: Kube, namespace: str, name: str, config: SchedulerC
     if pod_obj is None:
         raise ExplainError(f"pod {name} not found in namespace {namespace}; list them with "
                            f"`kubectl get pods -n {namespace}` (or give --namespace)")
-    cluster = read_cluster(kube, skip_uid=pod_obj["metadata"].get("uid", ""))
-    return explain_pod(pod_obj, cluster, config.profile(scheduler_name), config.source, seed)
+    profile = config.profile(scheduler_name)
+    notes: list[str] = []
+    cluster = read_cluster(kube, skip_uid=pod_obj["metadata"].get("uid", ""), watches=profile.watches, notes=notes)
+    explanation = explain_pod(pod_obj, cluster, profile, config.source, seed, kube.get)
+    explanation.notes.extend(notes)
+    if not explanation.bound_to:
+        infer_state(explanation, last_failure(kube, pod_obj))
+    return explanation
+
+
+def last_failure(kube: Kube, pod_obj: dict[str, Any]) -> str | None:
+    """The pod's newest FailedScheduling event as "<time>: <message>", or None."""
+    meta = pod_obj.get("metadata") or {}
+    events = [e for e in kube.pod_events(meta.get("namespace") or "default", meta.get("name", ""), meta.get("uid", ""))
+              if e.get("reason") == "FailedScheduling"]
+    if not events:
+        return None
+    newest = events[-1]
+    return f"{event_time(newest)}: {newest.get('message') or newest.get('note') or ''}"

@@ -32,6 +32,8 @@ from labkit.placement.explain import (
     load_scheduler_config,
     read_cluster,
 )
+from labkit.placement.explain_log import apply_log, last_words
+from labkit.placement.explain_points import WOULD_WAIT
 from labkit.placement.explain_view import print_explanation
 from scheduler.model import PodInfo, PodSpecError
 
@@ -57,8 +59,11 @@ def explain_target(lab: Lab, options: ExplainOptions) -> Explanation:
     with contextlib.closing(Kube.from_kubeconfig(options.kubeconfig, options.context)) as kube:
         config = load_scheduler_config(kube, lab, options.scheduler_config, plugins)
         if manifest is None:
-            return explain_in_cluster(kube, options.namespace or DEFAULT_NAMESPACE, options.pod, config,
-                                      lab.scheduler.name)
+            explanation = explain_in_cluster(kube, options.namespace or DEFAULT_NAMESPACE, options.pod, config,
+                                             lab.scheduler.name)
+            if explanation.outcome == WOULD_WAIT and explanation.likely_state:
+                apply_log(explanation, *last_words(kube, lab))
+            return explanation
         return explain_manifest(kube, manifest, str(options.what_if), config, lab.scheduler.name)
 
 
@@ -73,11 +78,14 @@ def explain_manifest(kube: Kube, manifest: dict[str, Any], source: str, config: 
         admitted = admit(manifest, read_policy(kube, manifest))
     except AdmissionRefused as err:
         raise ExplainError(f"{source}: the API server would refuse this pod: {err}") from None
+    profile = config.profile(scheduler_name)
+    notes: list[str] = []
+    cluster = read_cluster(kube, skip_uid=uid, watches=profile.watches, notes=notes)
     try:
-        explanation = explain_readable_pod(admitted.pod, read_cluster(kube, skip_uid=uid),
-                                           config.profile(scheduler_name), config.source)
+        explanation = explain_readable_pod(admitted.pod, cluster, profile, config.source, reader=kube.get)
     except PodSpecError as err:  # a field only a plugin reads (an annotation it parses)
         raise _refused(source, err) from None
+    explanation.notes.extend(notes)
     if admitted.added:
         explanation.notes.append(f"explained as the API server would create it: {'; '.join(admitted.added)}")
     explanation.notes.extend(admitted.unknown)

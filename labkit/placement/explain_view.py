@@ -75,3 +75,8 @@ def print_explanation(console: Console, explanation: Explanation, mode: str = "s
                       "events")
     judge = "extender" if mode == "extender" else "scheduler"
     console.print(f"  {judge}'s verdict now: {escape(explanation.message)}")
+    if explanation.likely_state:
+        console.print(f"  likely now: {escape(explanation.likely_state)}")
+        how = explanation.inferred or (f"read from {explanation.read_from}" if explanation.read_from else "")
+        if how:
+            console.print(f"  [dim]({escape(how)})[/]")

@@ -5,6 +5,8 @@
                              watches report changes (state.py)
     GET  /api/explain        ?namespace=&name=: `./lab explain --json`'s answer, by the same code
     POST /api/whatif         a Pod manifest (YAML) in the body: the same, for the pod as if it were created
+    GET  /api/held           the pending pods the scheduler's gates, PreEnqueue, Reserve or Permit plugins hold
+                             (explain.held_pods: the Permit ones a what-if, as `./lab explain` says)
     GET  /api/scheduler      the scheduler's replicas, leader and /metrics headline (scheduler_view.py)
 
 Explanations are computed per request from the API (explain_verb), in a worker thread, so they are exactly
@@ -29,7 +31,9 @@ from labdef.errors import UserError
 from labdef.lab import Lab
 from labkit import lab_plugins
 from labkit.kube import Kube
-from labkit.placement.explain import explain_in_cluster, load_scheduler_config
+from labkit.placement.explain import explain_in_cluster, held_pods, load_scheduler_config
+from labkit.placement.explain_log import apply_log, last_words
+from labkit.placement.explain_points import WOULD_WAIT
 from labkit.placement.explain_verb import DEFAULT_NAMESPACE, explain_manifest, parse_what_if
 from labkit.ui.scheduler_view import scheduler_state
 from labkit.ui.state import Change, ClusterState
@@ -103,7 +107,10 @@ def make_app(source: Source, state: ClusterState) -> web.Application:
         return load_scheduler_config(source.kube, source.lab, source.scheduler_config, plugins)
 
     def explain_existing(namespace: str, name: str) -> dict[str, Any]:
-        return explain_in_cluster(source.kube, namespace, name, config(), source.lab.scheduler.name).as_json()
+        explanation = explain_in_cluster(source.kube, namespace, name, config(), source.lab.scheduler.name)
+        if explanation.outcome == WOULD_WAIT and explanation.likely_state:
+            apply_log(explanation, *last_words(source.kube, source.lab))
+        return explanation.as_json()
 
     def explain_text(text: str) -> dict[str, Any]:
         manifest = parse_what_if(text, "the manifest", None, None, "what-if")
@@ -130,6 +137,22 @@ def make_app(source: Source, state: ClusterState) -> web.Application:
                                      status=400)
         return await answer(lambda: explain_text(text))
 
+    def held_now() -> dict[str, Any]:
+        found = held_pods(source.kube, config(), source.lab.scheduler.name)
+        waiting = {key: h for key, h in found["pods"].items() if h["outcome"] == WOULD_WAIT}
+        if waiting:  # the scheduler's log, when readable, says which of them it holds now
+            words, _problem = last_words(source.kube, source.lab)
+            for key, h in waiting.items():
+                word = words.get(key)
+                if word is not None:
+                    h["read"] = word.waiting is not None and not word.ended_by_lease
+                    if h["read"]:
+                        h["node"] = word.waiting[0]
+        return found
+
+    async def held(_request: web.Request) -> web.Response:
+        return await answer(held_now)
+
     async def scheduler(_request: web.Request) -> web.Response:
         return web.json_response(await asyncio.to_thread(scheduler_state, source.kube, source.lab))
 
@@ -137,6 +160,7 @@ def make_app(source: Source, state: ClusterState) -> web.Application:
     app.router.add_get("/events", events)
     app.router.add_get("/api/explain", explain)
     app.router.add_post("/api/whatif", what_if)
+    app.router.add_get("/api/held", held)
     app.router.add_get("/api/scheduler", scheduler)
     app.router.add_static("/static/", STATIC)
 

@@ -17,6 +17,7 @@ import pytest
 from kubeapi_testserver.fixtures import kube_api, kube_api_kubeconfig  # noqa: F401
 from labkit.paths import PROJECT_ROOT
 from tests.placement.conftest import Cluster, cluster, deployed  # noqa: F401
+from tests.placement.gang import gang_cluster  # noqa: F401
 from tests.unavailable import skip_or_fail
 
 CHROMIUM = "/usr/bin/chromium"

@@ -1,6 +1,7 @@
 """The placement page in a real browser (headless Chromium from Debian) against the API test server with the
 real scheduler process: it renders the nodes and pods, a binding appears without a reload, a selected pod's
-verdicts equal `./lab explain --json`'s, a what-if manifest's error is shown naming the field. Each test
+verdicts equal `./lab explain --json`'s, a what-if manifest's error is shown naming the field, gang members
+gated at PreEnqueue or held at Permit are marked and explained. Each test
 saves a screenshot (docs/images/ui-*.png with KUBELAB_DOCS_WRITE=1: docs/user-guide/ui.md shows them)."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pytest
 from kubeapi_testserver import KubeApiServer
 from labkit.paths import PROJECT_ROOT
 from tests.placement.conftest import Cluster
+from tests.placement.gang import add_member, podgroup
 from tests.placement.standins import CONTROL_PLANE, WORKERS, DeploymentStandIn
 
 pytestmark = [pytest.mark.browser]
@@ -144,3 +146,56 @@ def test_what_if_error_is_shown(cluster: Cluster, deployed: DeploymentStandIn, u
                                   ".filter((tr) => tr.dataset.fits === 'true').map((tr) => tr.dataset.node);")
     assert sorted(fits) == sorted(WORKERS)
     assert len(cluster.server.pods()) == before
+
+
+def test_gated_and_waiting_gang_members_are_marked_and_explained(gang_cluster: Any, ui_url: str, browser: Any,
+                                                                 screenshots: Path) -> None:
+    """The gang scheduler of examples/coscheduling, shipped by the lab and run by the real scheduler: a member
+    of a gang not yet complete is marked gated in the pending list and explained with Coscheduling's reason;
+    members the scheduler places and holds at Permit (their gang's third member is held back by a scheduling
+    gate) are marked waiting, and explained as reserved and waiting, said to be inferred."""
+    cluster, standin = gang_cluster
+    cluster.server.create_object("podgroups.scheduling.x-k8s.io", podgroup("train", 3, 30))
+    cluster.server.create_object("podgroups.scheduling.x-k8s.io", podgroup("big", 3, 120))
+    add_member(cluster, "train-0", "train")
+    add_member(cluster, "big-2", "big", schedulingGates=[{"name": "example.com/quota"}])
+    add_member(cluster, "big-0", "big")
+    add_member(cluster, "big-1", "big")
+    cluster.server.wait_for(lambda: standin.process.log().count("waiting at Permit for Coscheduling") >= 2,
+                            timeout=30)
+    _open(browser, ui_url)
+    pending = "document.querySelector('[data-node=\"\"] button[data-pod=\"default/{}\"]')"
+    _wait(browser, pending.format("train-0") + "?.dataset.held === 'gated'", timeout=20)
+    _wait(browser, pending.format("big-0") + "?.dataset.held === 'would_wait'", timeout=20)
+    assert browser.execute_script(f"return {pending.format('big-2')}.dataset.held;") == "gated"
+    held = browser.execute_script(f"return {pending.format('big-1')}.innerText;")
+    assert "waiting at Permit: Coscheduling (inferred)" in held
+    browser.execute_script(f"{pending.format('train-0')}.click();")
+    _wait(browser, "document.getElementById('explain').dataset.pod === 'default/train-0'", timeout=60)
+    points = browser.execute_script("return document.getElementById('points').innerText;")
+    assert "gated at PreEnqueue by Coscheduling: PodGroup default/train has 1 of its minMember 3 pods" in points
+    browser.execute_script(f"{pending.format('big-0')}.click();")
+    _wait(browser, "document.getElementById('explain').dataset.pod === 'default/big-0'", timeout=60)
+    expected = _explain_json(cluster, "big-0")
+    node = expected["points"]["node"]
+    shown = browser.execute_script("const p = document.getElementById('points'); return {outcome: "
+                                   "p.dataset.outcome, plugin: p.dataset.plugin, text: p.innerText, likely: "
+                                   "document.getElementById('likely').innerText};")
+    assert (shown["outcome"], shown["plugin"]) == ("would_wait", "Coscheduling")
+    assert f"would wait at Permit on {node}" in shown["text"]
+    assert "Coscheduling, up to 120s: PodGroup default/big has 1 of its minMember 3 pods placed" in shown["text"]
+    assert f"likely now: reserved on {node}, waiting at Permit for Coscheduling" in shown["likely"]
+    assert "inferred, not read" in shown["likely"]
+    browser.save_screenshot(str(screenshots / "ui-gang.png"))
+    # the scheduler's log readable through pods/log (the kubelet stand-in hands it the process's output): the
+    # waiting marks say so, and the explanation names the node the scheduler reserved
+    pod = "my-custom-scheduler-standin"
+    cluster.server.update_pod(pod, {"status": {"containerStatuses": [
+        {"name": "scheduler", "ready": True, "restartCount": 0, "state": {"running": {}}}]}}, "kube-system")
+    cluster.server.write_pod_log(pod, standin.process.log(), "kube-system", container="scheduler")
+    _wait(browser, f"{pending.format('big-1')}.innerText.includes('waiting at Permit: Coscheduling (from its log)')",
+          timeout=20)
+    browser.execute_script(f"{pending.format('big-1')}.click();")
+    _wait(browser, "document.getElementById('explain').dataset.pod === 'default/big-1'", timeout=60)
+    likely = _wait(browser, "document.getElementById('likely')?.innerText", timeout=30)
+    assert "read from the scheduler's log (pod kube-system/my-custom-scheduler-standin)" in likely

@@ -6,6 +6,7 @@ const nodes = new Map();  // name -> node summary (labkit/ui/state.py node_summa
 const pods = new Map();   // "ns/name" -> pod summary (pod_summary)
 const dirty = new Set();  // node names (and "" for the pending column) to draw again
 let selected = null;      // the selected pod's key
+let held = {};            // "ns/name" -> what holds a pending pod (/api/held: gates, PreEnqueue, Permit what-if)
 let drawQueued = false;
 
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
@@ -19,8 +20,21 @@ function bar(label, used, total, fmt) {
     `<i style="width:${pct}%"></i><span>${label} ${fmt(used)} / ${fmt(total)}</span></div>`;
 }
 
+// How the pending list marks a pod its gates or plugins hold (the Permit ones are explain's what-if).
+function heldText(h) {
+  if (h.outcome === "gated") return `gated: ${h.plugin}`;
+  if (h.outcome === "would_wait") {
+    if (h.read === true) return `waiting at Permit: ${h.plugin} (from its log)`;
+    if (h.read === false) return `would wait at Permit: ${h.plugin} (what-if; not held now, says its log)`;
+    return `waiting at Permit: ${h.plugin} (inferred)`;
+  }
+  return `rejected at ${h.point}: ${h.plugin}`;
+}
+
 function podButton(p, extra) {
   const cls = ["pod"];
+  const h = !p.node && extra !== "nominee" ? held[p.key] : undefined;
+  if (h) cls.push(h.outcome === "would_wait" ? "waiting" : h.outcome);
   if (p.preempted) cls.push("preempted");
   if (p.key === selected) cls.push("selected");
   if (extra === "nominee") cls.push("nominee");
@@ -30,9 +44,11 @@ function podButton(p, extra) {
   text += "</small>";
   if (!p.node && extra !== "nominee") {  // on its nominated node it is only named
     if (p.nominated) text += `<small> → nominated ${esc(p.nominated)}</small>`;
+    if (h) text += `<span class="held" title="${esc(h.reason)}">${esc(heldText(h))}</span>`;
     if (p.failed) text += `<span class="why">${esc(p.failed)}</span>`;
   }
-  return `<button type="button" class="${cls.join(" ")}" data-pod="${esc(p.key)}">${text}</button>`;
+  const mark = h ? ` data-held="${esc(h.outcome)}"` : "";
+  return `<button type="button" class="${cls.join(" ")}" data-pod="${esc(p.key)}"${mark}>${text}</button>`;
 }
 
 function column(name) {
@@ -156,6 +172,7 @@ function showExplanation(x, title) {
   let html = `<h2>${esc(title)}</h2><div>scheduler ${esc(x.scheduler)} · config: ${esc(x.config_source)}</div>` +
     `<div id="verdict"><b>verdict now:</b> ${esc(x.message)}</div>`;
   if (x.bound_to) html += `<div>bound to ${esc(x.bound_to)}; explained as if it were not</div>`;
+  html += pointsHtml(x);
   html += `<table class="explain" id="explain-table"><thead><tr><th>node</th><th>pods</th><th>filters</th>` +
     plugins.map((p) => `<th title="${esc(p)} ×${x.weights[p]}">${esc(short(p))}</th>`).join("") +
     `<th>total</th></tr></thead><tbody>`;
@@ -174,6 +191,29 @@ function showExplanation(x, title) {
     x.notes.map((n) => `<div class="notes">note: ${esc(n)}</div>`).join("");
   $("explain").innerHTML = html;
   $("explain").dataset.pod = x.pod;
+}
+
+// What the points around the filters decided (explain's `outcome`, `points`, `likely_state`, `inferred`).
+function pointsHtml(x) {
+  const pt = x.points;
+  if (!pt || pt.outcome === "would_bind") return "";
+  let html = `<div id="points" data-outcome="${esc(pt.outcome)}" data-plugin="${esc(pt.plugin)}">`;
+  if (pt.outcome === "gated") {
+    html += `<b>gated at ${esc(pt.point)}</b> by ${esc(pt.plugin)}: ${esc(pt.reason)}`;
+  } else if (pt.outcome === "would_wait") {
+    html += `<b>would wait at Permit</b> on ${esc(pt.node)}:<ul>` + pt.waits.map((w) =>
+      `<li data-plugin="${esc(w.plugin)}">${esc(w.plugin)}, up to ${w.timeout}s${w.reason ? ": " + esc(w.reason) : ""}</li>`).join("") + "</ul>";
+  } else {
+    html += `<b>would be rejected at ${esc(pt.point)}</b> by ${esc(pt.plugin)} on ${esc(pt.node)}: ${esc(pt.reason)}`;
+  }
+  if (pt.refused_calls.length) html += `<div class="notes">API calls refused (explain changes nothing): ${pt.refused_calls.map(esc).join(", ")}</div>`;
+  html += "</div>";
+  if (x.likely_state) {
+    html += `<div id="likely"><b>likely now:</b> ${esc(x.likely_state)}` +
+      (x.inferred ? `<div class="inferred">${esc(x.inferred)}</div>` : "") +
+      (x.read_from ? `<div class="inferred">read from ${esc(x.read_from)}</div>` : "") + "</div>";
+  }
+  return html;
 }
 
 function showError(message, where) {
@@ -209,6 +249,17 @@ async function whatIf() {
   if (err) showError(err, "what if: refused"); else showExplanation(x, `what if ${x.pod} were created`);
 }
 
+// -- pending pods held by gates, PreEnqueue or Permit ---------------------------------------------------
+async function heldPods() {
+  const [h, err] = await fetchJson("/api/held");
+  if (err) return;  // the selected pod's explanation says why
+  const before = held;
+  held = h.pods;
+  const changed = new Set([...Object.keys(before), ...Object.keys(held)].filter(
+    (k) => JSON.stringify(before[k]) !== JSON.stringify(held[k])));
+  if (changed.size) { dirty.add(""); queueDraw(); }
+}
+
 // -- the scheduler -------------------------------------------------------------------------------------
 async function schedulerState() {
   const [s, err] = await fetchJson("/api/scheduler");
@@ -235,5 +286,7 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   connect();
   schedulerState();
+  heldPods();
   setInterval(schedulerState, 5000);
+  setInterval(heldPods, 3000);
 });
