@@ -91,7 +91,7 @@ def test_the_first_member_of_a_complete_gang_would_wait_at_permit() -> None:
     assert [(w.plugin, w.timeout, w.reason) for w in points.waits] == [
         ("Coscheduling", 45.0, "PodGroup default/train has 1 of its minMember 3 pods placed")]
     other = "n2" if why.chosen == "n1" else "n1"
-    assert why.message == (f"would choose {why.chosen} (tied with {other}; the scheduler breaks ties at random); "
+    assert why.message == (f"would choose {why.chosen} (tied with {other}; which of them the scheduler takes depends on where its search starts); "
                            "reserved there, it would wait at Permit for Coscheduling (up to 45s): PodGroup "
                            "default/train has 1 of its minMember 3 pods placed; it is bound once every waiting "
                            "plugin allows it, and not bound if one rejects it or its time runs out")
