@@ -46,8 +46,8 @@ def test_the_labs_plugin_folder_is_loaded_and_its_profile_validated(tmp_path: Pa
      "scheduler.profile.pluginConfig[0].args.colour: unknown field"),
     # how many plugins a point takes, which the scheduler would otherwise refuse only once deployed
     ({"plugins": {"queueSort": {"disabled": [{"name": "PrioritySort"}]}}},
-     "scheduler.profile.plugins.queueSort: one queue sort plugin required for profile my-custom-scheduler, "
-     "found 0 (none): enable one"),
+     ("scheduler.profile.plugins.queueSort: one queue sort plugin required for profile my-custom-scheduler, "
+      "found 0 (none): enable one")),
     ({"plugins": {"bind": {"disabled": [{"name": "DefaultBinder"}]}}},
      "scheduler.profile.plugins.bind: at least one bind plugin is needed"),
 ])
