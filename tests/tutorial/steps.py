@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -93,6 +94,25 @@ def render_only(my_lab: MyLab, out: Path) -> subprocess.CompletedProcess[str]:
 
 
 @contextmanager
+def only_my_lab_imported(my_lab: MyLab) -> Iterator[None]:
+    """While it lasts, this process holds no module named like a folder of ~/my-lab: pytest imported the
+    finished examples under those names when it collected their tests (examples/node_cost as `node_cost`), which
+    a user's deploy-scheduler process never does. Those modules are put back afterwards."""
+    names = {path.name for path in my_lab.folder.iterdir() if path.is_dir()}
+
+    def ours() -> list[str]:
+        return [m for m in sys.modules if m.split(".")[0] in names]
+
+    saved = {m: sys.modules.pop(m) for m in ours()}
+    try:
+        yield
+    finally:
+        for module in ours():
+            del sys.modules[module]
+        sys.modules.update(saved)
+
+
+@contextmanager
 def deployed(cluster, my_lab: MyLab, mode: str) -> Iterator[None]:
     """`./lab deploy-scheduler --lab ~/my-lab/lab.yaml` in ``mode``, as the placement suites stand in for it
     (the plugin folders' CRDs, the ConfigMap, the Deployment, and the real scheduler process)."""
@@ -103,7 +123,8 @@ def deployed(cluster, my_lab: MyLab, mode: str) -> Iterator[None]:
     data["scheduler"]["mode"] = mode
     my_lab.lab_file.write_text(yaml.safe_dump(data, sort_keys=False))
     lab = parse_lab(data, str(my_lab.lab_file), base_dir=my_lab.folder)
-    deploy_scheduler(cluster.server, lab)
+    with only_my_lab_imported(my_lab):
+        deploy_scheduler(cluster.server, lab)  # loads the user's folders in this process, as deploy-scheduler does
     standin = DeploymentStandIn if mode == "standalone" else ExtenderDeploymentStandIn
     with standin(cluster.server, lab, cluster.kubeconfig, cluster.workdir):
         yield
