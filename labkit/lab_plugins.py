@@ -96,18 +96,26 @@ def _forget_folder(name: str) -> None:
 
 def validate_profile(lab: Lab, plugins: Registry) -> KubeSchedulerConfiguration:
     """scheduler.profile checked against `plugins` (plugin names, weights, args) as the scheduler will check
-    it, with each problem named by its lab definition field. Returns the parsed configuration."""
+    it, with each problem named by its lab definition field; standalone, also how many plugins a point takes
+    (one QueueSort, a Bind), which the scheduler checks at start. Returns the parsed configuration."""
     profile = {"schedulerName": lab.scheduler.name, **lab.scheduler.profile.fragment()}
     try:
-        return parse_config({"apiVersion": API_VERSION, "kind": "KubeSchedulerConfiguration",
-                             "profiles": [profile]}, "scheduler.profile", plugins)
+        config = parse_config({"apiVersion": API_VERSION, "kind": "KubeSchedulerConfiguration",
+                               "profiles": [profile]}, "scheduler.profile", plugins)
     except ConfigError as err:
-        lines = str(err).split("\n")[1:]
-        fields = [line.strip().replace("profiles[0].", "scheduler.profile.", 1).replace(
-            "profiles[0]: ", "scheduler.profile: ", 1).replace(  # the scheduler's own hint, in the lab's words
-            "load another with --plugins SOURCE", "add its folder or module to scheduler.plugins") for line in lines]
-        raise ProfileError("scheduler.profile does not fit the scheduler's plugins (with scheduler.plugins "
-                           "loaded):\n" + "\n".join(f"  - {f}" for f in fields)) from None
+        raise _profile_error(str(err).split("\n")[1:]) from None
+    problems = config.point_problems() if lab.scheduler.mode == "standalone" else []
+    if problems:
+        raise _profile_error(problems)
+    return config
+
+
+def _profile_error(lines: list[str]) -> ProfileError:
+    fields = [line.strip().replace("profiles[0].", "scheduler.profile.", 1).replace(
+        "profiles[0]: ", "scheduler.profile: ", 1).replace(  # the scheduler's own hint, in the lab's words
+        "load another with --plugins SOURCE", "add its folder or module to scheduler.plugins") for line in lines]
+    return ProfileError("scheduler.profile does not fit the scheduler's plugins (with scheduler.plugins "
+                        "loaded):\n" + "\n".join(f"  - {f}" for f in fields))
 
 
 class ProfileError(UserError):

@@ -2,7 +2,7 @@
 CustomResourceDefinitions of the kinds its plugins watch, and objects they need, such as a ConfigMap or a
 default custom object). deploy-scheduler reads and checks every file of every folder in scheduler.plugins
 before anything is built or applied, then applies them before the scheduler: CRDs first, waiting until the
-API server has established each, then the other objects. A namespaced object without a namespace goes to
+API server has established each, then the other objects (--render-only writes them, in that order). A namespaced object without a namespace goes to
 the scheduler's (scheduler.namespace).
 """
 
@@ -28,6 +28,7 @@ MANIFEST_DIRS = ("crds", "manifests")  # applied in this order within a folder; 
 CRD_API_VERSION = "apiextensions.k8s.io/v1"
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 ESTABLISH_SECONDS = 60.0
+RENDERED_FILE = "00-plugin-manifests.yaml"  # --render-only: before 01-serviceaccount.yaml and the rest
 Obj = dict[str, Any]
 
 
@@ -155,6 +156,17 @@ def load(lab: Lab) -> PluginManifests:
         objects.append(PluginObject(source, obj, f"{prefix}{scope}/{plural}/{meta['name']}"))
     _refuse_repeats([*crds, *objects])
     return PluginManifests(crds, objects)
+
+
+def write(manifests: PluginManifests, directory: Path) -> Path:
+    """--render-only: every object of the plugin folders, CRDs first, as one file named to sort before the
+    scheduler's own (`kubectl apply -f DIR` applies it first; deploy-scheduler also waits for each CRD to be
+    Established before the rest), each document under a comment naming its file."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / RENDERED_FILE
+    path.write_text("---\n".join(f"# from {item.source}\n" + yaml.safe_dump(item.obj, sort_keys=False)
+                                 for item in [*manifests.crds, *manifests.objects]))
+    return path
 
 
 def _refuse_repeats(objects: list[PluginObject]) -> None:

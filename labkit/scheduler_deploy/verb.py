@@ -76,13 +76,16 @@ def run_verb(lab: Lab, lab_file: Path, kubeconfig: Path | None = None, render_on
              watch: bool = False) -> None:
     """What `./lab deploy-scheduler` does, once the lab's plugins load and its profile fits them (else a
     UserError naming the field, and nothing built, written or applied); with `render_only`, only write the manifests there (in extender
-    mode also kube-scheduler's and the extender's configurations, each alone, to run them oneself; a plugin
-    folder's manifests are checked, not written); with
+    mode also kube-scheduler's and the extender's configurations, each alone, to run them oneself; the plugin
+    folders' manifests first, in one file); with
     `watch`, again on every saved change under scheduler/ or a plugin folder."""
     if render_only:
         plugins = lab_plugins.checked_registry(lab)  # a profile the plugins refuse is never written
-        plugin_manifests.load(lab)  # nor a plugin folder's manifest that cannot be applied
+        folder_manifests = plugin_manifests.load(lab)  # nor a plugin folder's manifest that cannot be applied
         image = image_ref(lab.scheduler.image, platform=host_platform(), plugins=lab_plugins.folders(lab))
+        if folder_manifests:
+            echo(f"wrote {plugin_manifests.write(folder_manifests, render_only)} (the plugin folders' crds/ and "
+                 "manifests/, applied first)")
         for path in write_manifests(render_manifests(lab, image, plugins), render_only):
             echo(f"wrote {path}")
         if lab.scheduler.mode == "extender":

@@ -109,6 +109,27 @@ def test_a_crd_missing_its_schema_and_storage_version_lists_each_field(tmp_path:
     assert "spec.versions[0].schema.openAPIV3Schema: required" in str(err.value)
 
 
+def test_render_only_writes_them_first_crds_before_the_other_objects(tmp_path: Path) -> None:
+    lab = folder_lab(tmp_path, {"crds/podgroup.yaml": [CRD], "manifests/objects.yaml": [PODGROUP, CONFIGMAP]})
+    out, lines = tmp_path / "rendered", []
+    run_verb(lab, tmp_path / "lab.yaml", render_only=out, echo=lines.append)
+    names = sorted(p.name for p in out.iterdir())
+    assert names[:2] == ["00-plugin-manifests.yaml", "01-serviceaccount.yaml"]
+    text = (out / "00-plugin-manifests.yaml").read_text()
+    docs = list(yaml.safe_load_all(text))
+    assert [d["kind"] for d in docs] == ["CustomResourceDefinition", "PodGroup", "ConfigMap"]
+    assert docs[0] == CRD
+    assert docs[1]["metadata"] == {"name": "default-gang", "namespace": lab.scheduler.namespace}
+    assert f"# from {tmp_path / 'my_plugins' / 'gate' / 'crds' / 'podgroup.yaml'}" in text
+    assert any("00-plugin-manifests.yaml (the plugin folders' crds/ and manifests/, applied first)" in line
+               for line in lines)
+
+
+def test_render_only_without_plugin_manifests_writes_no_such_file(tmp_path: Path) -> None:
+    run_verb(load_lab(), DEFAULT_LAB_FILE, render_only=tmp_path / "out", echo=lambda _line: None)
+    assert not (tmp_path / "out" / "00-plugin-manifests.yaml").exists()
+
+
 def test_render_only_and_deploy_refuse_a_bad_manifest_before_anything(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     from labkit.scheduler_deploy import verb

@@ -44,6 +44,12 @@ def test_the_labs_plugin_folder_is_loaded_and_its_profile_validated(tmp_path: Pa
      "scheduler.profile.pluginConfig[0].args.labelKey:"),
     ({"pluginConfig": [{"name": "DiskType", "args": {"colour": "red"}}]},
      "scheduler.profile.pluginConfig[0].args.colour: unknown field"),
+    # how many plugins a point takes, which the scheduler would otherwise refuse only once deployed
+    ({"plugins": {"queueSort": {"disabled": [{"name": "PrioritySort"}]}}},
+     ("scheduler.profile.plugins.queueSort: one queue sort plugin required for profile my-custom-scheduler, "
+      "found 0 (none): enable one")),
+    ({"plugins": {"bind": {"disabled": [{"name": "DefaultBinder"}]}}},
+     "scheduler.profile.plugins.bind: at least one bind plugin is needed"),
 ])
 def test_a_profile_the_plugins_refuse_is_named_by_its_field(tmp_path: Path, profile: dict, field: str) -> None:
     lab = user_lab(tmp_path, profile=profile)

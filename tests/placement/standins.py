@@ -9,13 +9,15 @@
   (`python -m scheduler --config <the ConfigMap's config.yaml> --kubeconfig ...`) as a subprocess and
   records a Running pod with the Deployment's selector labels; at 0 it stops the process with SIGTERM
   (as the kubelet does) and deletes that pod. The ConfigMap and Deployment objects are the ones
-  labkit.scheduler_deploy renders from the lab definition (RBAC and the ServiceAccount are not served
-  by the test server, so they are skipped).
+  labkit.scheduler_deploy renders from the lab definition, created after the CRDs of the lab's plugin
+  folders as deploy-scheduler applies them (RBAC and the ServiceAccount are not served by the test
+  server, so they are skipped).
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import signal
 import subprocess
 import sys
@@ -31,6 +33,7 @@ from kubeapi_testserver.errors import StatusError
 from labdef.lab import Lab, parse_lab
 from labkit import lab_plugins
 from labkit.paths import PROJECT_ROOT
+from labkit.scheduler_deploy import plugin_manifests
 from labkit.scheduler_deploy.manifests import render_manifests
 
 CONTROL_PLANE = "k8s-control-plane"
@@ -98,7 +101,11 @@ def add_lab_nodes(server: KubeApiServer) -> None:
 
 
 def deploy_scheduler(server: KubeApiServer, lab: Lab) -> dict[str, Any]:
-    """Store the ConfigMap and Deployment deploy-scheduler renders for this lab; returns the Deployment."""
+    """Store the plugin folders' CRDs (first, as deploy-scheduler applies them), then the ConfigMap and
+    Deployment deploy-scheduler renders for this lab; returns the Deployment."""
+    for crd in plugin_manifests.load(lab).crds:
+        if server.get_object("customresourcedefinitions", crd.obj["metadata"]["name"]) is None:
+            server.create_object("customresourcedefinitions", copy.deepcopy(crd.obj))
     deployment: dict[str, Any] = {}
     for manifest in render_manifests(lab, TEST_IMAGE):
         for obj in manifest.objects:

@@ -11,83 +11,30 @@ The image build with the folder in it is the image tier's (tests/image)."""
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
-from labdef.lab import parse_lab
 from labkit.paths import PROJECT_ROOT
+from tests.tutorial.steps import MyLab, Tutorial, default_lab, deployed, render_only, run
 
-TUTORIAL = PROJECT_ROOT / "docs" / "writing-a-plugin.md"
+TUTORIAL = Tutorial(PROJECT_ROOT / "docs" / "writing-a-plugin.md")
 EXAMPLE = PROJECT_ROOT / "examples" / "node_cost"
-FILE_BLOCK = re.compile(r"<!-- file: (?P<path>\S+) -->\n```\w*\n(?P<body>.*?)```\n", re.DOTALL)
-LAB_BLOCK = re.compile(r"<!-- lab: (?P<path>\S+) -->\n```yaml\n(?P<body>.*?)```\n", re.DOTALL)
-
-
-def tutorial_files() -> dict[str, str]:
-    """The files the tutorial has the reader write, by path inside ~/my-lab."""
-    return {m["path"]: m["body"] for m in FILE_BLOCK.finditer(TUTORIAL.read_text())}
-
-
-def tutorial_lab_entry() -> dict:
-    """What the tutorial puts in the user's lab definition (it replaces those keys of the copied lab.yaml)."""
-    match = LAB_BLOCK.search(TUTORIAL.read_text())
-    assert match, f"{TUTORIAL}: no <!-- lab: ... --> block"
-    return yaml.safe_load(match["body"])
-
-
-def with_entry(lab: dict, entry: dict) -> dict:
-    """The copied lab definition with the tutorial's scheduler.plugins, scheduler.profile and
-    placement.scenarios in place of its own."""
-    lab = dict(lab)
-    lab["scheduler"] = {**lab.get("scheduler", {}), **entry["scheduler"]}
-    lab["placement"] = {**lab.get("placement", {}), **entry["placement"]}
-    return lab
-
-
-@dataclass
-class MyLab:
-    folder: Path  # ~/my-lab: the user's folder, outside the repository
-    lab_file: Path
-
-
-def write_my_lab(root: Path, lab: dict) -> MyLab:
-    folder = root / "my-lab"
-    for relative, body in tutorial_files().items():
-        path = folder / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(body)
-    lab_file = folder / "lab.yaml"
-    lab_file.write_text(yaml.safe_dump(with_entry(lab, tutorial_lab_entry()), sort_keys=False))
-    assert PROJECT_ROOT not in folder.resolve().parents
-    return MyLab(folder, lab_file)
 
 
 @pytest.fixture
 def my_lab(tmp_path: Path) -> MyLab:
     """Step 1 and 4: ~/my-lab with kubelab's lab.yaml copied and the tutorial's entry in it."""
-    return write_my_lab(tmp_path, yaml.safe_load((PROJECT_ROOT / "lab.yaml").read_text()))
-
-
-def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=300, check=False,
-                          env={**os.environ, "COLUMNS": "200"}, stdin=subprocess.DEVNULL)
+    return TUTORIAL.write_my_lab(tmp_path, default_lab())
 
 
 def test_the_tutorials_files_are_the_finished_example():
     """examples/node_cost is what the tutorial builds, file for file."""
-    files = tutorial_files()
-    assert set(files) == {"node_cost/__init__.py", "node_cost/test_node_cost.py", "node_cost/scenarios.yaml"}
-    for relative, body in files.items():
-        assert (EXAMPLE.parent / relative).read_text() == body, f"{relative} differs from examples/{relative}"
+    assert set(TUTORIAL.files()) == {"node_cost/__init__.py", "node_cost/test_node_cost.py",
+                                     "node_cost/scenarios.yaml"}
+    assert TUTORIAL.differences(EXAMPLE) == []
 
 
 def test_step_3_the_plugins_unit_tests_pass_with_the_shipped_helpers(my_lab: MyLab):
@@ -101,8 +48,7 @@ def test_step_4_the_lab_ships_the_plugin_and_enables_it(my_lab: MyLab, tmp_path:
     """`./lab deploy-scheduler --lab ~/my-lab/lab.yaml --render-only DIR`: the profile enables NodeCost with the
     tutorial's args and weight, and the scheduler is started with the folder the image holds."""
     out = tmp_path / "rendered"
-    proc = run([str(PROJECT_ROOT / "lab"), "deploy-scheduler", "--lab", str(my_lab.lab_file), "--render-only",
-                str(out)], PROJECT_ROOT)
+    proc = render_only(my_lab, out)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     configmap = yaml.safe_load((out / "03-configmap.yaml").read_text())
     profile = yaml.safe_load(configmap["data"]["config.yaml"])["profiles"][0]
@@ -118,8 +64,7 @@ def test_step_4_a_mistake_in_the_entry_is_refused_by_its_field(my_lab: MyLab, tm
     lab = yaml.safe_load(my_lab.lab_file.read_text())
     lab["scheduler"]["profile"]["pluginConfig"][0]["args"]["costAnnotaton"] = "typo"
     my_lab.lab_file.write_text(yaml.safe_dump(lab, sort_keys=False))
-    proc = run([str(PROJECT_ROOT / "lab"), "deploy-scheduler", "--lab", str(my_lab.lab_file), "--render-only",
-                str(tmp_path / "out")], PROJECT_ROOT)
+    proc = render_only(my_lab, tmp_path / "out")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "costAnnotaton" in " ".join(proc.stderr.split()), proc.stderr
     assert not (tmp_path / "out").exists()
@@ -134,23 +79,7 @@ def placement_lab(cluster) -> MyLab:
     entry, as the user's copy of lab.yaml with the entry would be for that cluster."""
     from tests.placement.standins import lab_data
 
-    return write_my_lab(cluster.workdir, lab_data())
-
-
-@contextmanager
-def deployed(cluster, my_lab: MyLab, mode: str) -> Iterator[None]:
-    """`./lab deploy-scheduler --lab ~/my-lab/lab.yaml` in ``mode``, as the placement suites stand in for it."""
-    from tests.placement.extender_driver import ExtenderDeploymentStandIn
-    from tests.placement.standins import DeploymentStandIn, deploy_scheduler
-
-    data = yaml.safe_load(my_lab.lab_file.read_text())
-    data["scheduler"]["mode"] = mode
-    my_lab.lab_file.write_text(yaml.safe_dump(data, sort_keys=False))
-    lab = parse_lab(data, str(my_lab.lab_file), base_dir=my_lab.folder)
-    deploy_scheduler(cluster.server, lab)
-    standin = DeploymentStandIn if mode == "standalone" else ExtenderDeploymentStandIn
-    with standin(cluster.server, lab, cluster.kubeconfig, cluster.workdir):
-        yield
+    return TUTORIAL.write_my_lab(cluster.workdir, lab_data())
 
 
 @pytest.mark.api
