@@ -94,17 +94,6 @@ def test_a_placed_member_held_at_permit_is_explained_as_waiting(gang_cluster: An
     assert gated["inferred"] is None
 
 
-def test_the_example_folders_scenarios_pass_with_the_gang_scheduler(gang_cluster: Any) -> None:  # noqa: F811
-    """The example folder's own scenarios, run by test-placement against the real scheduler with the gang
-    scheduler enabled, pass (test-placement judges a scenario's eligible nodes with explain's code, which now
-    lists the kinds the profile's plugins watch)."""
-    cluster, _ = gang_cluster
-    code, report = cluster.run_json("--scenarios", str(PROJECT_ROOT / "examples" / "coscheduling" / "scenarios.yaml"),
-                                    "--timeout", "60")
-    verdicts = {r["scenario"]: r["verdict"] for r in report["results"]}
-    assert code == 0 and verdicts == {"coscheduling-plain-pods": "pass", "coscheduling-group-missing": "pass"}, report
-
-
 def test_the_schedulers_log_says_which_node_holds_a_member_at_permit(gang_cluster: Any) -> None:  # noqa: F811
     """With the scheduler's log readable through the API server (pods/log: the kubelet stand-in hands the
     scheduler process's output to the stand-in pod's container), the Permit wait is read, not inferred: the
