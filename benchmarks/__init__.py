@@ -8,5 +8,6 @@ end through an API server, and the spread of pods per node.
 Modules: ``cluster`` (fake node / pod objects, as upstream scheduler_perf makes them), ``inprocess`` (one
 size per subprocess), ``endtoend`` (create, schedule, measure, delete through an API server),
 ``testserver`` (the in-repo API test server as a subprocess), ``report`` (rich table and JSON),
-``scheduler_bench`` (the command).
+``scheduler_bench`` (the command), ``ab`` (two checkouts interleaved), ``gangs`` (gangs of the coscheduling
+example end to end), ``watch_cuts`` (watches cut during a big burst).
 """
