@@ -39,6 +39,14 @@ class ApiCalls(ABC):
         return self.request("PATCH", Resource(res.group, res.version, res.resource, "status").object_path(
             namespace, name), dict(patch))
 
+    def patch_pod(self, pod: PodInfo, patch: Mapping[str, Any], subresource: str = "") -> Any:
+        """A JSON merge patch of the pod this cycle decided on, and of no other: the patch carries the pod's UID,
+        so a pod deleted and re-created under its name refuses it (422: metadata.uid is immutable) instead of
+        taking a write meant for its predecessor."""
+        meta = {**(patch.get("metadata") or {}), "uid": pod.uid}
+        path = Resource("", "v1", "pods", subresource).object_path(pod.namespace, pod.name)
+        return self.request("PATCH", path, {**patch, "metadata": meta})
+
 
 class ApiCallError(Exception):
     """An API call failed: the HTTP status (0: no answer), the Status reason and message."""

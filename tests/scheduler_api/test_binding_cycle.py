@@ -60,8 +60,7 @@ class Pair:
 
     def pre_bind(self, cycle: CycleState, pod: PodInfo, node: str) -> Status | None:
         _record("pre_bind", pod)
-        self.handle.api.request("PATCH", f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}",
-                                {"metadata": {"annotations": {"example.com/paired-on": node}}})
+        self.handle.api.patch_pod(pod, {"metadata": {"annotations": {"example.com/paired-on": node}}})
         return None
 
 
@@ -267,3 +266,20 @@ def test_a_raising_filter_fails_that_pod_with_an_event_naming_it(kube_api, sched
     kube_api.wait_for(lambda: _bound(kube_api, "sturdy"))
     message = pod_events(kube_api, "fragile", "FailedScheduling")[0]["message"]
     assert message == 'running PreFilter plugin "Fragile": raised ValueError: cannot read the pod'
+
+
+def test_a_plugins_pod_patch_never_lands_on_a_same_name_successor(kube_api, kube_api_kubeconfig) -> None:
+    """patch_pod carries the pod's UID: the API server refuses it for a re-created pod of the same name."""
+    from scheduler.framework import ApiCallError
+    from scheduler.runtime.handle import ClientApi
+
+    old = kube_api.add_pod("same", scheduler_name=SCHEDULER)
+    api = ClientApi(Client(load_configuration(str(kube_api_kubeconfig)), qps=0, pool_size=2))
+    stale = PodInfo.from_api(old)
+    kube_api.delete_object("pods", "same", "default")
+    kube_api.add_pod("same", scheduler_name=SCHEDULER)
+    with pytest.raises(ApiCallError) as err:
+        api.patch_pod(stale, {"metadata": {"annotations": {"example.com/x": "y"}}})
+    assert err.value.status == 422
+    annotations = kube_api.get_object("pods", "same", "default")["metadata"].get("annotations") or {}
+    assert "example.com/x" not in annotations
