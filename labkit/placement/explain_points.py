@@ -62,31 +62,18 @@ class WhatIfHandle(Handle):
     not visible from here), this host's clock, every write refused and recorded."""
 
     def __init__(self, scheduler_name: str, kinds: Mapping[str, ObjectStore], reader: Reader | None = None) -> None:
-        self.scheduler_name = scheduler_name
-        self._kinds = kinds
-        self._api = WhatIfApi(reader)
-        self._waiting = WaitingPods(time.monotonic)
-
-    @property
-    def waiting(self) -> WaitingPods:
-        return self._waiting
+        super().__init__(scheduler_name, kinds, WaitingPods(time.monotonic), WhatIfApi(reader))
 
     @property
     def api(self) -> WhatIfApi:
+        assert isinstance(self._api, WhatIfApi)
         return self._api
-
-    def objects(self, resource: str) -> ObjectStore:
-        store = self._kinds.get(resource)
-        if store is None:
-            raise KeyError(f"{resource} is not watched: declare it in the plugin's watches "
-                           f"(watched: {', '.join(self._kinds) or 'none'})")
-        return store
 
     def now(self) -> float:
         return time.monotonic()
 
     def bind(self, pod: PodInfo, node: str) -> Status:
-        self._api.refused.append(f"POST /api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding")
+        self.api.refused.append(f"POST /api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding")
         return Status(Code.ERROR, (f"binding refused: {REFUSED}",))
 
 

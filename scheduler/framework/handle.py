@@ -57,21 +57,31 @@ class ApiCallError(Exception):
 
 
 class Handle(ABC):
-    """The framework-owned services a plugin instance may use. One per profile."""
+    """The framework-owned services a plugin instance may use. One per profile. The owner gives the watched
+    kinds' stores, the waiting pods and the API; a kind of handle says what its clock and its binding are."""
 
-    scheduler_name: str
+    def __init__(self, scheduler_name: str, kinds: Mapping[str, ObjectStore], waiting: WaitingPods,
+                 api: ApiCalls) -> None:
+        self.scheduler_name = scheduler_name
+        self._kinds = {str(Resource.parse(kind)): store for kind, store in kinds.items()}
+        self._waiting = waiting
+        self._api = api
 
     @property
-    @abstractmethod
-    def waiting(self) -> WaitingPods: ...
+    def waiting(self) -> WaitingPods:
+        return self._waiting
 
     @property
-    @abstractmethod
-    def api(self) -> ApiCalls: ...
+    def api(self) -> ApiCalls:
+        return self._api
 
-    @abstractmethod
     def objects(self, resource: str) -> ObjectStore:
         """The store of a kind some plugin of this scheduler ``watches`` (KeyError naming it otherwise)."""
+        store = self._kinds.get(str(Resource.parse(resource)))
+        if store is None:
+            raise KeyError(f"{resource} is not watched by any plugin of this scheduler: declare it in the "
+                           f"plugin's watches (watched: {', '.join(self._kinds) or 'none'})")
+        return store
 
     @abstractmethod
     def now(self) -> float:

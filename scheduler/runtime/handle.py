@@ -54,30 +54,12 @@ class RuntimeHandle(Handle):
 
     def __init__(self, scheduler_name: str, client: Client, kinds: Mapping[str, ObjectStore],
                  waiting: WaitingPods, clock: Callable[[], float] = time.monotonic) -> None:
-        self.scheduler_name = scheduler_name
+        super().__init__(scheduler_name, kinds, waiting, ClientApi(client))
         self._client = client
-        self._api = ClientApi(client)
-        self._kinds = kinds
-        self._waiting = waiting
         self._clock = clock
         self.halt: threading.Event | None = None  # the binder's halt of the current leadership term
         self._results: dict[str, BindResult] = {}
         self._lock = threading.Lock()
-
-    @property
-    def waiting(self) -> WaitingPods:
-        return self._waiting
-
-    @property
-    def api(self) -> ApiCalls:
-        return self._api
-
-    def objects(self, resource: str) -> ObjectStore:
-        store = self._kinds.get(resource)
-        if store is None:
-            raise KeyError(f"{resource} is not watched: declare it in the plugin's watches "
-                           f"(watched: {', '.join(self._kinds) or 'none'})")
-        return store
 
     def now(self) -> float:
         return self._clock()

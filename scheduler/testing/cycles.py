@@ -136,26 +136,14 @@ class FakeHandle(Handle):
 
     def __init__(self, scheduler_name: str = "default-scheduler", *, clock: FakeClock | None = None,
                  api: FakeApi | None = None, objects: Mapping[str, ObjectStore] | None = None) -> None:
-        self.scheduler_name = scheduler_name
         self.clock = clock if clock is not None else FakeClock()
-        self._api = api if api is not None else FakeApi()
-        self._objects = dict(objects or {})
-        self._waiting = WaitingPods(self.clock)
-
-    @property
-    def waiting(self) -> WaitingPods:
-        return self._waiting
+        super().__init__(scheduler_name, objects or {}, WaitingPods(self.clock),
+                         api if api is not None else FakeApi())
 
     @property
     def api(self) -> FakeApi:
+        assert isinstance(self._api, FakeApi)
         return self._api
-
-    def objects(self, resource: str) -> ObjectStore:
-        store = self._objects.get(_canonical(resource))
-        if store is None:
-            raise KeyError(f"{resource} is not watched by any plugin of this scheduler: declare it in the "
-                           f"plugin's watches (watched: {', '.join(self._objects) or 'none'})")
-        return store
 
     def now(self) -> float:
         return self.clock()
