@@ -147,12 +147,17 @@ class SchedulingCycle:
         if extensions.has_binding_points:
             self._reserve_and_permit(qp, extensions, assumed, node, cluster, result, start)
             return
+        self._decided(qp, result, start, None)
+        self.binder.submit(assumed, node)
+
+    def _decided(self, qp: QueuedPod, result: ScheduleResult, start: float, cycle: CycleState | None) -> None:
+        """The pod leaves the queue decided: no longer nominated, its attempt counted, kept for its binding."""
+        pod = qp.pod
         self.queue.done(pod.key)
         self.nominator.remove(pod.uid)
-        self._observe(start, "scheduled", profile_name)
+        self._observe(start, "scheduled", pod.scheduler_name)
         _log_verdicts(pod, result)
-        self._binding[pod.uid] = (qp, profile_name, len(result.feasible_nodes), result.evaluated_nodes, None)
-        self.binder.submit(assumed, node)
+        self._binding[pod.uid] = (qp, pod.scheduler_name, len(result.feasible_nodes), result.evaluated_nodes, cycle)
 
     def _reserve_and_permit(self, qp: QueuedPod, extensions: Extensions, assumed: PodInfo, node: str,
                             cluster: ClusterView, result: ScheduleResult, start: float) -> None:
@@ -173,11 +178,7 @@ class SchedulingCycle:
             self.recorder.failed(pod, status.reason, profile_name)
             self._requeue_after_plugin(qp, pod, profile_name, status)
             return
-        self.queue.done(pod.key)
-        self.nominator.remove(pod.uid)
-        self._observe(start, "scheduled", profile_name)
-        _log_verdicts(pod, result)
-        self._binding[pod.uid] = (qp, profile_name, len(result.feasible_nodes), result.evaluated_nodes, cycle)
+        self._decided(qp, result, start, cycle)
         if waits:
             log.info("pod %s reserved on %s, waiting at Permit for %s", pod.key, node, ", ".join(sorted(waits)))
             self.waiting.add(assumed, node, waits, self._permit_settled)
@@ -202,22 +203,26 @@ class SchedulingCycle:
         if status.ok:
             self.binder.submit(pod, node, self._binding_cycle)
             return
-        qp, profile_name, _, _, cycle = self._binding.pop(pod.uid, (None, pod.scheduler_name, 0, 0, None))
-        self.extensions[profile_name].unreserve(cycle or CycleState(None, node), pod, node)
-        self.cache.forget(pod.uid)
+        qp, profile_name = self._undo(pod, node)
         log.info("pod %s not bound to %s: %s (%s)", pod.key, node, status.reason, status.plugin)
         if self.pending.contains(pod):  # not about a pod deleted while it waited
             self.recorder.failed(pod, status.reason, profile_name)
         self._requeue_after_plugin(qp, pod, profile_name, status)
+
+    def _undo(self, pod: PodInfo, node: str) -> tuple[QueuedPod | None, str]:
+        """A reserved pod will not be bound: Unreserve in reverse, the assumption forgotten; its queue entry and
+        profile are returned for the requeue."""
+        qp, profile_name, _, _, cycle = self._binding.pop(pod.uid, (None, pod.scheduler_name, 0, 0, None))
+        self.extensions[profile_name].unreserve(cycle or CycleState(None, node), pod, node)
+        self.cache.forget(pod.uid)
+        return qp, profile_name
 
     def release_waiting(self) -> None:
         """Leadership ended: every pod held at Permit is let go unbound, its reservation undone, and waits in
         the queue for whoever leads next."""
         for waiting in self.waiting.cancel_all():
             pod, node = waiting.pod, waiting.node
-            qp, profile_name, _, _, cycle = self._binding.pop(pod.uid, (None, pod.scheduler_name, 0, 0, None))
-            self.extensions[profile_name].unreserve(cycle or CycleState(None, node), pod, node)
-            self.cache.forget(pod.uid)
+            qp, _ = self._undo(pod, node)
             self._requeue(qp, pod)
 
     def _binding_cycle(self, pod: PodInfo, node: str, halt: threading.Event) -> BindResult:
