@@ -39,6 +39,8 @@ USER_AGENT = "kubelab-scheduler"
 
 # One immediate retry when a pooled keep-alive connection turns out to be closed (connect errors; read
 # errors only for idempotent verbs, urllib3's default). Anything else is the caller's to retry with backoff.
+# client-go's rest.Request: an answer with Retry-After is tried again at most this many times.
+MAX_RETRY_AFTER = 10
 _RETRIES = urllib3.Retry(total=2, connect=2, read=1, redirect=0, status=0, other=0, raise_on_status=False)
 
 # TCP keepalive on every socket: when the API server's host vanishes (crash, dropped route) the kernel
@@ -150,6 +152,16 @@ class ApiError(Exception):
     @property
     def unreachable(self) -> bool:
         return self.status == 0
+
+    @property
+    def retry_after(self) -> int | None:
+        """The seconds the API server asked the client to wait before trying again: a 429 or 5xx Status's
+        details.retryAfterSeconds, which kube-apiserver sends with the same value as its Retry-After header
+        (API Priority and Fairness' throttling, a storage timeout). None when it asked for nothing."""
+        if self.status != 429 and self.status < 500:
+            return None
+        seconds = self.details.get("retryAfterSeconds")
+        return seconds if isinstance(seconds, int) and seconds > 0 else None
 
 
 @dataclass
@@ -302,18 +314,39 @@ class Client:
         """One request with a JSON (or bytes) body; returns the parsed JSON answer or raises ApiError.
         Raises RequestCancelled, without sending, if `cancel` is set before the request goes out.
         `read_answer` False: a success's body is not decoded ({} is returned), for writes whose answer
-        nobody reads (an event: its answer is the whole Event again, ~1 KB with managedFields)."""
+        nobody reads (an event: its answer is the whole Event again, ~1 KB with managedFields).
+
+        An answer asking to wait (429 or 5xx with Retry-After) is tried again after that wait, as client-go's
+        rest.Request does (up to MAX_RETRY_AFTER times, each through the rate limiter again), as long as the
+        waits fit in `timeout`; a `cancel` set meanwhile ends the wait with RequestCancelled."""
         data = None if body is None else (body if isinstance(body, bytes) else orjson.dumps(body))
-        if self._lean is not None:
-            raw, resource = self._send_lean(verb, path, query, data, content_type, timeout, cancel)
-        else:
-            tmo = urllib3.Timeout(connect=min(timeout, 10.0), read=timeout)
-            raw = self._send(verb, path, query, data, content_type, tmo, stream=False, cancel=cancel).data
-            resource = request_kind(verb, path, query)[1]
+        waited = 0.0
+        for attempt in range(MAX_RETRY_AFTER + 1):
+            try:
+                raw, resource = self._attempt(verb, path, query, data, content_type, timeout, cancel)
+                break
+            except ApiError as err:
+                wait = err.retry_after
+                if wait is None or attempt == MAX_RETRY_AFTER or waited + wait > timeout:
+                    raise
+            waited += wait
+            if cancel is None:
+                time.sleep(wait)
+            elif cancel.wait(wait):
+                raise RequestCancelled(f"{verb} {path}")
         if not raw or not read_answer:
             return {}
         self.counts.answered(resource, len(raw))
         return orjson.loads(raw)
+
+    def _attempt(self, verb: str, path: str, query: Mapping[str, Any] | None, data: bytes | None,
+                 content_type: str, timeout: float, cancel: threading.Event | None) -> tuple[bytes, str]:
+        """One try of ``request``: the answer's body and the resource it counts under."""
+        if self._lean is not None:
+            return self._send_lean(verb, path, query, data, content_type, timeout, cancel)
+        tmo = urllib3.Timeout(connect=min(timeout, 10.0), read=timeout)
+        raw = self._send(verb, path, query, data, content_type, tmo, stream=False, cancel=cancel).data
+        return raw, request_kind(verb, path, query)[1]
 
     def _send_lean(self, verb: str, path: str, query: Mapping[str, Any] | None, data: bytes | None,
                    content_type: str, timeout: float, cancel: threading.Event | None) -> tuple[bytes, str]:

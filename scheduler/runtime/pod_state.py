@@ -94,8 +94,8 @@ def write_about(client: Client, pod: PodInfo, write: Callable[[], Any], *,
     is nothing to write any more: ``wanted()`` says it is no longer news, or a refusal naming the pod
     (404, 409, 422) turns out, once the pod is read, to mean it is gone, replaced or assigned. A server
     error (5xx), or a refusal while the pod is still pending, is tried again after each of ``pauses``. Not
-    tried again: 429 (its Retry-After, a second or more, is longer than these pauses, and the API server
-    asked for less traffic) and no answer at all (a request that already waited out its timeout, or a
+    tried again: 429 (the client already waited out its Retry-After as often as the request's timeout allowed,
+    and the API server asked for less traffic) and no answer at all (a request that already waited out its timeout, or a
     refused connection). The last ApiError is raised when every attempt failed."""
     for attempt in range(len(pauses) + 1):
         if not wanted():

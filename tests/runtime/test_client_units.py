@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import pytest
 from kubernetes import client as k8s_client
 
 from scheduler.model import PodInfo
 from scheduler.runtime.binder import binding_body
-from scheduler.runtime.client import Client, TokenBucket, _error_from
+from scheduler.runtime.client import ApiError, Client, RequestCancelled, TokenBucket, _error_from
 from scheduler.runtime.events import NOTE_LIMIT, event_body, unschedulable_condition_patch
 
 
@@ -140,3 +142,81 @@ def test_requests_keep_the_server_urls_path_and_the_query() -> None:
         server.shutdown()
         server.server_close()
     assert seen == ["/k8s/clusters/c-1/api/v1/nodes?limit=5"]
+
+
+class _Answers:
+    """A tiny HTTP server answering GETs from a list: (status, Status details or None) each, then 200 {}."""
+
+    def __init__(self, answers: list[tuple[int, dict | None]]) -> None:
+        self.answers = list(answers)
+        self.seen = 0
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                owner.seen += 1
+                status, details = owner.answers.pop(0) if owner.answers else (200, None)
+                body = json.dumps({} if status == 200 else
+                                  {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": status,
+                                   "reason": "TooManyRequests", "message": "slow down",
+                                   **({"details": details} if details else {})}).encode()
+                self.send_response(status)
+                if details:
+                    self.send_header("Retry-After", str(details["retryAfterSeconds"]))
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        cfg = k8s_client.Configuration()
+        cfg.host = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.client = Client(cfg, qps=0)
+
+    def close(self) -> None:
+        self.client.close()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_an_answer_asking_to_wait_is_tried_again_after_the_wait() -> None:
+    """429 with Retry-After (details.retryAfterSeconds), as API Priority and Fairness throttles: the request
+    goes again after that wait, as client-go's rest.Request does, and the caller sees the success."""
+    answers = _Answers([(429, {"retryAfterSeconds": 1}), (503, {"retryAfterSeconds": 1})])
+    try:
+        start = time.monotonic()
+        assert answers.client.get("/api/v1/nodes") == {}
+        assert answers.seen == 3
+        assert time.monotonic() - start >= 2.0
+    finally:
+        answers.close()
+
+
+def test_an_answer_without_retry_after_or_beyond_the_timeout_is_raised_at_once() -> None:
+    answers = _Answers([(429, None), (429, {"retryAfterSeconds": 30})])
+    try:
+        with pytest.raises(ApiError) as plain:
+            answers.client.get("/api/v1/nodes")
+        assert plain.value.status == 429 and plain.value.retry_after is None
+        with pytest.raises(ApiError) as long_wait:
+            answers.client.get("/api/v1/nodes", timeout=5.0)  # 30 s of waiting does not fit in 5
+        assert long_wait.value.retry_after == 30
+        assert answers.seen == 2
+    finally:
+        answers.close()
+
+
+def test_cancel_ends_a_retry_after_wait() -> None:
+    answers = _Answers([(429, {"retryAfterSeconds": 20})])
+    cancel = threading.Event()
+    threading.Timer(0.2, cancel.set).start()
+    try:
+        with pytest.raises(RequestCancelled):
+            answers.client.request("GET", "/api/v1/nodes", cancel=cancel)
+        assert answers.seen == 1
+    finally:
+        answers.close()
