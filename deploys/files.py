@@ -63,7 +63,18 @@ def kubeadm_init_config(lab: Lab) -> str:
         api_endpoint=api_endpoint(lab),
         pod_cidr=str(lab.network.pod_cidr),
         service_cidr=str(lab.network.service_cidr),
+        **control_plane_flags(lab),
     )
+
+
+def control_plane_flags(lab: Lab) -> dict[str, dict]:
+    """kubernetes.feature_gates and runtime_config as the kubeadm templates place them: extraArgs of the API
+    server (feature-gates, runtime-config), of the controller manager and scheduler (feature-gates), and the
+    KubeletConfiguration's featureGates (kubeadm shares it with every node that joins)."""
+    gates, runtime = lab.kubernetes.feature_gates_flag, lab.kubernetes.runtime_config_flag
+    api_server = {name: value for name, value in (("feature-gates", gates), ("runtime-config", runtime)) if value}
+    return {"api_server_args": api_server, "component_args": {"feature-gates": gates} if gates else {},
+            "kubelet_feature_gates": lab.kubernetes.feature_gate_values}
 
 
 def kubeadm_join_config(lab: Lab, node: Node, token: str, ca_cert_hash: str) -> str:

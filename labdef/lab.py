@@ -32,6 +32,7 @@ from pydantic import (
 from labdef import versions
 from labdef.errors import UserError
 from scheduler.config import parse_duration
+from scheduler.feature_gates import FeatureGateError, parse_feature_gates
 from scheduler.quantity import QuantityError, parse_quantity
 from scheduler.validation import field_problems
 
@@ -151,6 +152,13 @@ class Kubernetes(StrictModel):
     package_key_url: str | None = None
     # Debian revision of the kubelet/kubeadm/kubectl packages: pkgs.k8s.io publishes 1.36.4-1.1.
     package_revision: str = "1.1"
+    # Feature gates of every kube component (API server, controller manager, kube-scheduler, kubelet) and of
+    # the lab's scheduler, e.g. {GenericWorkload: true, GangScheduling: true}; checked against the gates of
+    # the Kubernetes minor. Set at `up` on a new cluster (kubeadm init): changing them later needs a rebuild.
+    feature_gates: dict[str, Any] = Field(default_factory=dict)
+    # kube-apiserver's --runtime-config: API versions to serve or not, e.g. {"scheduling.k8s.io/v1alpha2": true}
+    # (alpha APIs are off unless listed). Set at `up` on a new cluster, like feature_gates.
+    runtime_config: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("package_source")
     @classmethod
@@ -203,6 +211,25 @@ class Kubernetes(StrictModel):
     @property
     def minor_number(self) -> int:
         return int(self.version.split(".")[1])
+
+    @property
+    def feature_gates_flag(self) -> str:
+        """The gates as --feature-gates takes them ('A=true,B=false', sorted); '' when none is set."""
+        if not self.feature_gates:
+            return ""
+        return parse_feature_gates(self.feature_gates, self.minor_number, "kubernetes.feature_gates").as_flag()
+
+    @property
+    def feature_gate_values(self) -> dict[str, bool]:
+        """The gates as the KubeletConfiguration's featureGates map holds them."""
+        if not self.feature_gates:
+            return {}
+        return parse_feature_gates(self.feature_gates, self.minor_number, "kubernetes.feature_gates").explicit()
+
+    @property
+    def runtime_config_flag(self) -> str:
+        """runtime_config as kube-apiserver's --runtime-config takes it ('group/version=true,...', sorted)."""
+        return ",".join(f"{key}={str(bool(value)).lower()}" for key, value in sorted(self.runtime_config.items()))
 
 
 class Containerd(StrictModel):
@@ -562,6 +589,28 @@ def _check_plugins(lab: Lab) -> Iterator[str]:
         folders.setdefault(name, i)
 
 
+# A --runtime-config key: v1 (the core group), api/all|ga|beta|alpha, or group/version[/resource].
+RUNTIME_CONFIG_KEY = re.compile(r"^(v1|api/(all|ga|beta|alpha)|[a-z0-9]([-a-z0-9.]*[a-z0-9])?/v[1-9][0-9]*"
+                                r"((alpha|beta)[1-9][0-9]*)?(/[a-z0-9]([-a-z0-9]*[a-z0-9])?)?)$")
+
+
+def _check_kubernetes(lab: Lab) -> Iterator[str]:
+    """feature_gates against the gates of the lab's minor, runtime_config against kube-apiserver's syntax."""
+    k8s = lab.kubernetes
+    if k8s.feature_gates:
+        try:
+            parse_feature_gates(k8s.feature_gates, k8s.minor_number, "kubernetes.feature_gates")
+        except FeatureGateError as err:
+            yield from str(err).splitlines()
+    for key, value in k8s.runtime_config.items():
+        where = f"kubernetes.runtime_config.{key}"
+        if not RUNTIME_CONFIG_KEY.match(key):
+            yield (f"{where}: not an API kube-apiserver's --runtime-config names; write group/version (e.g. "
+                   "scheduling.k8s.io/v1alpha2), group/version/resource, v1, or api/all|ga|beta|alpha")
+        if not isinstance(value, bool):
+            yield f"{where}: {value!r} is not true or false"
+
+
 def _check_scheduler(lab: Lab) -> Iterator[str]:
     yield from _check_plugins(lab)
     if lab.scheduler.replicas > 1 and not lab.scheduler.leader_elect:
@@ -674,7 +723,7 @@ def validate(lab: Lab, allowed_ranges: list[ipaddress.IPv4Network] | None = None
     """Cross-field rules pydantic's per-field checks cannot express."""
     ranges = allowed_ranges if allowed_ranges is not None else _allowed_host_only_ranges()
     versions_refused = [message for kind, message in _version_findings(lab) if kind == PROBLEM]
-    return [*_check_nodes(lab), *_check_network(lab, ranges), *_check_provider(lab),
+    return [*_check_nodes(lab), *_check_network(lab, ranges), *_check_provider(lab), *_check_kubernetes(lab),
             *_check_scheduler(lab), *versions_refused]
 
 

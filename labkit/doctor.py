@@ -19,6 +19,7 @@ from labdef.errors import UserError
 from labdef.lab import Lab, missing_files, version_warnings
 from labkit import lab_plugins
 from labkit.vagrant import PROVIDER_TOOLS, VAGRANT_INSTALL_HINT, require_virtualbox_pair, tool_output
+from scheduler.feature_gates import KUBERNETES_GATES
 from scheduler.framework import in_tree_registry
 
 OK, WARN, FAIL = "ok", "warn", "fail"
@@ -151,6 +152,21 @@ def check_versions(lab: Lab) -> Iterator[Check]:
         yield Check(f"versions ({field})", WARN, detail)
 
 
+def check_feature_gates(lab: Lab) -> Iterator[Check]:
+    """kubernetes.feature_gates and runtime_config (already checked against the minor) and where they go."""
+    k8s = lab.kubernetes
+    if k8s.feature_gates:
+        alpha = [name for name in sorted(k8s.feature_gate_values)
+                 if KUBERNETES_GATES[k8s.minor_number][name].stage == "ALPHA"]
+        note = f"; alpha: {', '.join(alpha)}" if alpha else ""
+        yield Check("feature gates", OK, f"{k8s.feature_gates_flag} (Kubernetes 1.{k8s.minor_number}{note}) for "
+                                         "kube-apiserver, kube-controller-manager, kube-scheduler, every kubelet and "
+                                         "the lab's scheduler; set when `up` creates the cluster")
+    if k8s.runtime_config:
+        yield Check("runtime config", OK, f"kube-apiserver --runtime-config={k8s.runtime_config_flag}; set when "
+                                          "`up` creates the cluster")
+
+
 def check_lab_files(lab: Lab) -> Iterator[Check]:
     """The files the lab definition names (scenario files) are there."""
     missing = missing_files(lab)
@@ -176,4 +192,4 @@ def check_scheduler_plugins(lab: Lab) -> Iterator[Check]:
 
 def run_checks(lab: Lab) -> list[Check]:
     return [*check_python_deps(), *check_vagrant(lab), *check_host_size(lab), *check_network(lab),
-            *check_versions(lab), *check_lab_files(lab), *check_scheduler_plugins(lab)]
+            *check_versions(lab), *check_feature_gates(lab), *check_lab_files(lab), *check_scheduler_plugins(lab)]

@@ -98,3 +98,15 @@ def test_the_plugin_folders_and_scenario_files_the_lab_names_must_be_there(tmp_p
     assert list(doctor.check_scheduler_plugins(load_lab(lab_file))) == []  # not loaded: named above
     [check] = doctor.check_lab_files(load_lab(DEFAULT_LAB_FILE))
     assert check.verdict == doctor.OK
+
+
+def test_doctor_shows_the_feature_gates_and_runtime_config():
+    data = yaml.safe_load(DEFAULT_LAB_FILE.read_text())
+    data["kubernetes"].update(feature_gates={"GenericWorkload": True, "GangScheduling": True},
+                              runtime_config={"scheduling.k8s.io/v1alpha2": True})
+    checks = {c.name: c for c in doctor.check_feature_gates(parse_lab(data))}
+    assert checks["feature gates"].verdict == doctor.OK
+    assert checks["feature gates"].detail.startswith(
+        "GangScheduling=true,GenericWorkload=true (Kubernetes 1.36; alpha: GangScheduling, GenericWorkload)")
+    assert checks["runtime config"].detail.startswith("kube-apiserver --runtime-config=scheduling.k8s.io/v1alpha2=true")
+    assert list(doctor.check_feature_gates(load_lab(DEFAULT_LAB_FILE))) == []
