@@ -448,6 +448,40 @@ class Placement(StrictModel):
         return data
 
 
+# The example driver's image, pinned: registry.k8s.io/dra-example-driver/dra-example-driver (its chart's
+# default repository). v0.4.0 is the newest release tag found offline on 2026-11-28 (installed from its chart
+# onto Kubernetes 1.36.1 in a public write-up; Kubernetes' own DRA tutorial pins v0.2.0). The registry is out
+# of reach here: `./lab doctor` checks the tag on the lab's workers.
+DRA_EXAMPLE_DRIVER_IMAGE = "registry.k8s.io/dra-example-driver/dra-example-driver:v0.4.0"
+DRA_MIN_MINOR = 34  # resource.k8s.io/v1 (DRA GA), which the driver's ResourceSlices and our DeviceClass use
+# An image reference with a tag or digest (the distribution reference grammar, lower-case).
+IMAGE_REFERENCE = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
+                             r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[0-9a-f]{64})$")
+
+
+class Dra(StrictModel):
+    """Dynamic Resource Allocation in the lab: kubernetes-sigs/dra-example-driver, which makes every worker
+    publish fake GPUs (driver gpu.example.com) that pods claim through ResourceClaims."""
+
+    # Install the example driver at `up` (after the CNI): a DaemonSet on every worker and the DeviceClass
+    # gpu.example.com.
+    example_driver: bool = False
+    # How many fake GPUs each worker publishes (gpu-0, gpu-1, ...; the driver's own default is 8).
+    devices_per_node: int = Field(8, ge=1, le=64)
+    # The driver's image (tag or digest); the workers pull it from its registry.
+    image: str = DRA_EXAMPLE_DRIVER_IMAGE
+    # Where the driver's DaemonSet and ServiceAccount live (created, and allowed privileged pods).
+    namespace: DnsLabel = "dra-example-driver"
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, value: str) -> str:
+        if not IMAGE_REFERENCE.match(value):
+            raise ValueError(f"{value!r} is not an image reference with a tag or digest like "
+                             f"{DRA_EXAMPLE_DRIVER_IMAGE}")
+        return value
+
+
 class Lab(StrictModel):
     # Names the lab's machines, its state folder .lab/<name>/ and its kubeconfig context.
     name: DnsLabel
@@ -460,6 +494,7 @@ class Lab(StrictModel):
     nodes: list[Node]
     scheduler: SchedulerSettings = SchedulerSettings()
     placement: Placement = Placement()
+    dra: Dra = Dra()
     # The folder relative paths in the definition start from: the lab file's (set by parse_lab).
     _base_dir: Path = PrivateAttr(default=DEFAULT_LAB_FILE.parent)
 
@@ -611,6 +646,16 @@ def _check_kubernetes(lab: Lab) -> Iterator[str]:
             yield f"{where}: {value!r} is not true or false"
 
 
+def _check_dra(lab: Lab) -> Iterator[str]:
+    if not lab.dra.example_driver:
+        return
+    if lab.kubernetes.minor_number < DRA_MIN_MINOR:
+        yield (f"dra.example_driver: needs Kubernetes 1.{DRA_MIN_MINOR} or later (resource.k8s.io/v1), not "
+               f"kubernetes.version {lab.kubernetes.version}; raise the version or set example_driver: false")
+    if not lab.workers:
+        yield "dra.example_driver: the driver runs on the workers and the lab has none; add a worker under nodes"
+
+
 def _check_scheduler(lab: Lab) -> Iterator[str]:
     yield from _check_plugins(lab)
     if lab.scheduler.replicas > 1 and not lab.scheduler.leader_elect:
@@ -724,7 +769,7 @@ def validate(lab: Lab, allowed_ranges: list[ipaddress.IPv4Network] | None = None
     ranges = allowed_ranges if allowed_ranges is not None else _allowed_host_only_ranges()
     versions_refused = [message for kind, message in _version_findings(lab) if kind == PROBLEM]
     return [*_check_nodes(lab), *_check_network(lab, ranges), *_check_provider(lab), *_check_kubernetes(lab),
-            *_check_scheduler(lab), *versions_refused]
+            *_check_dra(lab), *_check_scheduler(lab), *versions_refused]
 
 
 def parse_lab(data: object, source: str = "<lab>",

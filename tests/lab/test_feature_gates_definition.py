@@ -74,3 +74,36 @@ def test_bad_runtime_config_is_refused(key, value, message):
                                  "scheduling.k8s.io/v1alpha2/workloads"])
 def test_runtime_config_keys_kube_apiserver_takes(key):
     assert lab_with(runtime_config={key: True}).kubernetes.runtime_config == {key: True}
+
+
+def dra_lab(dra, **kubernetes):
+    data = yaml.safe_load(DEFAULT_LAB_FILE.read_text())
+    data["kubernetes"] = {**data["kubernetes"], **kubernetes}
+    data["dra"] = dra
+    return parse_lab(data, "lab.yaml", allowed_ranges=VBOX_DEFAULT)
+
+
+def test_the_dra_example_driver_is_off_unless_asked():
+    assert lab_with().dra.example_driver is False
+    dra = dra_lab({"example_driver": True, "devices_per_node": 4}).dra
+    assert (dra.example_driver, dra.devices_per_node, dra.namespace) == (True, 4, "dra-example-driver")
+
+
+@pytest.mark.parametrize("dra,kubernetes,message", [
+    ({"example_driver": True}, {"version": "1.33.7"}, "dra.example_driver: needs Kubernetes 1.34 or later"),
+    ({"image": "registry.k8s.io/dra-example-driver/dra-example-driver"}, {}, "dra.image: "),
+    ({"devices_per_node": 0}, {}, "dra.devices_per_node: "),
+    ({"example_drivers": True}, {}, "dra.example_drivers: unknown field"),
+])
+def test_bad_dra_settings_are_refused_by_field(dra, kubernetes, message):
+    with pytest.raises(LabError) as err:
+        dra_lab(dra, **kubernetes)
+    assert any(problem.startswith(message) for problem in err.value.problems), err.value.problems
+
+
+def test_the_dra_example_driver_needs_a_worker():
+    data = yaml.safe_load(DEFAULT_LAB_FILE.read_text())
+    data["nodes"] = [n for n in data["nodes"] if n["role"] == "control-plane"]
+    data["dra"] = {"example_driver": True}
+    with pytest.raises(LabError, match="dra.example_driver: the driver runs on the workers"):
+        parse_lab(data, "lab.yaml", allowed_ranges=VBOX_DEFAULT)
