@@ -13,8 +13,8 @@ from pyinfra import host
 from pyinfra.api.deploy import deploy
 
 from deploys.cni import calico
-from deploys.dra import dra_example_driver
 from deploys.control_plane import control_plane
+from deploys.dra import dra_example_driver
 from deploys.join import JoinHandoff, join_workers
 from deploys.lab_host import node_of
 from deploys.node_prep import prepare_node

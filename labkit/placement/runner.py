@@ -33,7 +33,13 @@ from labkit.placement.explain import ExplainError, SchedulerConfig, load_schedul
 from labkit.placement.judge import MISS, PASS
 from labkit.placement.options import PlacementOptions
 from labkit.placement.probe import probe
-from labkit.placement.scenarios import DRA_SCENARIOS_FILE, SCENARIOS_FILE, Scenario, ScenarioSet, load_scenarios
+from labkit.placement.scenarios import (
+    DRA_SCENARIOS_FILE,
+    SCENARIOS_FILE,
+    Scenario,
+    ScenarioSet,
+    load_scenarios,
+)
 from labkit.placement.session import MANAGED_BY, Session, served_kind
 from scheduler.framework import Registry
 
