@@ -13,16 +13,18 @@ the fix. The tables are facts from upstream, read on 2026-11-28 (stored copies o
 - the 1.37-cycle scheduler feature list (pkg/features split per component in 1.37): the 1.36 specs of the
   scheduler and DRA gates (DRA*, InPlacePodLevelResourcesVerticalScaling, NodeDeclaredFeatures,
   TopologyAwareWorkloadScheduling, VolumeAttributesClass);
-- test/compatibility_lifecycle/reference/versioned_feature_list.yaml (1.34 cycle) for the component-base
-  gates ContextualLogging and ComponentSLIs; pkg/features/kube_features.go (1.33 cycle) for PodIndexLabel and
-  StatefulSetAutoDeletePVC, removed in 1.35.
+- client-go's features (staging/src/k8s.io/client-go/features/known_features.go, 1.35 cycle), which kube
+  components register under --feature-gates too, and component-base's logging gates
+  (component-base/logs/api/v1/kube_features.go); test/compatibility_lifecycle/reference/
+  versioned_feature_list.yaml (1.34 cycle) for ComponentSLIs; pkg/features/kube_features.go (1.33 cycle) for
+  PodIndexLabel and StatefulSetAutoDeletePVC, removed in 1.35.
 
 What is not covered, because no copy of the release-1.34/1.35/1.36 tags could be read whole offline:
 - 1.36 changes of non-scheduler gates (kubelet, controllers, apiserver): their 1.35 spec is used for 1.36;
 - gates new in 1.36 other than those named above (WorkloadAwarePreemption and WorkloadWithJob, alpha in
   1.36, are taken from a quotation of 1.36's kube_features.go);
-- gates removed in 1.35 other than the two named above, and client-go's gates (WatchListClient,
-  InformerResourceVersion, ...), and component-base's LoggingAlphaOptions/LoggingBetaOptions.
+- gates removed in 1.35 other than the two named above, and DRAResourceClaimGranularStatusAuthorization (named
+  by dra-example-driver's RBAC as a 1.36 gate; its stage could not be read).
 Gates whose upstream comment planned their removal in 1.36 (all locked GA or deprecated) are treated as gone
 in 1.36: refusing one only refuses setting a locked gate to the value it already has.
 """
@@ -277,6 +279,14 @@ ComponentFlagz 32A-
 ComponentStatusz 32A-
 ComponentSLIs 26A- 27B+ 32G+L
 ContextualLogging 24A- 30B+
+LoggingAlphaOptions 24A-
+LoggingBetaOptions 24B+
+ClientsAllowCBOR 32A-
+ClientsPreferCBOR 32A-
+InOrderInformers 33B+
+InOrderInformersBatchProcess 35B+
+InformerResourceVersion 30A- 35G+
+WatchListClient 30B- 35B+
 """
 
 # A gate may be enabled only with these enabled too (defaultKubernetesFeatureGateDependencies, which

@@ -115,3 +115,10 @@ def test_feature_gates_is_immutable():
     with pytest.raises(AttributeError):
         gates.minor = 35  # type: ignore[misc]
     assert isinstance(gates, FeatureGates)
+
+
+def test_client_go_and_logging_gates_are_accepted_as_kube_components_accept_them():
+    assert parse_feature_gates("WatchListClient=false,LoggingAlphaOptions=true").explicit() == {
+        "LoggingAlphaOptions": True, "WatchListClient": False}
+    assert KUBERNETES_GATES[34]["WatchListClient"].default is False
+    assert KUBERNETES_GATES[35]["WatchListClient"].default is True
