@@ -32,7 +32,7 @@ from pydantic import (
 from labdef import versions
 from labdef.errors import UserError
 from scheduler.config import parse_duration
-from scheduler.feature_gates import FeatureGateError, parse_feature_gates
+from scheduler.feature_gates import SCHEDULER_MINOR, FeatureGateError, parse_feature_gates
 from scheduler.quantity import QuantityError, parse_quantity
 from scheduler.validation import field_problems
 
@@ -635,6 +635,9 @@ def _check_kubernetes(lab: Lab) -> Iterator[str]:
     if k8s.feature_gates:
         try:
             parse_feature_gates(k8s.feature_gates, k8s.minor_number, "kubernetes.feature_gates")
+            # The lab's scheduler takes them too, as the kube-scheduler minor it follows would.
+            if k8s.minor_number != SCHEDULER_MINOR:
+                parse_feature_gates(k8s.feature_gates, SCHEDULER_MINOR, "kubernetes.feature_gates")
         except FeatureGateError as err:
             yield from str(err).splitlines()
     for key, value in k8s.runtime_config.items():

@@ -107,3 +107,10 @@ def test_the_dra_example_driver_needs_a_worker():
     data["dra"] = {"example_driver": True}
     with pytest.raises(LabError, match="dra.example_driver: the driver runs on the workers"):
         parse_lab(data, "lab.yaml", allowed_ranges=VBOX_DEFAULT)
+
+
+def test_gates_must_suit_the_labs_scheduler_too():
+    # JobSuccessPolicy is a 1.35 gate gone in 1.36, the kube-scheduler minor the lab's scheduler follows.
+    (problem,) = problems(version="1.35.9", feature_gates={"JobSuccessPolicy": True})
+    assert problem.startswith("kubernetes.feature_gates.JobSuccessPolicy: JobSuccessPolicy is not a feature gate "
+                              "of Kubernetes 1.36")
