@@ -40,7 +40,7 @@ from types import MappingProxyType
 from typing import Any
 
 from cel_expr_python import cel as _cel
-from cel_expr_python.ext import ext_bindings, ext_strings
+from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
 from scheduler.quantity import QuantityError, parse_quantity
 
@@ -128,17 +128,18 @@ class SemVer:
 
 
 def _normalize_semver(text: str) -> str:
-    text = text.removeprefix("v")
-    core, sep, rest = text, "", ""
-    for i, ch in enumerate(text):
-        if ch in "-+":
-            core, sep, rest = text[:i], ch, text[i + 1:]
-            break
-    parts = core.split(".")
-    while len(parts) < 3:
-        parts.append("0")
-    parts = [p.lstrip("0") or "0" if p.isdigit() else p for p in parts]
-    return ".".join(parts) + (sep + rest if sep else "")
+    """Kubernetes' normalizeAndParse before the strict parse: drop one leading "v", strip leading zeros of
+    the (at most three) dot-separated parts, fill a missing minor and patch with 0."""
+    parts = text.removeprefix("v").split(".", 2)
+    for i, part in enumerate(parts):
+        if len(part) > 1:
+            part = part.lstrip("0")
+            parts[i] = part if part[:1].isdigit() else "0" + part
+    if len(parts) < 3:
+        if any(c in parts[-1] for c in "+-"):
+            raise ValueError("short version cannot contain PreRelease/Build meta data")
+        parts += ["0"] * (3 - len(parts))
+    return ".".join(parts)
 
 
 # Runtime encoding of the opaque types: tagged bytes, canonical so that bytes equality is value equality
@@ -199,11 +200,15 @@ def _cmp(a: Any, b: Any) -> int:
 _INT64 = (-(2**63), 2**63 - 1)
 
 
+# resource.ParseQuantity's error, which Kubernetes' quantity() returns as is.
+_QUANTITY_FORMAT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+
+
 def _quantity(text: str) -> bytes:
     try:
         return _encode_quantity(parse_quantity(text))
-    except QuantityError as err:
-        raise _EvalError(f"quantities must match the regular expression: {err}") from None
+    except QuantityError:
+        raise _EvalError(_QUANTITY_FORMAT) from None
 
 
 def _is_quantity(text: str) -> bool:
@@ -265,7 +270,7 @@ _SEMVER_T = _T.AbstractType("kubernetes.Semver")
 _LIBRARY: tuple[tuple[str, str, bool, tuple, Any, Any, Any], ...] = (
     ("quantity", "string_to_quantity", False, (_T.STRING,), _QUANTITY_T, _T.BYTES, _quantity),
     ("isQuantity", "is_quantity_string", False, (_T.STRING,), _T.BOOL, _T.BOOL, _is_quantity),
-    ("sign", "quantity_sign", True, (_QUANTITY_T,), _T.INT, _T.INT,
+    ("sign", "quantity_sign", False, (_QUANTITY_T,), _T.INT, _T.INT,  # sign(q): not a member in Kubernetes
      lambda a: (_q(a) > 0) - (_q(a) < 0)),
     ("isInteger", "quantity_is_integer", True, (_QUANTITY_T,), _T.BOOL, _T.BOOL,
      lambda a: _q(a).denominator == 1 and _INT64[0] <= _q(a).numerator <= _INT64[1]),
@@ -319,18 +324,67 @@ def _declarations(runtime: bool) -> list:
 
 
 def _extensions() -> list:
-    return [ext_bindings.ExtBindings(), ext_strings.ExtStrings()]
+    # Kubernetes: cel.bind (ext.Bindings), ext.Strings version 2, optional types.
+    return [ext_bindings.ExtBindings(), ext_strings.ExtStrings(version=2), ext_optional.ExtOptional()]
 
 
-_DEVICE_CHECK_T = _T.Map(_T.STRING, _T.DYN)
-
-_CHECKER = _cel.NewEnv(variables={"device": _DEVICE_CHECK_T}, functions=_declarations(runtime=False),
-                       extensions=_extensions())
+# The checker sees the fields of Kubernetes' ``kubernetes.DRADevice`` object type as typed variables: a
+# selector's ``device.<field>`` is rewritten, for checking only, to ``device_<field>`` (same length, so
+# error positions stay right). ``device`` itself stays declared, loosely typed, for the rare expression that
+# passes the whole object around (``cel.bind(d, device, ...)``).
+_DEVICE_FIELDS = {
+    "driver": _T.STRING,
+    "allowMultipleAllocations": _T.BOOL,
+    "attributes": _T.Map(_T.STRING, _T.Map(_T.STRING, _T.DYN)),
+    "capacity": _T.Map(_T.STRING, _T.Map(_T.STRING, _QUANTITY_T)),
+}
+_CHECKER = _cel.NewEnv(
+    variables={"device": _T.Map(_T.STRING, _T.DYN), **{f"device_{f}": t for f, t in _DEVICE_FIELDS.items()}},
+    functions=_declarations(runtime=False), extensions=_extensions())
 _RUNTIME = _cel.NewEnv(variables={"device": _T.DYN}, functions=_declarations(runtime=True),
                        extensions=_extensions())
 
-# Kubernetes-only libraries that the runtime does not implement: an expression using one is refused.
-_UNSUPPORTED: tuple[str, ...] = ()
+# What Kubernetes 1.36's environment has and this runtime does not: an expression using it is refused at
+# compile, saying so. Function name -> the Kubernetes library it belongs to.
+_UNSUPPORTED = {
+    **dict.fromkeys(("url", "isURL", "getScheme", "getHost", "getHostname", "getPort", "getEscapedPath",
+                     "getQuery"), "URL"),
+    **dict.fromkeys(("find", "findAll"), "regex"),
+    **dict.fromkeys(("isSorted", "sum", "min", "max", "indexOf", "lastIndexOf"), "lists"),
+    **dict.fromkeys(("sets.contains", "sets.equivalent", "sets.intersects", "sets"), "sets"),
+    **dict.fromkeys(("ip", "isIP", "cidr", "isCIDR", "family", "isUnspecified", "isLoopback",
+                     "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast", "containsIP",
+                     "containsCIDR", "prefixLength", "masked", "ip.isCanonical"), "IP and CIDR"),
+    **dict.fromkeys(("format", "validate"), "format"),
+    **dict.fromkeys(("mul", "div", "divInt"), "quantity"),
+}
+_NAMED_IN_ERROR = re.compile(r"(?:undeclared reference to|found no matching overload for) '([\w.]+)'")
+_CROSS_NUMERIC = re.compile(
+    r"found no matching overload for '_(?:<|<=|>|>=)_' applied to '\((int|uint|double), (int|uint|double)\)'")
+_TWO_VAR = re.compile(
+    r"\.\s*(all|exists|existsOne|transformList|transformMap|transformMapEntry)\s*\(\s*[A-Za-z_]\w*\s*,"
+    r"\s*[A-Za-z_]\w*\s*,")
+
+
+def _unsupported(expression: str, masked: str, message: str) -> str | None:
+    """Why a checker error is a feature Kubernetes has and this evaluator lacks, or None."""
+    two_var = _TWO_VAR.search(masked)
+    if two_var:
+        return (f"two-variable comprehensions ({two_var[1]}(k, v, ...), Kubernetes 1.32+) are not supported by "
+                "kubelab's CEL evaluator")
+    cross = _CROSS_NUMERIC.search(message)
+    if cross and cross[1] != cross[2]:
+        return (f"comparing {cross[1]} with {cross[2]} (Kubernetes' cross-type numeric comparisons) is not "
+                "supported by kubelab's CEL evaluator: convert one side, e.g. double(x)")
+    named = _NAMED_IN_ERROR.search(message)
+    if named and named[1] in _UNSUPPORTED:
+        name = named[1]
+        if name in ("sets", "format"):  # a namespace: name the function
+            call = re.search(rf"\b{name}\s*\.\s*(\w+)", masked)
+            name = f"{name}.{call[1]}" if call else name
+        return (f"{name}() from Kubernetes' {_UNSUPPORTED[named[1]]} library is not supported by kubelab's "
+                "CEL evaluator")
+    return None
 
 
 # --- devices -------------------------------------------------------------------------------------------
@@ -546,13 +600,60 @@ def _pad_key(expression: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     return (tuple(sorted(domains["attributes"])), tuple(sorted(domains["capacity"])))
 
 
+_DEVICE_SELECT = re.compile(r"(?<![\w.])device\s*\.\s*([A-Za-z_]\w*)")
+_HAS_BEFORE = re.compile(r"has\s*\(\s*$")
+
+
+def _mask(expression: str) -> str:
+    """The expression with every string literal's content blanked (same length)."""
+    return _LITERAL.sub(lambda m: m["prefix"] + m["body"][0] + " " * (len(m["body"]) - 2)
+                        + m["body"][-1], expression)
+
+
+def _typed(expression: str, masked: str) -> str | tuple[int, str]:
+    """The expression with ``device.<field>`` as the checker's typed ``device_<field>`` variables, padded
+    to the same length; or (offset, field) of the first unknown field."""
+    out = list(expression)
+    for select in _DEVICE_SELECT.finditer(masked):
+        name = select[1]
+        if name not in _DEVICE_FIELDS:
+            return (select.start(1), name)
+        if _HAS_BEFORE.search(masked, 0, select.start()):
+            continue  # has(device.driver): a presence test on the object, true for its required fields
+        replacement = f"device_{name}"
+        out[select.start():select.end()] = list(replacement.ljust(select.end() - select.start()))
+        # Assigning a slice of equal length keeps every later offset valid.
+    return "".join(out)
+
+
+def _located(expression: str, offset: int, message: str) -> str:
+    """A cel-go style error at ``offset``: "ERROR: <input>:L:C: message" and the line with a caret."""
+    line_no = expression.count("\n", 0, offset) + 1
+    start = expression.rfind("\n", 0, offset) + 1
+    end = expression.find("\n", offset)
+    line = expression[start:] if end < 0 else expression[start:end]
+    column = offset - start
+    return f"ERROR: <input>:{line_no}:{column + 1}: {message}\n | {line}\n | {'.' * column}^"
+
+
 @functools.lru_cache(maxsize=1024)
 def _compile(expression: str) -> _Compiled | str:
     """The compiled program, or kube-scheduler's reason why the expression does not compile."""
+    masked = _mask(expression)
+    typed = _typed(expression, masked)
+    if isinstance(typed, tuple):
+        offset, name = typed
+        return "compilation failed: " + _located(expression, offset, f"undefined field '{name}'")
     try:
-        checked = _CHECKER.compile(expression)
+        checked = _CHECKER.compile(typed)
     except RuntimeError as err:
-        return "compilation failed: " + _compile_reason(str(err))
+        message = _compile_reason(str(err))
+        # The checker printed the rewritten text: show the selector as written (same length, line by line).
+        for mine, theirs in zip(typed.split("\n"), expression.split("\n"), strict=True):
+            if mine != theirs:
+                message = message.replace(f" | {mine}", f" | {theirs}")
+        why = _unsupported(expression, masked, message)
+        return "compilation failed: " + (why or message)
     result = checked.return_type()
     if result != _T.BOOL and result != _T.DYN:
         return f"must evaluate to bool or the unknown type, not {_type_name(result)}"

@@ -108,7 +108,7 @@ def test_quantity_library():
     assert matches('device.capacity["gpu.example.com"].memory.isLessThan(quantity("41Gi"))')
     assert matches('device.capacity["gpu.example.com"].memory.asInteger() == 42949672960')
     assert matches('device.capacity["gpu.example.com"].memory.isInteger()')
-    assert matches('device.capacity["gpu.example.com"].memory.sign() == 1')
+    assert matches('sign(device.capacity["gpu.example.com"].memory) == 1')  # not a member function upstream
     assert matches('device.capacity["gpu.example.com"].memory.add(quantity("1Gi")) == quantity("41Gi")')
     assert matches('device.capacity["gpu.example.com"].memory.sub(1).add(1) == quantity("40Gi")')
     assert matches('device.capacity["example.com"].slots.asApproximateFloat() == 1.5')
@@ -116,7 +116,8 @@ def test_quantity_library():
     assert matches('isQuantity("1.5Gi") && !isQuantity("1.5 Gi")')
     assert "cannot convert value to integer" in runtime_error(
         'device.capacity["example.com"].slots.asInteger() == 1').reason
-    assert runtime_error('quantity("12 apples").sign() == 1').runtime
+    assert runtime_error('sign(quantity("12 apples")) == 1').reason == (
+        "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
 
 
 def test_semver_library():
@@ -171,6 +172,54 @@ def test_non_bool_results_are_refused_at_compile():
 def test_a_dyn_result_that_is_not_bool_is_a_runtime_error():
     err = runtime_error('device.attributes["gpu.example.com"].numa')
     assert err.reason == "CEL result of type int could not be converted to bool"
+
+
+def test_device_is_kubernetes_dra_device_object_type():
+    # device has exactly driver, allowMultipleAllocations, attributes and capacity, with their types.
+    err = compile_error('device.vendor == "x"')
+    assert err.reason == ("compilation failed: ERROR: <input>:1:8: undefined field 'vendor'\n"
+                          " | device.vendor == \"x\"\n | .......^")
+    assert compile_error("device.driver").reason == "must evaluate to bool or the unknown type, not string"
+    reason = compile_error("device.driver + 1 == 2").reason
+    assert "found no matching overload for '_+_' applied to '(string, int)'" in reason
+    assert " | device.driver + 1 == 2" in reason  # the selector as written, not the checker's rewrite
+    assert "(kubernetes.Quantity, int)" in compile_error('device.capacity["gpu.example.com"].memory == 1').reason
+    assert matches("!device.allowMultipleAllocations")
+    assert matches("device . driver == 'gpu.example.com'")
+    assert matches("has(device.driver)")
+    assert matches('"device.vendor" != ""')  # inside a literal: not a field
+
+
+def test_optional_types_and_strings_extension():
+    assert matches('device.attributes["gpu.example.com"].?model.orValue("") == "a100"')
+    assert matches('device.attributes["gpu.example.com"].?nope.orValue("none") == "none"')
+    assert matches('device.attributes["gpu.example.com"].model.upperAscii() == "A100"')
+    assert matches('"a,b".split(",").size() == 2')
+
+
+@pytest.mark.parametrize(("expression", "named"), [
+    ('url("https://x").getHost() == "x"', "url() from Kubernetes' URL library"),
+    ('device.attributes["gpu.example.com"].model.find("[0-9]+") == "100"', "find() from Kubernetes' regex library"),
+    ("[1, 2].sum() == 3", "sum() from Kubernetes' lists library"),
+    ("sets.contains([1, 2], [1])", "sets.contains() from Kubernetes' sets library"),
+    ('ip("10.0.0.1").family() == 4', "ip() from Kubernetes' IP and CIDR library"),
+    ('!format.dns1123Label().validate("x").hasValue()', "format.dns1123Label() from Kubernetes' format library"),
+    ('device.capacity["gpu.example.com"].memory.mul(2) == quantity("80Gi")', "mul() from Kubernetes' quantity"),
+    ('device.attributes["gpu.example.com"].exists(k, v, k == "model")', "two-variable comprehensions"),
+    ('sign(device.capacity["gpu.example.com"].memory) < 1.5', "comparing int with double"),
+])
+def test_what_kubernetes_allows_and_this_evaluator_lacks_is_refused_saying_so(expression, named):
+    reason = compile_error(expression).reason
+    assert named in reason
+    assert "not supported by kubelab's CEL evaluator" in reason
+
+
+def test_cross_type_numeric_comparison_of_an_attribute_runs():
+    assert matches('device.attributes["gpu.example.com"].numa < 1.5')  # dyn: decided at run time
+
+
+def test_sign_is_a_function_not_a_method_as_upstream():
+    assert "sign" in compile_error('quantity("1").sign() == 1').reason
 
 
 def test_compiled_once_per_expression():
