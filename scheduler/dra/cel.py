@@ -204,6 +204,7 @@ _INT64 = (-(2**63), 2**63 - 1)
 _QUANTITY_FORMAT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
 
+@functools.lru_cache(maxsize=4096)
 def _quantity(text: str) -> bytes:
     try:
         return _encode_quantity(parse_quantity(text))
@@ -240,6 +241,7 @@ def _as_integer(raw: Any) -> int:
     return value.numerator
 
 
+@functools.lru_cache(maxsize=4096)
 def _semver(text: str, normalize: bool = False) -> bytes:
     try:
         return _encode_semver(SemVer.parse(text, normalize))
@@ -396,34 +398,48 @@ _RENEW_AFTER = 256
 
 
 class _Bindings:
-    """The CEL input of one device: the variables and a reusable Activation (not thread-safe)."""
+    """The CEL input of one device: its variables and a reusable Activation, renewed now and then (the
+    lock makes evaluation on one device from several threads safe)."""
 
-    __slots__ = ("activation", "data", "lock", "padded", "uses")
+    __slots__ = ("activation", "data", "lock", "padded", "results", "uses")
 
     def __init__(self, data: dict):
         self.data = data
-        self.activation = None
+        self.activation = _RUNTIME.Activation(data)
         self.uses = 0
         self.padded: dict[tuple, _Bindings] = {}
         self.lock = threading.Lock()
+        # expression -> True, False or the runtime error's reason. A selector's result on a device never
+        # changes (CEL has no clock or randomness and the view is immutable), so each pod's filter pass
+        # after the first costs a dict lookup per device.
+        self.results: dict[str, bool | str] = {}
 
-    def get(self):
-        if self.activation is None or self.uses >= _RENEW_AFTER:
-            self.activation = _RUNTIME.Activation(self.data)
-            self.uses = 0
-        self.uses += 1
-        return self.activation
+    def evaluate(self, program: Any) -> Any:
+        with self.lock:
+            self.uses += 1
+            if self.uses > _RENEW_AFTER:
+                self.activation = _RUNTIME.Activation(self.data)
+                self.uses = 1
+            result = program.eval(self.activation)
+            return result, result.value()
 
-    def with_domains(self, key: tuple[tuple[str, ...], tuple[str, ...]]) -> _Bindings:
-        """These variables with empty maps for the attribute and capacity domains in ``key`` the device lacks
-        (upstream's lookup of a missing domain yields an empty map)."""
+    def for_domains(self, key: tuple[tuple[str, ...], tuple[str, ...]]) -> _Bindings:
+        """The bindings to evaluate a selector indexing the literal domains ``key`` with: these, or a copy
+        with an empty map for each such domain the device lacks (upstream's lookup of a missing domain
+        yields an empty map)."""
         found = self.padded.get(key)
         if found is None:
-            device = dict(self.data["device"])
-            attrs, caps = key
-            device["attributes"] = {**{d: {} for d in attrs}, **device["attributes"]}
-            device["capacity"] = {**{d: {} for d in caps}, **device["capacity"]}
-            found = self.padded[key] = _Bindings({"device": device})
+            device = self.data["device"]
+            attrs = [d for d in key[0] if d not in device["attributes"]]
+            caps = [d for d in key[1] if d not in device["capacity"]]
+            if not attrs and not caps:
+                found = self
+            else:
+                device = dict(device)
+                device["attributes"] = {**{d: {} for d in attrs}, **device["attributes"]}
+                device["capacity"] = {**{d: {} for d in caps}, **device["capacity"]}
+                found = _Bindings({"device": device})
+            self.padded[key] = found
         return found
 
 
@@ -543,26 +559,26 @@ class DeviceSelector:
 
     def matches(self, device: DeviceView) -> bool:
         """True when the expression is true for ``device``; a runtime error raises CelError."""
-        if device._problem is not None:
-            raise CelError(self.field, device._problem, expression=self.expression, runtime=True)
         bindings = device._bindings
         assert bindings is not None, "DeviceView must come from device_view()"
+        result = bindings.results.get(self.expression)
+        if result is None:
+            result = bindings.results[self.expression] = self._evaluate(device, bindings)
+        if result is True or result is False:
+            return result
+        raise CelError(self.field, result, expression=self.expression, runtime=True)
+
+    def _evaluate(self, device: DeviceView, bindings: _Bindings) -> bool | str:
+        if device._problem is not None:
+            return device._problem
         if self._pad is not None:
-            attrs, caps = self._pad
-            data = bindings.data["device"]
-            missing = (tuple(d for d in attrs if d not in data["attributes"]),
-                       tuple(d for d in caps if d not in data["capacity"]))
-            if missing[0] or missing[1]:
-                bindings = bindings.with_domains(missing)
-        with bindings.lock:
-            result = self._program.eval(bindings.get())
-            value = result.value()
+            bindings = bindings.for_domains(self._pad)
+        result, value = bindings.evaluate(self._program)
         if value is True or value is False:
             return value
         if result.type() == _T.ERROR:
-            raise CelError(self.field, _runtime_reason(str(value)), expression=self.expression, runtime=True)
-        raise CelError(self.field, f"CEL result of type {_type_name(result.type())} could not be converted to bool",
-                       expression=self.expression, runtime=True)
+            return _runtime_reason(str(value))
+        return f"CEL result of type {_type_name(result.type())} could not be converted to bool"
 
 
 # String literals: quoted or triple-quoted, optionally raw (r) or bytes (b). Enough to find the literal
