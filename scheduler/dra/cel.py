@@ -359,6 +359,7 @@ _UNSUPPORTED = {
                      "containsCIDR", "prefixLength", "masked", "ip.isCanonical"), "IP and CIDR"),
     **dict.fromkeys(("format", "validate"), "format"),
     **dict.fromkeys(("mul", "div", "divInt"), "quantity"),
+    "includes": "DRA list-type attributes (alpha)",
 }
 _NAMED_IN_ERROR = re.compile(r"(?:undeclared reference to|found no matching overload for) '([\w.]+)'")
 _CROSS_NUMERIC = re.compile(

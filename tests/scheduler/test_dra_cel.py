@@ -206,6 +206,7 @@ def test_optional_types_and_strings_extension():
     ('!format.dns1123Label().validate("x").hasValue()', "format.dns1123Label() from Kubernetes' format library"),
     ('device.capacity["gpu.example.com"].memory.mul(2) == quantity("80Gi")', "mul() from Kubernetes' quantity"),
     ('device.attributes["gpu.example.com"].exists(k, v, k == "model")', "two-variable comprehensions"),
+    ('device.attributes["gpu.example.com"].model.includes("a100")', "includes() from Kubernetes' DRA list-type"),
     ('sign(device.capacity["gpu.example.com"].memory) < 1.5', "comparing int with double"),
 ])
 def test_what_kubernetes_allows_and_this_evaluator_lacks_is_refused_saying_so(expression, named):
