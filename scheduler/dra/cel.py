@@ -11,20 +11,28 @@ and a few microseconds per evaluation. Compared: cel-python (``celpy``, pure Pyt
 evaluation and has no type checker; common-expression-language (cel-rust) is as fast but has neither a type
 checker nor custom value types, and pulls a CLI's dependencies (typer, rich, prompt-toolkit) into the image.
 
-How Kubernetes' environment is reproduced (k8s.io/dynamic-resource-allocation/cel, apiserver CEL libraries):
+How Kubernetes' environment is reproduced (k8s.io/dynamic-resource-allocation/cel and the apiserver CEL
+libraries it enables):
 
-- Two environments. The *checker* declares ``device`` and the libraries with Kubernetes' types, the opaque
+- Two environments. The *checker* declares ``device`` as Kubernetes' ``kubernetes.DRADevice`` (driver,
+  allowMultipleAllocations, attributes, capacity: ``device.<field>`` is checked as a typed variable of the
+  same length, so error positions stay right), the libraries with their types, the opaque
   ``kubernetes.Quantity`` and ``kubernetes.Semver`` included, and type-checks every expression. The
   *runtime* evaluates the checked expression; since cel-expr-python cannot carry Python objects as CEL
-  values, a Quantity or Semver travels through it as tagged bytes (exact value, canonical form), which only
-  our functions create and read. Type checking first guarantees that no expression Kubernetes would refuse
-  reaches the runtime, so the encoding is never observable (a bytes literal is the one way to forge one).
+  values, a Quantity or Semver travels through it as tagged bytes (exact value, canonical form, so bytes
+  equality is upstream's ``==``), which only our functions create and read. Type checking first means no
+  expression Kubernetes refuses reaches the runtime, so the encoding is not observable (short of a bytes
+  literal forging one).
 - ``device.attributes[domain]`` and ``device.capacity[domain]`` give an empty map for a domain the device
   lacks (so ``has(device.attributes["x"].y)`` is false), and a missing attribute id is the runtime error
-  "no such key: <id>", as upstream's lookup does. Unqualified attribute and capacity names get the driver's
-  domain.
-- What the runtime cannot evaluate is refused at compile with a CelError saying so (never evaluated
-  differently): see ``_UNSUPPORTED``.
+  "no such key: <id>", as upstream's lookup does; unqualified names get the driver's domain.
+- Libraries: quantity and semver (as upstream: ``sign(q)`` is a function, ``semver(s, true)`` normalizes),
+  ``cel.bind``, strings (version 2), optional types. What Kubernetes has and this runtime lacks is refused
+  at compile with a CelError saying so, never evaluated differently: see ``_UNSUPPORTED``. Not enforced:
+  Kubernetes' runtime cost limit (1,000,000 per evaluation).
+- Speed: compile once per expression (cached); a DeviceView holds its CEL input and remembers each
+  selector's result (a selector's result on an immutable device never changes), so only the first pod that
+  asks pays for an evaluation (a few microseconds).
 """
 
 from __future__ import annotations
