@@ -322,9 +322,14 @@ def test_corpus_selectors_compile(stem):
     assert count > 0
 
 
-@pytest.mark.parametrize("stem", corpus_ids())
-def test_corpus_allocated_devices_match_their_requests(stem):
-    doc = load(stem)
+def test_corpus_allocated_devices_match_their_requests():
+    checked = 0
+    for stem in corpus_ids():
+        checked += allocated_devices_matched(load(stem))
+    assert checked > 100  # devices kube-scheduler allocated in the corpus
+
+
+def allocated_devices_matched(doc: dict) -> int:
     classes = class_selectors(doc)
     views = devices(doc)
     checked = 0
@@ -338,11 +343,9 @@ def test_corpus_allocated_devices_match_their_requests(stem):
             for result in allocation["devices"]["results"]:
                 cls, sels = reqs[result["request"]]
                 view = views[(result["driver"], result["pool"], result["device"])]
-                assert selected(classes[cls] + sels, view), (probe["index"], result)
+                assert selected(classes[cls] + sels, view), (doc["case"], probe["index"], result)
                 checked += 1
-    if not any(p["kube_scheduler"].get("allocations") for p in doc["probes"]):
-        pytest.skip(f"{stem}: no probe allocated a device")
-    assert checked > 0
+    return checked
 
 
 @pytest.mark.parametrize("stem", corpus_ids())
@@ -360,3 +363,57 @@ def test_corpus_selectors_evaluate_on_every_device_without_error(stem):
                 hits = [key for key, view in views.items() if selected(classes[cls] + sels, view)]
                 if "unsched:missing-model" in probe["tags"] and sels:
                     assert hits == [], (probe["index"], sels)
+
+
+def reachable(doc: dict, node_name: str) -> set[tuple[str, str, str]]:
+    """The devices of the slices a node can use: its own, and shared ones whose nodeSelector (zone terms, as
+    the corpus writes them) or allNodes takes it."""
+    node = next(n for n in doc["objects"]["nodes"] if n["metadata"]["name"] == node_name)
+    labels = node["metadata"].get("labels") or {}
+    out = set()
+    for slice_ in doc["objects"]["resourceslices"]:
+        spec = slice_["spec"]
+        if spec.get("nodeName"):
+            ok = spec["nodeName"] == node_name
+        elif spec.get("nodeSelector"):
+            ok = any(all(labels.get(e["key"]) in e["values"] for e in term.get("matchExpressions") or [])
+                     and not term.get("matchFields")
+                     for term in spec["nodeSelector"]["nodeSelectorTerms"])
+        else:
+            ok = bool(spec.get("allNodes"))
+        if ok:
+            out.update((spec["driver"], spec["pool"]["name"], d["name"]) for d in spec.get("devices") or [])
+    return out
+
+
+def test_corpus_all_mode_requests_got_exactly_the_devices_we_select():
+    # allocationMode All takes every device on the node's pools that the class and selectors match: ours
+    # selecting one more or one fewer than kube-scheduler allocated is a wrong match either way.
+    checked = 0
+    for stem in corpus_ids():
+        checked += all_mode_requests_matched(load(stem))
+    assert checked >= 10  # All-mode requests kube-scheduler allocated in the corpus
+
+
+def all_mode_requests_matched(doc: dict) -> int:
+    classes = class_selectors(doc)
+    views = devices(doc)
+    checked = 0
+    for probe in doc["probes"]:
+        node = probe["kube_scheduler"].get("bound_to")
+        allocations = probe["kube_scheduler"].get("allocations") or {}
+        for claim in probe["claim_manifests"]:
+            allocation = allocations.get(claim["metadata"]["name"])
+            if not node or not allocation:
+                continue
+            reqs = requests(claim)
+            for req in claim["spec"]["devices"]["requests"]:
+                if (req.get("exactly") or {}).get("allocationMode") != "All":
+                    continue
+                cls, sels = reqs[req["name"]]
+                ours = {key for key in reachable(doc, node) if selected(classes[cls] + sels, views[key])}
+                theirs = {(r["driver"], r["pool"], r["device"]) for r in allocation["devices"]["results"]
+                          if r["request"] == req["name"]}
+                assert ours == theirs, (doc["case"], probe["index"], req["name"])
+                checked += 1
+    return checked
