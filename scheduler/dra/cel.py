@@ -27,7 +27,7 @@ libraries it enables):
   lacks (so ``has(device.attributes["x"].y)`` is false), and a missing attribute id is the runtime error
   "no such key: <id>", as upstream's lookup does; unqualified names get the driver's domain.
 - Libraries: quantity and semver (as upstream: ``sign(q)`` is a function, ``semver(s, true)`` normalizes),
-  ``cel.bind``, strings (version 2), optional types. What Kubernetes has and this runtime lacks is refused
+  ``cel.bind``, strings (version 2), sets, optional types. What Kubernetes has and this runtime lacks is refused
   at compile with a CelError saying so, never evaluated differently: see ``_UNSUPPORTED``. Not enforced:
   Kubernetes' runtime cost limit (1,000,000 per evaluation).
 - Speed: compile once per expression (cached); a DeviceView holds its CEL input and remembers each
@@ -275,6 +275,29 @@ _T = _cel.Type
 _QUANTITY_T = _T.AbstractType("kubernetes.Quantity")
 _SEMVER_T = _T.AbstractType("kubernetes.Semver")
 
+_DYN_LIST = _T.List(_T.DYN)
+
+
+def _cel_equal(a: Any, b: Any) -> bool:
+    """CEL's heterogeneous equality on values as the runtime hands them to Python: a bool equals only a bool,
+    numbers compare by value across int, uint and double, lists and maps element by element."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, bytes | bytearray) and isinstance(b, bytes | bytearray):
+        return bytes(a) == bytes(b)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_cel_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_cel_equal(v, b[k]) for k, v in a.items())
+    return type(a) is type(b) and a == b
+
+
+def _cel_in(value: Any, items: list) -> bool:
+    return any(_cel_equal(value, item) for item in items)
+
+
 # name, overload id, member?, (checker parameter types), checker result, runtime result, implementation.
 # Runtime types replace both opaque types by BYTES.
 _LIBRARY: tuple[tuple[str, str, bool, tuple, Any, Any, Any], ...] = (
@@ -311,6 +334,13 @@ _LIBRARY: tuple[tuple[str, str, bool, tuple, Any, Any, Any], ...] = (
     ("isLessThan", "semver_is_less_than", True, (_SEMVER_T, _SEMVER_T), _T.BOOL, _T.BOOL,
      lambda a, b: _cmp(a, b) < 0),
     ("compareTo", "semver_compare_to", True, (_SEMVER_T, _SEMVER_T), _T.INT, _T.INT, _cmp),
+    # ext.Sets (Kubernetes 1.29+). Upstream declares list(T), list(T); list(dyn) also admits mixed lists.
+    ("sets.contains", "list_sets_contains_list", False, (_DYN_LIST, _DYN_LIST), _T.BOOL, _T.BOOL,
+     lambda a, b: all(_cel_in(x, a) for x in b)),
+    ("sets.equivalent", "list_sets_equivalent_list", False, (_DYN_LIST, _DYN_LIST), _T.BOOL, _T.BOOL,
+     lambda a, b: all(_cel_in(x, a) for x in b) and all(_cel_in(x, b) for x in a)),
+    ("sets.intersects", "list_sets_intersects_list", False, (_DYN_LIST, _DYN_LIST), _T.BOOL, _T.BOOL,
+     lambda a, b: any(_cel_in(x, a) for x in b)),
 )
 
 
@@ -361,7 +391,6 @@ _UNSUPPORTED = {
                      "getQuery"), "URL"),
     **dict.fromkeys(("find", "findAll"), "regex"),
     **dict.fromkeys(("isSorted", "sum", "min", "max", "indexOf", "lastIndexOf"), "lists"),
-    **dict.fromkeys(("sets.contains", "sets.equivalent", "sets.intersects", "sets"), "sets"),
     **dict.fromkeys(("ip", "isIP", "cidr", "isCIDR", "family", "isUnspecified", "isLoopback",
                      "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast", "containsIP",
                      "containsCIDR", "prefixLength", "masked", "ip.isCanonical"), "IP and CIDR"),
@@ -390,7 +419,7 @@ def _unsupported(expression: str, masked: str, message: str) -> str | None:
     named = _NAMED_IN_ERROR.search(message)
     if named and named[1] in _UNSUPPORTED:
         name = named[1]
-        if name in ("sets", "format"):  # a namespace: name the function
+        if name == "format":  # a namespace: name the function
             call = re.search(rf"\b{name}\s*\.\s*(\w+)", masked)
             name = f"{name}.{call[1]}" if call else name
         return (f"{name}() from Kubernetes' {_UNSUPPORTED[named[1]]} library is not supported by kubelab's "

@@ -201,7 +201,6 @@ def test_optional_types_and_strings_extension():
     ('url("https://x").getHost() == "x"', "url() from Kubernetes' URL library"),
     ('device.attributes["gpu.example.com"].model.find("[0-9]+") == "100"', "find() from Kubernetes' regex library"),
     ("[1, 2].sum() == 3", "sum() from Kubernetes' lists library"),
-    ("sets.contains([1, 2], [1])", "sets.contains() from Kubernetes' sets library"),
     ('ip("10.0.0.1").family() == 4', "ip() from Kubernetes' IP and CIDR library"),
     ('!format.dns1123Label().validate("x").hasValue()', "format.dns1123Label() from Kubernetes' format library"),
     ('device.capacity["gpu.example.com"].memory.mul(2) == quantity("80Gi")', "mul() from Kubernetes' quantity"),
@@ -213,6 +212,15 @@ def test_what_kubernetes_allows_and_this_evaluator_lacks_is_refused_saying_so(ex
     reason = compile_error(expression).reason
     assert named in reason
     assert "not supported by kubelab's CEL evaluator" in reason
+
+
+def test_sets_extension():
+    assert matches('sets.contains(["a100", "h100"], [device.attributes["gpu.example.com"].model])')
+    assert matches("sets.contains([1, 2, 3], [3, 1]) && !sets.contains([1], [1, 2])")
+    assert matches("sets.equivalent([1, 2], [2, 1, 1]) && !sets.equivalent([1], [1, 2])")
+    assert matches("sets.intersects([1, 2], [2, 5]) && !sets.intersects([1], [])")
+    assert matches("sets.contains([1.0], [1]) && !sets.contains([true], [1])")  # CEL equality, not Python's
+    assert matches('sets.contains([semver("1.0.0")], [semver("1.0.0+build")])')
 
 
 def test_cross_type_numeric_comparison_of_an_attribute_runs():
