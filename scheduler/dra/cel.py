@@ -563,6 +563,9 @@ def device_view(driver: str, device: Mapping) -> DeviceView:
 _KEY_NOT_FOUND = re.compile(r'Key not found in map ?: ?"?(.*?)"?$')
 
 
+_INDEX_ERROR = re.compile(r"Index error: index=(-?\d+) size=(\d+)$")
+
+
 def _runtime_reason(message: str) -> str:
     """cel-cpp's runtime error text in cel-go's words where they differ."""
     message = re.sub(r"^[A-Z_]+: ", "", message).strip()
@@ -572,6 +575,11 @@ def _runtime_reason(message: str) -> str:
         return f"no such key: {found[1]}"
     if message.startswith("No matching overloads found") or "no matching overload" in message.lower():
         return "no such overload"
+    if message == "divide by zero":
+        return "division by zero"
+    index = _INDEX_ERROR.match(message)
+    if index:
+        return f"index '{index[1]}' out of range in list size '{index[2]}'"
     return message
 
 

@@ -95,6 +95,13 @@ def test_a_missing_domain_is_an_empty_map_and_a_missing_attribute_a_runtime_erro
     assert str(err) == f"{FIELD}: CEL runtime error: no such key: nope"
 
 
+def test_runtime_errors_in_cel_gos_words():
+    numa = 'device.attributes["gpu.example.com"].numa'
+    assert runtime_error(f"1 / ({numa} - 1) == 1").reason == "division by zero"
+    assert runtime_error(f"[1][{numa} + 2] == 1").reason == "index '3' out of range in list size '1'"
+    assert runtime_error(f"{numa} + 9223372036854775807 > 0").reason == "integer overflow"
+
+
 def test_short_circuit_hides_runtime_errors_as_in_cel_go():
     assert matches('device.attributes["gpu.example.com"].nope == 1 || true')
     assert not matches('device.driver == "nic.example.com" && device.attributes["nic.example.com"].sriov')
