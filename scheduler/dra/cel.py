@@ -481,11 +481,12 @@ class _Bindings:
         return found
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DeviceView:
     """What a selector sees of one device (built once per device, then evaluated by any number of
     selectors): ``attributes`` domain -> id -> bool | int | str | SemVer, ``capacity`` domain -> id ->
-    exact value (Fraction, as scheduler.quantity parses it)."""
+    exact value (Fraction, as scheduler.quantity parses it). Compared and hashed by identity: it also holds
+    the results of the selectors evaluated on it."""
 
     driver: str
     attributes: Mapping[str, Mapping[str, object]]

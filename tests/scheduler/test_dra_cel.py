@@ -69,6 +69,7 @@ def test_view_puts_unqualified_names_in_the_drivers_domain():
     assert view.capacity["gpu.example.com"]["memory"] == 40 * 2**30
     assert view.capacity["example.com"]["slots"] == Fraction(3, 2)
     assert view.allow_multiple_allocations is False
+    assert len({view, gpu()}) == 2  # hashable, by identity
 
 
 def test_attribute_lookups():
