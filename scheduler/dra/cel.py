@@ -27,9 +27,9 @@ libraries it enables):
   lacks (so ``has(device.attributes["x"].y)`` is false), and a missing attribute id is the runtime error
   "no such key: <id>", as upstream's lookup does; unqualified names get the driver's domain.
 - Libraries: quantity and semver (as upstream: ``sign(q)`` is a function, ``semver(s, true)`` normalizes),
-  ``cel.bind``, strings (version 2), sets, optional types. What Kubernetes has and this runtime lacks is refused
-  at compile with a CelError saying so, never evaluated differently: see ``_UNSUPPORTED``. Not enforced:
-  Kubernetes' runtime cost limit (1,000,000 per evaluation).
+  ``cel.bind``, strings (version 2), sets, lists (isSorted/sum/min/max), optional types. What Kubernetes
+  has and this runtime lacks is refused at compile with a CelError saying so, never evaluated differently:
+  see ``_UNSUPPORTED``. Not enforced: Kubernetes' runtime cost limit (1,000,000 per evaluation).
 - Speed: compile once per expression (cached); a DeviceView holds its CEL input and remembers each
   selector's result (a selector's result on an immutable device never changes), so only the first pod that
   asks pays for an evaluation (a few microseconds).
@@ -38,6 +38,7 @@ libraries it enables):
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
 import threading
@@ -110,7 +111,8 @@ class SemVer:
             for part in match[4].split("."):
                 if part.isdigit():
                     if len(part) > 1 and part[0] == "0":
-                        raise ValueError(f"invalid semver: {text!r}: numeric prerelease {part!r} has a leading 0")
+                        raise ValueError(f"invalid semver: {text!r}: numeric prerelease {part!r} "
+                                         "has a leading 0")
                     pre.append(int(part))
                 else:
                     pre.append(part)
@@ -209,7 +211,8 @@ _INT64 = (-(2**63), 2**63 - 1)
 
 
 # resource.ParseQuantity's error, which Kubernetes' quantity() returns as is.
-_QUANTITY_FORMAT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+_QUANTITY_FORMAT = ("quantities must match the regular expression "
+                    "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -298,6 +301,32 @@ def _cel_in(value: Any, items: list) -> bool:
     return any(_cel_equal(value, item) for item in items)
 
 
+_LIST_ELEMENTS = {"int": _T.INT, "double": _T.DOUBLE, "bool": _T.BOOL, "string": _T.STRING, "bytes": _T.BYTES}
+
+
+def _plain(value: Any) -> Any:
+    return bytes(value) if isinstance(value, bytearray) else value
+
+
+def _is_sorted(items: list) -> bool:
+    return all(not a > b for a, b in itertools.pairwise(items))
+
+
+def _extreme(items: list, which: str) -> Any:
+    if not items:
+        raise _EvalError(f"{which} called on empty list")
+    return _plain(min(items) if which == "min" else max(items))
+
+
+def _sum(items: list) -> Any:
+    total: Any = 0.0 if items and isinstance(items[0], float) else 0
+    for item in items:
+        total += item
+        if isinstance(total, int) and not _INT64[0] <= total <= _INT64[1]:
+            raise _EvalError("integer overflow")
+    return total
+
+
 # name, overload id, member?, (checker parameter types), checker result, runtime result, implementation.
 # Runtime types replace both opaque types by BYTES.
 _LIBRARY: tuple[tuple[str, str, bool, tuple, Any, Any, Any], ...] = (
@@ -334,6 +363,16 @@ _LIBRARY: tuple[tuple[str, str, bool, tuple, Any, Any, Any], ...] = (
     ("isLessThan", "semver_is_less_than", True, (_SEMVER_T, _SEMVER_T), _T.BOOL, _T.BOOL,
      lambda a, b: _cmp(a, b) < 0),
     ("compareTo", "semver_compare_to", True, (_SEMVER_T, _SEMVER_T), _T.INT, _T.INT, _cmp),
+    # Kubernetes' lists library, for lists of int, double, bool, string and bytes (uint, duration and
+    # timestamp lists, indexOf and lastIndexOf are refused: see _UNSUPPORTED).
+    *((name, f"list_{t}_{suffix}", True, (_T.List(elem),), elem if result is None else result, _T.DYN, impl)
+      for t, elem in _LIST_ELEMENTS.items()
+      for name, suffix, result, impl in (
+          ("isSorted", "is_sorted_bool", _T.BOOL, _is_sorted),
+          ("min", f"min_{t}", None, lambda items: _extreme(items, "min")),
+          ("max", f"max_{t}", None, lambda items: _extreme(items, "max")))),
+    *((("sum", f"list_{t}_sum_{t}", True, (_T.List(elem),), elem, _T.DYN, _sum)
+       for t, elem in _LIST_ELEMENTS.items() if t in ("int", "double"))),
     # ext.Sets (Kubernetes 1.29+). Upstream declares list(T), list(T); list(dyn) also admits mixed lists.
     ("sets.contains", "list_sets_contains_list", False, (_DYN_LIST, _DYN_LIST), _T.BOOL, _T.BOOL,
      lambda a, b: all(_cel_in(x, a) for x in b)),
@@ -344,6 +383,10 @@ _LIBRARY: tuple[tuple[str, str, bool, tuple, Any, Any, Any], ...] = (
 )
 
 
+def _is_list(t: Any) -> bool:
+    return t.name().startswith("list") or t.name().startswith("LIST")
+
+
 def _declarations(runtime: bool) -> list:
     by_name: dict[str, list] = {}
     seen: set[tuple] = set()
@@ -351,7 +394,8 @@ def _declarations(runtime: bool) -> list:
         if runtime:
             # Quantity and Semver share one runtime signature (bytes): the first overload of a name
             # serves both (its implementation dispatches on the tag).
-            params = tuple(_T.BYTES if p in (_QUANTITY_T, _SEMVER_T) else p for p in params)
+            params = tuple(_T.BYTES if p in (_QUANTITY_T, _SEMVER_T) else _DYN_LIST if _is_list(p) else p
+                           for p in params)
             signature = (name, member, tuple(p.name() for p in params))
             if signature in seen:
                 continue
@@ -410,8 +454,8 @@ def _unsupported(expression: str, masked: str, message: str) -> str | None:
     """Why a checker error is a feature Kubernetes has and this evaluator lacks, or None."""
     two_var = _TWO_VAR.search(masked)
     if two_var:
-        return (f"two-variable comprehensions ({two_var[1]}(k, v, ...), Kubernetes 1.32+) are not supported by "
-                "kubelab's CEL evaluator")
+        return (f"two-variable comprehensions ({two_var[1]}(k, v, ...), Kubernetes 1.32+) are not supported "
+                "by kubelab's CEL evaluator")
     cross = _CROSS_NUMERIC.search(message)
     if cross and cross[1] != cross[2]:
         return (f"comparing {cross[1]} with {cross[2]} (Kubernetes' cross-type numeric comparisons) is not "
@@ -630,7 +674,10 @@ class DeviceSelector:
 
 # String literals: quoted or triple-quoted, optionally raw (r) or bytes (b). Enough to find the literal
 # domains an expression indexes and to mask literals before looking at identifiers.
-_LITERAL = re.compile(r'''(?P<prefix>[rRbB]{0,2})(?P<body>"""(?:\\.|[^\\])*?"""|\'\'\'(?:\\.|[^\\])*?\'\'\'|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')''', re.DOTALL)
+_LITERAL = re.compile(
+    r'''(?P<prefix>[rRbB]{0,2})'''
+    r'''(?P<body>"""(?:\\.|[^\\])*?"""|\'\'\'(?:\\.|[^\\])*?\'\'\'|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')''',
+    re.DOTALL)
 _INDEX = re.compile(r"\b(attributes|capacity)\s*\[\s*$")
 _MAP_USE = re.compile(r"\b(attributes|capacity)\b")
 

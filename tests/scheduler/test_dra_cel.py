@@ -208,7 +208,8 @@ def test_optional_types_and_strings_extension():
 @pytest.mark.parametrize(("expression", "named"), [
     ('url("https://x").getHost() == "x"', "url() from Kubernetes' URL library"),
     ('device.attributes["gpu.example.com"].model.find("[0-9]+") == "100"', "find() from Kubernetes' regex library"),
-    ("[1, 2].sum() == 3", "sum() from Kubernetes' lists library"),
+    ("[1u, 2u].sum() == 3u", "sum() from Kubernetes' lists library"),
+    ("[1, 2].indexOf(2) == 1", "indexOf() from Kubernetes' lists library"),
     ('ip("10.0.0.1").family() == 4', "ip() from Kubernetes' IP and CIDR library"),
     ('!format.dns1123Label().validate("x").hasValue()', "format.dns1123Label() from Kubernetes' format library"),
     ('device.capacity["gpu.example.com"].memory.mul(2) == quantity("80Gi")', "mul() from Kubernetes' quantity"),
@@ -220,6 +221,15 @@ def test_what_kubernetes_allows_and_this_evaluator_lacks_is_refused_saying_so(ex
     reason = compile_error(expression).reason
     assert named in reason
     assert "not supported by kubelab's CEL evaluator" in reason
+
+
+def test_lists_library():
+    assert matches("[1, 2, 3].isSorted() && ![2, 1].isSorted() && ['a', 'b'].isSorted()")
+    assert matches("[3, 1, 2].min() == 1 && [3, 1, 2].max() == 3 && ['b', 'a'].min() == 'a'")
+    assert matches("[1, 2].sum() == 3 && [1.5, 2.0].sum() == 3.5 && [b'b', b'a'].max() == b'b'")
+    assert matches('[device.attributes["gpu.example.com"].numa, 5].max() == 5')
+    assert runtime_error("[0].filter(x, x > 0).max() == 1").reason == "max called on empty list"
+    assert runtime_error("[9223372036854775807, 1].sum() > 0").reason == "integer overflow"
 
 
 def test_sets_extension():
