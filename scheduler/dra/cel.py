@@ -29,7 +29,12 @@ libraries it enables):
 - Libraries: quantity and semver (as upstream: ``sign(q)`` is a function, ``semver(s, true)`` normalizes),
   ``cel.bind``, strings (version 2), sets, lists (isSorted/sum/min/max), optional types. What Kubernetes
   has and this runtime lacks is refused at compile with a CelError saying so, never evaluated differently:
-  see ``_UNSUPPORTED``. Not enforced: Kubernetes' runtime cost limit (1,000,000 per evaluation).
+  see ``_UNSUPPORTED``.
+- Known differences, outside what kube-apiserver lets through or rare: the runtime cost limit (1,000,000 per
+  evaluation) is not enforced (kube-apiserver already refuses a selector whose estimated cost exceeds it);
+  a version attribute compared with ``==`` to a value of another type is false here, a runtime error
+  upstream ("no such overload"); mixed-type list literals and malformed regex or duration literals, refused
+  by kube-apiserver, compile here and fail when evaluated.
 - Speed: compile once per expression (cached); a DeviceView holds its CEL input and remembers each
   selector's result (a selector's result on an immutable device never changes), so only the first pod that
   asks pays for an evaluation (a few microseconds).
