@@ -78,7 +78,7 @@ class CelError(ValueError):
         if runtime:
             text = f"{field}: CEL runtime error: {reason}"
         else:
-            text = f"{field}: Invalid value: {json.dumps(expression)}: {reason}"
+            text = f"{field}: Invalid value: {json.dumps(expression, ensure_ascii=False)}: {reason}"
         super().__init__(text)
 
 
