@@ -313,7 +313,7 @@ def prepare_update(rtype: ResourceType, new: Obj, old: Obj, subresource: str | N
             meta.pop(system_field, None)
     out = {**new, "apiVersion": old.get("apiVersion"), "kind": old.get("kind"), "metadata": meta}
     if rtype.storage in ("pods", "nodes", "namespaces", "persistentvolumeclaims", "persistentvolumes",
-                         "poddisruptionbudgets", "customresourcedefinitions"):
+                         "poddisruptionbudgets", "customresourcedefinitions", "podgroups"):
         if subresource == "status":
             out["spec"] = old.get("spec")
             if rtype.storage == "pods":

@@ -29,11 +29,14 @@ members are retried at different times is not gathered again (kube-scheduler act
 from __future__ import annotations
 
 import datetime
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 from scheduler.framework import ApiCallError, ClusterEvent, Code, CycleState, Handle, Plugin, Status
 from scheduler.model import PodInfo
+
+log = logging.getLogger(__name__)
 
 NAME = "GangScheduling"
 PODGROUPS = "scheduling.k8s.io/v1alpha2/podgroups"
@@ -48,13 +51,9 @@ GROUP_UNSCHEDULABLE = "pod group is unschedulable"
 GANG_REJECTED = f"{GROUP_UNSCHEDULABLE}, {WAITING_AT_PERMIT}, {PLUGINS_WAIT}"
 
 
-def pod_group_name(pod: PodInfo | Mapping[str, Any]) -> str | None:
-    """The PodGroup a pod names in ``spec.schedulingGroup.podGroupName``, or None."""
-    obj = pod.raw if isinstance(pod, PodInfo) else pod
-    try:
-        group = (obj.get("spec") or {}).get("schedulingGroup") or {}
-    except LookupError:  # a counted pod whose object was not kept: not ours to judge
-        return None
+def pod_group_name(obj: Mapping[str, Any]) -> str | None:
+    """The PodGroup a Pod object names in ``spec.schedulingGroup.podGroupName``, or None."""
+    group = (obj.get("spec") or {}).get("schedulingGroup") or {}
     name = group.get("podGroupName") if isinstance(group, Mapping) else None
     return name if isinstance(name, str) and name else None
 
@@ -84,8 +83,21 @@ class GangScheduling:
         self.tried: dict[str, set[str]] = {}  # gang -> uids tried in its current attempt
 
     # -- reading the gang ---------------------------------------------------------------------------------
+    def _group_name(self, pod: PodInfo) -> str | None:
+        """The pod's PodGroup, from its object; a reserved pod's object is not kept (the cache drops it):
+        then from the pod watch's copy of the same pod (same uid)."""
+        try:
+            obj: Mapping[str, Any] | None = pod.raw or None
+        except LookupError:
+            obj = None
+        if obj is None:
+            obj = self.handle.objects(PODS).get_object(pod.namespace, pod.name)
+            if obj is None or (obj.get("metadata") or {}).get("uid", pod.uid) != pod.uid:
+                return None
+        return pod_group_name(obj)
+
     def _gang(self, pod: PodInfo) -> tuple[str, Mapping[str, Any] | None] | None:
-        name = pod_group_name(pod)
+        name = self._group_name(pod)
         if name is None:
             return None
         return name, self.handle.objects(PODGROUPS).get_object(pod.namespace, name)
@@ -126,13 +138,13 @@ class GangScheduling:
         return Status(Code.UNSCHEDULABLE)
 
     def reserve(self, cycle: CycleState, pod: PodInfo, node: str) -> Status | None:
-        name = pod_group_name(pod)
+        name = self._group_name(pod)
         if name is not None:
             self.reserved.setdefault(f"{pod.namespace}/{name}", set()).add(pod.uid)
         return None
 
     def unreserve(self, cycle: CycleState, pod: PodInfo, node: str) -> None:
-        name = pod_group_name(pod)
+        name = self._group_name(pod)
         if name is not None:
             self.reserved.get(f"{pod.namespace}/{name}", set()).discard(pod.uid)
 
@@ -156,7 +168,7 @@ class GangScheduling:
             return Status(Code.WAIT, (WAITING_AT_PERMIT,), NAME, timeout=PERMIT_TIMEOUT)
         self.tried.pop(key, None)
         for waiting in self.handle.waiting_pods():
-            if waiting.pod.namespace == pod.namespace and pod_group_name(waiting.pod) == name:
+            if waiting.pod.namespace == pod.namespace and self._group_name(waiting.pod) == name:
                 waiting.allow(NAME)
         self._set_condition(pod.namespace, name, group, "True", "Scheduled", "")
         return None
@@ -170,7 +182,7 @@ class GangScheduling:
         members = self._members(namespace, name)
         tried = self.tried.get(key, set())
         waiting = [w for w in self.handle.waiting_pods()
-                   if w.pod.namespace == namespace and pod_group_name(w.pod) == name]
+                   if w.pod.namespace == namespace and self._group_name(w.pod) == name]
         held = {w.pod.uid for w in waiting}
         untried = [obj for obj in members if not (obj.get("spec") or {}).get("nodeName")
                    and _uid(obj) not in tried and _uid(obj) not in held]
@@ -203,8 +215,8 @@ class GangScheduling:
         others = [c for c in conditions if c.get("type") != CONDITION]
         try:
             self.handle.api.patch_status(PODGROUPS, namespace, name, {"status": {"conditions": [*others, condition]}})
-        except ApiCallError:
-            pass  # the condition reports; the decision stands. The next change writes it again.
+        except ApiCallError as err:  # the condition reports; the decision stands
+            log.warning("PodGroup %s/%s: cannot write %s=%s: %s", namespace, name, CONDITION, status, err)
 
 
 def _uid(obj: Mapping[str, Any]) -> str:
