@@ -5,8 +5,8 @@ A pod joins a gang with ``spec.schedulingGroup.podGroupName``: the PodGroup of t
 whose ``spec.schedulingPolicy`` is ``gang: {minCount}`` (all-or-nothing for at least minCount pods) or
 ``basic: {}`` (each pod placed on its own, as if it had no group). kube-scheduler's rules, with its messages:
 
-- PreEnqueue: a member stays out of the queue while its PodGroup does not exist ("waiting for pod's pod group
-  "<name>" to appear in scheduling queue") or, for a gang, while fewer than minCount of its pods exist
+- PreEnqueue: a member stays out of the queue while its PodGroup does not exist ("waiting for pods's pod group
+  "<name>" to appear in scheduling queue", its wording in 1.36) or, for a gang, while fewer than minCount of its pods exist
   ("waiting for minCount pods from a gang to appear in scheduling queue");
 - Reserve/Unreserve: the members promised a node (reserved, not yet bound) are counted, with the bound ones;
 - Permit: a member waits (5 minutes, upstream's permit timeout) until minCount members are reserved or bound
@@ -56,6 +56,10 @@ def pod_group_name(obj: Mapping[str, Any]) -> str | None:
     group = (obj.get("spec") or {}).get("schedulingGroup") or {}
     name = group.get("podGroupName") if isinstance(group, Mapping) else None
     return name if isinstance(name, str) and name else None
+
+
+def missing_group(name: str) -> str:
+    return f'waiting for pods\'s pod group "{name}" to appear in scheduling queue'
 
 
 def min_count(group: Mapping[str, Any]) -> int | None:
@@ -121,7 +125,7 @@ class GangScheduling:
         name, group = found
         if group is None:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                          (f'waiting for pod\'s pod group "{name}" to appear in scheduling queue',), NAME)
+                          (missing_group(name),), NAME)
         wanted = min_count(group)
         if wanted is not None and len(self._members(pod.namespace, name)) < wanted:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (WAITING_FOR_MEMBERS,), NAME)
@@ -153,9 +157,9 @@ class GangScheduling:
         if found is None:
             return None
         name, group = found
-        if group is None:  # deleted since PreEnqueue let the pod in
-            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                          (f'waiting for pod\'s pod group "{name}" to appear in scheduling queue',), NAME)
+        if group is None:  # deleted since PreEnqueue let the pod in: an error, retried with backoff
+            why = f'failed to get podGroup {pod.namespace}/{name}: podgroups.scheduling.k8s.io "{name}" not found'
+            return Status(Code.ERROR, (why,), NAME)
         wanted = min_count(group)
         if wanted is None:
             return None

@@ -88,7 +88,7 @@ def test_a_pod_naming_a_missing_pod_group_waits_for_it():
     sim = _sim([])
     sim.add_pod(_member("a", "nope"))
     sim.run_until_idle()
-    assert sim.gated["default/a"].reason == 'waiting for pod\'s pod group "nope" to appear in scheduling queue'
+    assert sim.gated["default/a"].reason == 'waiting for pods\'s pod group "nope" to appear in scheduling queue'
     sim.put_object(PODGROUPS, _group("nope", {"basic": {}}))
     sim.run_until_idle()
     assert "default/a" in sim.placements
