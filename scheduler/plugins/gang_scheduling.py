@@ -10,7 +10,8 @@ whose ``spec.schedulingPolicy`` is ``gang: {minCount}`` (all-or-nothing for at l
   ("waiting for minCount pods from a gang to appear in scheduling queue");
 - Reserve/Unreserve: the members promised a node (reserved, not yet bound) are counted, with the bound ones;
 - Permit: a member waits (5 minutes, upstream's permit timeout) until minCount members are reserved or bound
-  ("waiting for minCount pods from a gang to be scheduled"); the one that completes the count lets the
+  ("waiting for minCount pods from a gang to be scheduled"), and its pending siblings are moved to the active
+  queue to be tried next (``Handle.activate``); the one that completes the count lets the
   waiting ones go, and the PodGroup's condition ``PodGroupScheduled`` becomes True, reason ``Scheduled``;
 - the end of a gang's attempt: once every pending member has been tried (placed and waiting, or found no
   node) without reaching minCount, the waiting members are turned away with kube-scheduler's message "pod
@@ -22,8 +23,8 @@ How it differs inside: kube-scheduler 1.36 takes a gang's pending pods out of th
 them one after another on one snapshot (its pod-group scheduling cycle, in the scheduler core). Here they are
 tried one after another through the ordinary cycle, back to back as they were queued, and this plugin's
 PostFilter and Permit see where the attempt ends: the same pods are tried in the same order against the same
-reservations, so the same number fit and the same messages are written. What is not the same: a gang whose
-members are retried at different times is not gathered again (kube-scheduler activates them together).
+reservations, so the same number fit and the same messages are written. A gang whose members wait for
+different things (a backoff, a cluster change) is gathered again by the first one that reaches Permit.
 """
 
 from __future__ import annotations
@@ -169,6 +170,9 @@ class GangScheduling:
             self.tried.setdefault(key, set()).add(pod.uid)
             if self._end_if_all_tried(pod.namespace, name, group, exclude=pod.uid):
                 return Status(Code.UNSCHEDULABLE, (GANG_REJECTED,), NAME)
+            # the members still pending are tried next, whatever they wait for (kube-scheduler activates them)
+            self.handle.activate(f"{pod.namespace}/{(obj.get('metadata') or {}).get('name')}" for obj in members
+                                 if not (obj.get("spec") or {}).get("nodeName") and _uid(obj) != pod.uid)
             return Status(Code.WAIT, (WAITING_AT_PERMIT,), NAME, timeout=PERMIT_TIMEOUT)
         self.tried.pop(key, None)
         for waiting in self.handle.waiting_pods():
