@@ -161,7 +161,7 @@ def _registry(args: argparse.Namespace, *, extender: bool = False) -> Registry:
         log.info("feature gates: %s", gates.as_flag())
     registry = load_registry(args.plugins)
     if not extender:
-        registry = registry.with_defaults(default_plugins(gates))
+        registry = registry.with_defaults(default_plugins(gates.enabled))
     for name in registry:
         if registry.source_of(name) != IN_TREE:
             log.info("plugin %s from %s", name, registry.source_of(name))

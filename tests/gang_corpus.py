@@ -60,7 +60,7 @@ def _with_uid(obj: dict[str, Any]) -> dict[str, Any]:
 def replay(doc: dict[str, Any], probe: dict[str, Any]) -> Cycles:
     """One gang judged on the file's state, every ready cycle run."""
     gates = parse_feature_gates(doc["config"]["featureGates"], source="the recording's featureGates")
-    registry = in_tree_registry().with_defaults(default_plugins(gates))
+    registry = in_tree_registry().with_defaults(default_plugins(gates.enabled))
     objects = doc["objects"]
     cluster = Cluster(namespaces={ns["metadata"]["name"]: dict(ns["metadata"].get("labels") or {})
                                   for ns in objects["namespaces"]})

@@ -21,7 +21,8 @@ A plugin of your own lives in your own module or folder: see ``scheduler.framewo
 
 from __future__ import annotations
 
-from scheduler.feature_gates import FeatureGates
+from collections.abc import Callable
+
 from scheduler.framework import Plugin, in_tree_registry
 from scheduler.plugins import (
     balanced_allocation,
@@ -107,10 +108,11 @@ DEFAULT_PLUGINS: tuple[tuple[str, int], ...] = tuple(
 
 
 
-def default_plugins(gates: FeatureGates | None = None) -> tuple[tuple[str, int], ...]:
-    """The multiPoint default under ``gates`` (None: every gate at its default): kube-scheduler 1.36 adds
-    GangScheduling last when GenericWorkload and GangScheduling are both on."""
-    if gates is not None and gates.enabled("GenericWorkload") and gates.enabled("GangScheduling"):
+def default_plugins(enabled: Callable[[str], bool] | None = None) -> tuple[tuple[str, int], ...]:
+    """The multiPoint default under the feature gates (``enabled``: a gate's name -> on, e.g.
+    ``FeatureGates.enabled``; None: every gate at its default): kube-scheduler 1.36 adds GangScheduling last
+    when GenericWorkload and GangScheduling are both on."""
+    if enabled is not None and enabled("GenericWorkload") and enabled("GangScheduling"):
         return (*DEFAULT_PLUGINS, (gang_scheduling.NAME, 0))
     return DEFAULT_PLUGINS
 

@@ -96,7 +96,8 @@ def _pods(gang: str, size: int, cpu: str) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_same_gangs_same_outcome_on_our_clusters(name):
     gangs = [(f"g{i}", *spec) for i, spec in enumerate(SCENARIOS[name])]
-    in_tree = Cycles(cluster_from_yaml(NODES), registry=in_tree_registry().with_defaults(default_plugins(GATES)))
+    registry = in_tree_registry().with_defaults(default_plugins(GATES.enabled))
+    in_tree = Cycles(cluster_from_yaml(NODES), registry=registry)
     example = Cycles(cluster_from_yaml(NODES), registry=load_registry([str(EXAMPLE)], entry_points=False),
                      config=_coscheduling_config())
     ours, theirs = [], []

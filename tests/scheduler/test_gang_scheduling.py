@@ -38,10 +38,10 @@ def test_the_corpus_is_all_there():
 
 def test_default_profile_gains_gang_scheduling_last_only_with_both_gates():
     assert default_plugins(None) == DEFAULT_PLUGINS
-    assert default_plugins(parse_feature_gates("GenericWorkload=true")) == DEFAULT_PLUGINS
-    assert default_plugins(parse_feature_gates("GangScheduling=true")) == DEFAULT_PLUGINS
-    assert default_plugins(GATES_ON)[-1] == ("GangScheduling", 0)
-    assert default_plugins(GATES_ON)[:-1] == DEFAULT_PLUGINS
+    assert default_plugins(parse_feature_gates("GenericWorkload=true").enabled) == DEFAULT_PLUGINS
+    assert default_plugins(parse_feature_gates("GangScheduling=true").enabled) == DEFAULT_PLUGINS
+    assert default_plugins(GATES_ON.enabled)[-1] == ("GangScheduling", 0)
+    assert default_plugins(GATES_ON.enabled)[:-1] == DEFAULT_PLUGINS
 
 
 CLUSTER = """
@@ -68,7 +68,7 @@ def _member(name, group, cpu="1"):
 
 
 def _sim(groups, gates=GATES_ON):
-    registry = in_tree_registry().with_defaults(default_plugins(gates))
+    registry = in_tree_registry().with_defaults(default_plugins(gates.enabled))
     return Cycles(cluster_from_yaml(CLUSTER), registry=registry, objects={PODGROUPS: groups})
 
 
