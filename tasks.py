@@ -201,6 +201,18 @@ def restore(c, lab=None, name="base"):
         lifecycle.machines(definition, path).snapshot_restore(name)
 
 
+def _node_runner(definition: Lab, path: Path):
+    """Runs a command on a lab node over ssh, as `./lab ssh NODE -- CMD` does."""
+    import subprocess
+
+    from labkit.ssh import lab_ssh_argv
+
+    def run(node: str, command: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(lab_ssh_argv(definition, path, node, command), capture_output=True, text=True,
+                              timeout=300, check=False)
+    return run
+
+
 @task(name="doctor", help=LAB_HELP)
 def doctor_(c, lab=None):
     """Check this host and the lab definition.
@@ -210,8 +222,10 @@ def doctor_(c, lab=None):
 
     Example: ./lab doctor --lab my-lab.yaml
     """
-    definition, _ = _load(lab)
+    definition, path = _load(lab)
     checks = doctor.run_checks(definition)
+    if definition.dra.example_driver:
+        checks += doctor.check_dra_image(definition, _node_runner(definition, path))
     table = Table("check", "result", "detail")
     colours = {doctor.OK: "green", doctor.WARN: "yellow", doctor.FAIL: "red"}
     for check in checks:

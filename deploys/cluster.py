@@ -1,4 +1,5 @@
-"""The whole cluster in one deploy: node prep everywhere, then control plane, Calico and joins.
+"""The whole cluster in one deploy: node prep everywhere, then control plane, Calico, the DRA example driver
+(when the lab asks for it) and joins.
 
 pyinfra runs each operation on every host before the next one. Through its Python API it matches
 operations across hosts by their position in each host's list, so every host calls the same operations
@@ -13,6 +14,7 @@ from pyinfra.api.deploy import deploy
 
 from deploys.cni import calico
 from deploys.control_plane import control_plane
+from deploys.dra import dra_example_driver
 from deploys.join import JoinHandoff, join_workers
 from deploys.lab_host import node_of
 from deploys.node_prep import prepare_node
@@ -28,4 +30,5 @@ def kubernetes_cluster(lab: Lab, handoff: JoinHandoff, pending_joins: list[str],
         return
     control_plane(lab, _if=lambda: is_control_plane)
     calico(lab, _if=lambda: is_control_plane)
+    dra_example_driver(lab, _if=lambda: is_control_plane and lab.dra.example_driver)
     join_workers(lab, handoff, pending_joins)

@@ -29,6 +29,7 @@ CALICO_RELEASE_MANIFESTS = ("operator-crds.yaml", "tigera-operator.yaml")
 CALICO_INSTALLATION = f"{KUBELAB_DIR}/calico-installation.yaml"
 # The CRDs of the kinds templates/calico/installation.yaml.j2 renders, which must be established first.
 CALICO_INSTALLATION_CRDS = ("installations.operator.tigera.io", "apiservers.operator.tigera.io")
+DRA_EXAMPLE_DRIVER = f"{KUBELAB_DIR}/dra-example-driver.yaml"
 ADMIN_CONF = "/etc/kubernetes/admin.conf"  # written early by kubeadm init (kubeconfig phase)
 KUBELET_CONF = "/etc/kubernetes/kubelet.conf"  # written by init and join: the node has joined
 API_PORT = 6443
@@ -63,7 +64,18 @@ def kubeadm_init_config(lab: Lab) -> str:
         api_endpoint=api_endpoint(lab),
         pod_cidr=str(lab.network.pod_cidr),
         service_cidr=str(lab.network.service_cidr),
+        **control_plane_flags(lab),
     )
+
+
+def control_plane_flags(lab: Lab) -> dict[str, dict]:
+    """kubernetes.feature_gates and runtime_config as the kubeadm templates place them: extraArgs of the API
+    server (feature-gates, runtime-config), of the controller manager and scheduler (feature-gates), and the
+    KubeletConfiguration's featureGates (kubeadm shares it with every node that joins)."""
+    gates, runtime = lab.kubernetes.feature_gates_flag, lab.kubernetes.runtime_config_flag
+    api_server = {name: value for name, value in (("feature-gates", gates), ("runtime-config", runtime)) if value}
+    return {"api_server_args": api_server, "component_args": {"feature-gates": gates} if gates else {},
+            "kubelet_feature_gates": lab.kubernetes.feature_gate_values}
 
 
 def kubeadm_join_config(lab: Lab, node: Node, token: str, ca_cert_hash: str) -> str:
@@ -147,3 +159,16 @@ def kube_package_specs(lab: Lab) -> list[str]:
 def containerd_package_spec(lab: Lab) -> str:
     pin = lab.containerd.version
     return f"{lab.containerd.package}={pin}" if pin else lab.containerd.package
+
+
+def dra_example_driver(lab: Lab) -> str:
+    """The DRA example driver's objects (lab.yaml `dra`): namespace, RBAC, the kubelet plugin's DaemonSet on
+    every worker and the DeviceClass."""
+    from deploys.dra import DEVICE_CLASS, DRIVER
+
+    labels = {"app.kubernetes.io/name": "dra-example-driver", "app.kubernetes.io/managed-by": "kubelab"}
+    return render("dra/example-driver.yaml.j2", name="dra-example-driver", namespace=lab.dra.namespace,
+                  labels=labels, selector={"app.kubernetes.io/name": "dra-example-driver"},
+                  image=lab.dra.image, devices_per_node=lab.dra.devices_per_node, driver=DRIVER,
+                  device_class=DEVICE_CLASS, registrar_dir="/var/lib/kubelet/plugins_registry",
+                  plugins_dir="/var/lib/kubelet/plugins")

@@ -32,6 +32,7 @@ from pydantic import (
 from labdef import versions
 from labdef.errors import UserError
 from scheduler.config import parse_duration
+from scheduler.feature_gates import SCHEDULER_MINOR, FeatureGateError, parse_feature_gates
 from scheduler.quantity import QuantityError, parse_quantity
 from scheduler.validation import field_problems
 
@@ -151,6 +152,13 @@ class Kubernetes(StrictModel):
     package_key_url: str | None = None
     # Debian revision of the kubelet/kubeadm/kubectl packages: pkgs.k8s.io publishes 1.36.4-1.1.
     package_revision: str = "1.1"
+    # Feature gates of every kube component (API server, controller manager, kube-scheduler, kubelet) and of
+    # the lab's scheduler, e.g. {GenericWorkload: true, GangScheduling: true}; checked against the gates of
+    # the Kubernetes minor. Set at `up` on a new cluster (kubeadm init): changing them later needs a rebuild.
+    feature_gates: dict[str, Any] = Field(default_factory=dict)
+    # kube-apiserver's --runtime-config: API versions to serve or not, e.g. {"scheduling.k8s.io/v1alpha2": true}
+    # (alpha APIs are off unless listed). Set at `up` on a new cluster, like feature_gates.
+    runtime_config: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("package_source")
     @classmethod
@@ -203,6 +211,25 @@ class Kubernetes(StrictModel):
     @property
     def minor_number(self) -> int:
         return int(self.version.split(".")[1])
+
+    @property
+    def feature_gates_flag(self) -> str:
+        """The gates as --feature-gates takes them ('A=true,B=false', sorted); '' when none is set."""
+        if not self.feature_gates:
+            return ""
+        return parse_feature_gates(self.feature_gates, self.minor_number, "kubernetes.feature_gates").as_flag()
+
+    @property
+    def feature_gate_values(self) -> dict[str, bool]:
+        """The gates as the KubeletConfiguration's featureGates map holds them."""
+        if not self.feature_gates:
+            return {}
+        return parse_feature_gates(self.feature_gates, self.minor_number, "kubernetes.feature_gates").explicit()
+
+    @property
+    def runtime_config_flag(self) -> str:
+        """runtime_config as kube-apiserver's --runtime-config takes it ('group/version=true,...', sorted)."""
+        return ",".join(f"{key}={str(bool(value)).lower()}" for key, value in sorted(self.runtime_config.items()))
 
 
 class Containerd(StrictModel):
@@ -421,6 +448,40 @@ class Placement(StrictModel):
         return data
 
 
+# The example driver's image, pinned: registry.k8s.io/dra-example-driver/dra-example-driver (its chart's
+# default repository). v0.4.0 is the newest release tag found offline on 2026-11-28 (installed from its chart
+# onto Kubernetes 1.36.1 in a public write-up; Kubernetes' own DRA tutorial pins v0.2.0). The registry is out
+# of reach here: `./lab doctor` checks the tag on the lab's workers.
+DRA_EXAMPLE_DRIVER_IMAGE = "registry.k8s.io/dra-example-driver/dra-example-driver:v0.4.0"
+DRA_MIN_MINOR = 34  # resource.k8s.io/v1 (DRA GA), which the driver's ResourceSlices and our DeviceClass use
+# An image reference with a tag or digest (the distribution reference grammar, lower-case).
+IMAGE_REFERENCE = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
+                             r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[0-9a-f]{64})$")
+
+
+class Dra(StrictModel):
+    """Dynamic Resource Allocation in the lab: kubernetes-sigs/dra-example-driver, which makes every worker
+    publish fake GPUs (driver gpu.example.com) that pods claim through ResourceClaims."""
+
+    # Install the example driver at `up` (after the CNI): a DaemonSet on every worker and the DeviceClass
+    # gpu.example.com.
+    example_driver: bool = False
+    # How many fake GPUs each worker publishes (gpu-0, gpu-1, ...; the driver's own default is 8).
+    devices_per_node: int = Field(8, ge=1, le=64)
+    # The driver's image (tag or digest); the workers pull it from its registry.
+    image: str = DRA_EXAMPLE_DRIVER_IMAGE
+    # Where the driver's DaemonSet and ServiceAccount live (created, and allowed privileged pods).
+    namespace: DnsLabel = "dra-example-driver"
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, value: str) -> str:
+        if not IMAGE_REFERENCE.match(value):
+            raise ValueError(f"{value!r} is not an image reference with a tag or digest like "
+                             f"{DRA_EXAMPLE_DRIVER_IMAGE}")
+        return value
+
+
 class Lab(StrictModel):
     # Names the lab's machines, its state folder .lab/<name>/ and its kubeconfig context.
     name: DnsLabel
@@ -433,6 +494,7 @@ class Lab(StrictModel):
     nodes: list[Node]
     scheduler: SchedulerSettings = SchedulerSettings()
     placement: Placement = Placement()
+    dra: Dra = Dra()
     # The folder relative paths in the definition start from: the lab file's (set by parse_lab).
     _base_dir: Path = PrivateAttr(default=DEFAULT_LAB_FILE.parent)
 
@@ -562,6 +624,41 @@ def _check_plugins(lab: Lab) -> Iterator[str]:
         folders.setdefault(name, i)
 
 
+# A --runtime-config key: v1 (the core group), api/all|ga|beta|alpha, or group/version[/resource].
+RUNTIME_CONFIG_KEY = re.compile(r"^(v1|api/(all|ga|beta|alpha)|[a-z0-9]([-a-z0-9.]*[a-z0-9])?/v[1-9][0-9]*"
+                                r"((alpha|beta)[1-9][0-9]*)?(/[a-z0-9]([-a-z0-9]*[a-z0-9])?)?)$")
+
+
+def _check_kubernetes(lab: Lab) -> Iterator[str]:
+    """feature_gates against the gates of the lab's minor, runtime_config against kube-apiserver's syntax."""
+    k8s = lab.kubernetes
+    if k8s.feature_gates:
+        try:
+            parse_feature_gates(k8s.feature_gates, k8s.minor_number, "kubernetes.feature_gates")
+            # The lab's scheduler takes them too, as the kube-scheduler minor it follows would.
+            if k8s.minor_number != SCHEDULER_MINOR:
+                parse_feature_gates(k8s.feature_gates, SCHEDULER_MINOR, "kubernetes.feature_gates")
+        except FeatureGateError as err:
+            yield from str(err).splitlines()
+    for key, value in k8s.runtime_config.items():
+        where = f"kubernetes.runtime_config.{key}"
+        if not RUNTIME_CONFIG_KEY.match(key):
+            yield (f"{where}: not an API kube-apiserver's --runtime-config names; write group/version (e.g. "
+                   "scheduling.k8s.io/v1alpha2), group/version/resource, v1, or api/all|ga|beta|alpha")
+        if not isinstance(value, bool):
+            yield f"{where}: {value!r} is not true or false"
+
+
+def _check_dra(lab: Lab) -> Iterator[str]:
+    if not lab.dra.example_driver:
+        return
+    if lab.kubernetes.minor_number < DRA_MIN_MINOR:
+        yield (f"dra.example_driver: needs Kubernetes 1.{DRA_MIN_MINOR} or later (resource.k8s.io/v1), not "
+               f"kubernetes.version {lab.kubernetes.version}; raise the version or set example_driver: false")
+    if not lab.workers:
+        yield "dra.example_driver: the driver runs on the workers and the lab has none; add a worker under nodes"
+
+
 def _check_scheduler(lab: Lab) -> Iterator[str]:
     yield from _check_plugins(lab)
     if lab.scheduler.replicas > 1 and not lab.scheduler.leader_elect:
@@ -674,8 +771,8 @@ def validate(lab: Lab, allowed_ranges: list[ipaddress.IPv4Network] | None = None
     """Cross-field rules pydantic's per-field checks cannot express."""
     ranges = allowed_ranges if allowed_ranges is not None else _allowed_host_only_ranges()
     versions_refused = [message for kind, message in _version_findings(lab) if kind == PROBLEM]
-    return [*_check_nodes(lab), *_check_network(lab, ranges), *_check_provider(lab),
-            *_check_scheduler(lab), *versions_refused]
+    return [*_check_nodes(lab), *_check_network(lab, ranges), *_check_provider(lab), *_check_kubernetes(lab),
+            *_check_dra(lab), *_check_scheduler(lab), *versions_refused]
 
 
 def parse_lab(data: object, source: str = "<lab>",

@@ -7,7 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -19,6 +19,7 @@ from labdef.errors import UserError
 from labdef.lab import Lab, missing_files, version_warnings
 from labkit import lab_plugins
 from labkit.vagrant import PROVIDER_TOOLS, VAGRANT_INSTALL_HINT, require_virtualbox_pair, tool_output
+from scheduler.feature_gates import KUBERNETES_GATES
 from scheduler.framework import in_tree_registry
 
 OK, WARN, FAIL = "ok", "warn", "fail"
@@ -151,6 +152,59 @@ def check_versions(lab: Lab) -> Iterator[Check]:
         yield Check(f"versions ({field})", WARN, detail)
 
 
+def check_feature_gates(lab: Lab) -> Iterator[Check]:
+    """kubernetes.feature_gates and runtime_config (already checked against the minor) and where they go."""
+    k8s = lab.kubernetes
+    if k8s.feature_gates:
+        alpha = [name for name in sorted(k8s.feature_gate_values)
+                 if KUBERNETES_GATES[k8s.minor_number][name].stage == "ALPHA"]
+        note = f"; alpha: {', '.join(alpha)}" if alpha else ""
+        yield Check("feature gates", OK, f"{k8s.feature_gates_flag} (Kubernetes 1.{k8s.minor_number}{note}) for "
+                                         "kube-apiserver, kube-controller-manager, kube-scheduler, every kubelet and "
+                                         "the lab's scheduler; set when `up` creates the cluster")
+    if k8s.runtime_config:
+        yield Check("runtime config", OK, f"kube-apiserver --runtime-config={k8s.runtime_config_flag}; set when "
+                                          "`up` creates the cluster")
+
+
+# Runs a command on one lab node (name, argv) and returns its exit code and output; tasks.py builds it from the
+# lab's recorded SSH details (labkit.ssh).
+NodeRunner = Callable[[str, list[str]], "subprocess.CompletedProcess[str]"]
+
+
+def check_dra_image(lab: Lab, run: NodeRunner) -> Iterator[Check]:
+    """dra.example_driver: the driver's image tag cannot be confirmed offline, so ask each worker's containerd
+    for it (and pull it when missing: a tag that does not exist, or a registry out of reach, fails here
+    instead of leaving the DaemonSet in ImagePullBackOff)."""
+    if not lab.dra.example_driver:
+        return
+    image = lab.dra.image
+    for worker in lab.workers:
+        try:
+            present = run(worker.name, ["sudo", "crictl", "inspecti", "--quiet", image])
+        except (OSError, UserError) as err:
+            yield Check(f"dra image ({worker.name})", WARN, f"not checked: {err}; run doctor again once `up` has "
+                                                             "created the machines")
+            return
+        if present.returncode == 0:
+            yield Check(f"dra image ({worker.name})", OK, f"{image} is in the node's containerd")
+            continue
+        if present.returncode == 255:  # ssh's own failure: the machine is not up
+            yield Check(f"dra image ({worker.name})", WARN, f"not checked: {worker.name} is unreachable over ssh "
+                                                             f"({present.stderr.strip() or 'exit 255'}); run doctor "
+                                                             "again once `up` has created the machines")
+            continue
+        pulled = run(worker.name, ["sudo", "crictl", "pull", image])
+        if pulled.returncode == 0:
+            yield Check(f"dra image ({worker.name})", OK, f"{image} pulled on the node: the tag exists")
+        else:
+            reason = (pulled.stderr or pulled.stdout).strip().splitlines()[-1:] or ["no output"]
+            yield Check(f"dra image ({worker.name})", FAIL, f"{image} could not be pulled ({reason[0]}); set "
+                                                             "dra.image to a tag the registry has, or load the "
+                                                             f"image into the node's containerd (ctr -n k8s.io "
+                                                             "images import)")
+
+
 def check_lab_files(lab: Lab) -> Iterator[Check]:
     """The files the lab definition names (scenario files) are there."""
     missing = missing_files(lab)
@@ -176,4 +230,4 @@ def check_scheduler_plugins(lab: Lab) -> Iterator[Check]:
 
 def run_checks(lab: Lab) -> list[Check]:
     return [*check_python_deps(), *check_vagrant(lab), *check_host_size(lab), *check_network(lab),
-            *check_versions(lab), *check_lab_files(lab), *check_scheduler_plugins(lab)]
+            *check_versions(lab), *check_feature_gates(lab), *check_lab_files(lab), *check_scheduler_plugins(lab)]

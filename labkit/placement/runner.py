@@ -33,7 +33,13 @@ from labkit.placement.explain import ExplainError, SchedulerConfig, load_schedul
 from labkit.placement.judge import MISS, PASS
 from labkit.placement.options import PlacementOptions
 from labkit.placement.probe import probe
-from labkit.placement.scenarios import SCENARIOS_FILE, Scenario, ScenarioSet, load_scenarios
+from labkit.placement.scenarios import (
+    DRA_SCENARIOS_FILE,
+    SCENARIOS_FILE,
+    Scenario,
+    ScenarioSet,
+    load_scenarios,
+)
 from labkit.placement.session import MANAGED_BY, Session, served_kind
 from scheduler.framework import Registry
 
@@ -110,13 +116,16 @@ def uninterruptible() -> Iterator[None]:
 
 
 def scenario_files(lab: Lab, options: PlacementOptions) -> list[Path]:
-    """--scenarios FILE (repeatable) if given, else the built-in file and the lab's placement.scenarios."""
+    """--scenarios FILE (repeatable) if given, else the built-in file (and in a DRA lab the DRA scenarios) and
+    the lab's placement.scenarios."""
     if options.scenarios_files:
         return list(options.scenarios_files)
     missing = missing_files(lab)
     if missing:
         raise PlacementError("the lab definition names files that are not there:\n" + "\n".join(missing))
     builtin = [SCENARIOS_FILE] if lab.placement.builtin_scenarios else []
+    if lab.placement.builtin_scenarios and lab.dra.example_driver:
+        builtin.append(DRA_SCENARIOS_FILE)
     return builtin + [lab.path(p) for p in lab.placement.scenarios]
 
 

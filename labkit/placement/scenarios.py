@@ -24,6 +24,8 @@ from labdef.lab import StrictModel
 from scheduler.validation import field_problems
 
 SCENARIOS_FILE = Path(__file__).resolve().parent / "scenarios.yaml"
+# Run after the built-in ones in a lab with the DRA example driver (lab.yaml dra.example_driver).
+DRA_SCENARIOS_FILE = Path(__file__).resolve().parent / "dra-scenarios.yaml"
 CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"  # kubeadm's, with an empty value
 # What a pod patch may not set: the run owns these (pods.scheduler and pods.priority set the last two).
 RUN_OWNED = ("metadata.name", "metadata.namespace", "metadata.generateName", "spec.nodeName",

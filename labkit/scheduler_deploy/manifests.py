@@ -141,6 +141,8 @@ def render_manifests(lab: Lab, image: str, plugins: Registry | None = None,
         "memory_limit": s.memory_limit,
         "run_as_user": RUN_AS_USER,
         "plugin_args": lab_plugins.scheduler_args(lab),
+        # kubernetes.feature_gates: the lab's scheduler (and in extender mode its kube-scheduler) takes them too.
+        "feature_gates": lab.kubernetes.feature_gates_flag,
         "plugin_rules": access if access is not None else plugin_access(lab, plugins),
     }
     if s.mode == "extender":

@@ -55,6 +55,8 @@ def _written_files(lab: Lab, node: Node) -> dict[str, tuple[str, int]]:
     if node.role == "control-plane":
         written[f.KUBEADM_INIT_CONFIG] = (f.kubeadm_init_config(lab), 600)
         written[f.CALICO_INSTALLATION] = (f.calico_installation(lab), 600)
+        if lab.dra.example_driver:
+            written[f.DRA_EXAMPLE_DRIVER] = (f.dra_example_driver(lab), 600)
     return written
 
 
@@ -79,7 +81,7 @@ def fresh_node(lab: Lab, node: Node) -> dict:
     dirs = {p: (_file(755) if p in EXISTING_DIRS else None)
             for p in [*paths, *EXISTING_DIRS, f.KUBELAB_DIR, f.calico_release_dir(lab), "/etc/containerd",
                       "/home/vagrant/.kube"]}
-    applied = [*calico, f.CALICO_INSTALLATION]
+    applied = [*calico, f.CALICO_INSTALLATION, *([f.DRA_EXAMPLE_DRIVER] if lab.dra.example_driver else [])]
     return {
         "DebPackages": {"ca-certificates": ["20240203"], "curl": ["8.5.0-2ubuntu10.6"]},
         "HeldPackages": [],
@@ -141,6 +143,8 @@ def applied_records(lab: Lab, node: Node) -> dict[str, list[str]]:
     records = {f.applied_record(f.calico_manifest(lab, name)): [release_digest(lab, name)]
                for name in f.CALICO_RELEASE_MANIFESTS}
     records[f.applied_record(f.CALICO_INSTALLATION)] = [hashlib.sha256(f.calico_installation(lab).encode()).hexdigest()]
+    if lab.dra.example_driver:
+        records[f.applied_record(f.DRA_EXAMPLE_DRIVER)] = [hashlib.sha256(f.dra_example_driver(lab).encode()).hexdigest()]
     return records
 
 

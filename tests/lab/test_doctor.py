@@ -98,3 +98,62 @@ def test_the_plugin_folders_and_scenario_files_the_lab_names_must_be_there(tmp_p
     assert list(doctor.check_scheduler_plugins(load_lab(lab_file))) == []  # not loaded: named above
     [check] = doctor.check_lab_files(load_lab(DEFAULT_LAB_FILE))
     assert check.verdict == doctor.OK
+
+
+def test_doctor_shows_the_feature_gates_and_runtime_config():
+    data = yaml.safe_load(DEFAULT_LAB_FILE.read_text())
+    data["kubernetes"].update(feature_gates={"GenericWorkload": True, "GangScheduling": True},
+                              runtime_config={"scheduling.k8s.io/v1alpha2": True})
+    checks = {c.name: c for c in doctor.check_feature_gates(parse_lab(data))}
+    assert checks["feature gates"].verdict == doctor.OK
+    assert checks["feature gates"].detail.startswith(
+        "GangScheduling=true,GenericWorkload=true (Kubernetes 1.36; alpha: GangScheduling, GenericWorkload)")
+    assert checks["runtime config"].detail.startswith("kube-apiserver --runtime-config=scheduling.k8s.io/v1alpha2=true")
+    assert list(doctor.check_feature_gates(load_lab(DEFAULT_LAB_FILE))) == []
+
+
+class NodeCommands:
+    """Stands in for ssh to the lab's nodes: answers crictl's inspecti and pull with the exit codes and
+    output given per (node, verb); models nothing else (no real ssh, containerd or registry)."""
+
+    def __init__(self, answers):
+        self.answers, self.asked = answers, []
+
+    def __call__(self, node, command):
+        import subprocess
+
+        verb = command[2]
+        self.asked.append((node, verb))
+        code, stderr = self.answers.get((node, verb), (1, ""))
+        return subprocess.CompletedProcess(command, code, "", stderr)
+
+
+def dra_doctor_lab(workers=1):
+    data = yaml.safe_load(DEFAULT_LAB_FILE.read_text())
+    data["dra"] = {"example_driver": True}
+    data["nodes"] += [{"name": f"k8s-worker-0{i}", "role": "worker", "ip": f"192.168.56.{10 + i}"}
+                      for i in range(2, workers + 1)]
+    return parse_lab(data)
+
+
+def test_doctor_finds_the_dra_image_on_each_worker_or_pulls_it():
+    run = NodeCommands({("k8s-worker-01", "inspecti"): (0, ""), ("k8s-worker-02", "pull"): (0, "")})
+    checks = list(doctor.check_dra_image(dra_doctor_lab(workers=2), run))
+    assert [(c.name, c.verdict) for c in checks] == [("dra image (k8s-worker-01)", doctor.OK),
+                                                    ("dra image (k8s-worker-02)", doctor.OK)]
+    assert "pulled on the node: the tag exists" in checks[1].detail
+    assert ("k8s-control-plane", "inspecti") not in run.asked
+
+
+def test_a_dra_image_tag_the_registry_lacks_fails_with_the_fix():
+    run = NodeCommands({("k8s-worker-01", "pull"): (1, 'pulling image: ... "v0.4.0": not found')})
+    (check,) = doctor.check_dra_image(dra_doctor_lab(), run)
+    assert check.verdict == doctor.FAIL
+    assert "could not be pulled" in check.detail and "not found" in check.detail and "dra.image" in check.detail
+
+
+def test_unreachable_machines_are_a_warning_not_a_failure():
+    run = NodeCommands({("k8s-worker-01", "inspecti"): (255, "ssh: connect to host 127.0.0.1 port 2222")})
+    (check,) = doctor.check_dra_image(dra_doctor_lab(), run)
+    assert check.verdict == doctor.WARN and "once `up` has created the machines" in check.detail
+    assert list(doctor.check_dra_image(load_lab(DEFAULT_LAB_FILE), run)) == []
