@@ -10,7 +10,8 @@ given as YAML or objects, with a fake API, a fake clock and no cluster::
 What it models, by kube-scheduler 1.36's schedule_one.go and the rules ``Extensions`` runs each point by:
 - PreEnqueue: a pod a plugin gates stays out of the queue with that plugin's reason (``gated``), and is
   checked again whenever anything changes (a pod, node or watched object added or deleted, a pod bound);
-- the active queue in the profile's QueueSort order (``sort_key(pod, enqueued_at)``);
+- the active queue in the profile's QueueSort order (``sort_key(pod, enqueued_at)``); a plugin's
+  ``Handle.activate`` moves pods out of backoff or their wait for a change into it;
 - the scheduling cycle: ``Profile.schedule`` on a snapshot of the nodes (bound and assumed pods counted)
   whose ``ClusterView`` holds the watched objects; when no node fits, DefaultPreemption (when enabled) and
   then the profile's PostFilter plugins, whose reasons end the FailedScheduling message;

@@ -118,3 +118,23 @@ def test_with_the_gates_off_the_group_is_ignored():
         sim.add_pod(_member(f"p{i}", "g"))
     sim.run_until_idle()
     assert len(sim.placements) == 4  # placed one by one: the constraint is not known
+
+
+def test_a_member_waiting_at_permit_calls_its_pending_siblings():
+    from scheduler.framework import Code, CycleState, ObjectStore
+    from scheduler.model import PodInfo
+    from scheduler.plugins.gang_scheduling import PODS, GangScheduling
+    from scheduler.testing.cycles import FakeHandle
+
+    asked: list[list[str]] = []
+    stores = {PODGROUPS: ObjectStore(PODGROUPS), PODS: ObjectStore(PODS)}
+    stores[PODGROUPS].put(_group("g", {"gang": {"minCount": 3}}))
+    members = [_member(f"p{i}", "g") for i in range(3)]
+    for obj in members:
+        stores[PODS].put(obj)
+    plugin = GangScheduling(None, FakeHandle(objects=stores, activate=asked.append))
+    first = PodInfo.from_api(members[0])
+    assert plugin.reserve(CycleState(), first, "n1") is None
+    status = plugin.permit(CycleState(), first, "n1")
+    assert status.code is Code.WAIT and status.timeout == 300
+    assert asked == [["default/p1", "default/p2"]]
