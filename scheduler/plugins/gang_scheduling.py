@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 NAME = "GangScheduling"
 PODGROUPS = "scheduling.k8s.io/v1alpha2/podgroups"
 PODS = "v1/pods"
+GROUP_FIELD = "spec.schedulingGroup.podGroupName"
 CONDITION = "PodGroupScheduled"
 PERMIT_TIMEOUT = 300.0  # kube-scheduler's permitTimeoutDuration for a gang member waiting at Permit
 WAITING_FOR_MEMBERS = "waiting for minCount pods from a gang to appear in scheduling queue"
@@ -109,8 +110,7 @@ class GangScheduling:
 
     def _members(self, namespace: str, name: str) -> list[Mapping[str, Any]]:
         """The gang's live pods, pending or bound, as the scheduler's pod watch has them."""
-        return [obj for obj in self.handle.objects(PODS).in_namespace(namespace)
-                if pod_group_name(obj) == name and _live(obj)]
+        return [obj for obj in self.handle.objects(PODS).with_field(namespace, GROUP_FIELD, name) if _live(obj)]
 
     def _scheduled(self, namespace: str, name: str, members: list[Mapping[str, Any]]) -> int:
         """Members bound or reserved (kube-scheduler's ScheduledPodsCount: assumed or bound)."""
