@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -87,6 +88,8 @@ class GangScheduling:
         self.handle = handle
         self.reserved: dict[str, set[str]] = {}  # gang -> uids reserved (waiting at Permit, or binding)
         self.tried: dict[str, set[str]] = {}  # gang -> uids tried in its current attempt
+        # Unreserve also runs on binder and timer threads; re-entrant: a rejection here unreserves at once.
+        self._lock = threading.RLock()
 
     # -- reading the gang ---------------------------------------------------------------------------------
     def _group_name(self, pod: PodInfo) -> str | None:
@@ -116,7 +119,12 @@ class GangScheduling:
         """Members bound or reserved (kube-scheduler's ScheduledPodsCount: assumed or bound)."""
         bound = {_uid(obj) for obj in members if (obj.get("spec") or {}).get("nodeName")}
         alive = {_uid(obj) for obj in members}
-        return len(bound | (self.reserved.get(f"{namespace}/{name}", set()) & alive))
+        with self._lock:
+            reserved = self.reserved.get(f"{namespace}/{name}")
+            if reserved is None:
+                return len(bound)
+            reserved &= alive - bound  # bound ones are counted from the watch; deleted ones are gone
+            return len(bound) + len(reserved)
 
     # -- the points ---------------------------------------------------------------------------------------
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
@@ -138,20 +146,23 @@ class GangScheduling:
         found = self._gang(pod)
         if found is not None and found[1] is not None and min_count(found[1]) is not None:
             name, group = found
-            self.tried.setdefault(f"{pod.namespace}/{name}", set()).add(pod.uid)
+            with self._lock:
+                self.tried.setdefault(f"{pod.namespace}/{name}", set()).add(pod.uid)
             self._end_if_all_tried(pod.namespace, name, group, exclude="")
         return Status(Code.UNSCHEDULABLE)
 
     def reserve(self, cycle: CycleState, pod: PodInfo, node: str) -> Status | None:
         name = self._group_name(pod)
         if name is not None:
-            self.reserved.setdefault(f"{pod.namespace}/{name}", set()).add(pod.uid)
+            with self._lock:
+                self.reserved.setdefault(f"{pod.namespace}/{name}", set()).add(pod.uid)
         return None
 
     def unreserve(self, cycle: CycleState, pod: PodInfo, node: str) -> None:
         name = self._group_name(pod)
         if name is not None:
-            self.reserved.get(f"{pod.namespace}/{name}", set()).discard(pod.uid)
+            with self._lock:
+                self.reserved.get(f"{pod.namespace}/{name}", set()).discard(pod.uid)
 
     def permit(self, cycle: CycleState, pod: PodInfo, node: str) -> Status | None:
         found = self._gang(pod)
@@ -167,14 +178,16 @@ class GangScheduling:
         key = f"{pod.namespace}/{name}"
         members = self._members(pod.namespace, name)
         if self._scheduled(pod.namespace, name, members) < wanted:
-            self.tried.setdefault(key, set()).add(pod.uid)
+            with self._lock:
+                self.tried.setdefault(key, set()).add(pod.uid)
             if self._end_if_all_tried(pod.namespace, name, group, exclude=pod.uid):
                 return Status(Code.UNSCHEDULABLE, (GANG_REJECTED,), NAME)
             # the members still pending are tried next, whatever they wait for (kube-scheduler activates them)
             self.handle.activate(f"{pod.namespace}/{(obj.get('metadata') or {}).get('name')}" for obj in members
                                  if not (obj.get("spec") or {}).get("nodeName") and _uid(obj) != pod.uid)
             return Status(Code.WAIT, (WAITING_AT_PERMIT,), NAME, timeout=PERMIT_TIMEOUT)
-        self.tried.pop(key, None)
+        with self._lock:
+            self.tried.pop(key, None)
         for waiting in self.handle.waiting_pods():
             if waiting.pod.namespace == pod.namespace and self._group_name(waiting.pod) == name:
                 waiting.allow(NAME)
@@ -188,7 +201,8 @@ class GangScheduling:
         unschedulable. True when the attempt ended so."""
         key = f"{namespace}/{name}"
         members = self._members(namespace, name)
-        tried = self.tried.get(key, set())
+        with self._lock:
+            tried = set(self.tried.get(key, ()))
         waiting = [w for w in self.handle.waiting_pods()
                    if w.pod.namespace == namespace and self._group_name(w.pod) == name]
         held = {w.pod.uid for w in waiting}
@@ -196,7 +210,8 @@ class GangScheduling:
                    and _uid(obj) not in tried and _uid(obj) not in held]
         if untried:
             return False
-        self.tried.pop(key, None)
+        with self._lock:
+            self.tried.pop(key, None)
         if self._scheduled(namespace, name, members) >= (min_count(group) or 1):
             return False
         for w in waiting:
