@@ -84,8 +84,10 @@ class SchedulerProcess:
     /readyz and /metrics on a free loopback port, its log (at the default level, info) kept in a file."""
 
     def __init__(self, config: dict[str, Any], kubeconfig: Path, *, qps: float, burst: int,
-                 checkout: Path | None = None, plugin_folders: tuple[Path, ...] = ()) -> None:
+                 checkout: Path | None = None, plugin_folders: tuple[Path, ...] = (),
+                 extra_args: tuple[str, ...] = ()) -> None:
         self.plugin_folders = plugin_folders  # loaded with --plugins after the bundled ones
+        self.extra_args = extra_args  # more options, e.g. --feature-gates
         self.port = _free_port()
         self._dir = tempfile.TemporaryDirectory(prefix="kubelab-bench-scheduler-")
         self.config_path = Path(self._dir.name) / "config.yaml"
@@ -107,7 +109,8 @@ class SchedulerProcess:
         with self.log_path.open("w") as log:
             self.proc = subprocess.Popen(
                 [self.python, "-m", "scheduler", "--config", str(self.config_path),
-                 "--kubeconfig", str(self.kubeconfig), "--leader-elect", "false", *self._plugin_args()],
+                 "--kubeconfig", str(self.kubeconfig), "--leader-elect", "false", *self._plugin_args(),
+                 *self.extra_args],
                 cwd=self.checkout, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
 
     def _plugin_args(self) -> list[str]:

@@ -110,6 +110,12 @@ RESOURCES: tuple[ResourceType, ...] = (
                  _getters(), short_names=("pc",)),
     # Stored and served only, for explain --what-if's admission (labkit.placement.admission): pods created here
     # get no RuntimeClass overhead and no LimitRange defaults.
+    # The Workload API (kube-apiserver 1.36 with --runtime-config=scheduling.k8s.io/v1alpha2=true and the
+    # GenericWorkload gate): stored and served; nothing creates PodGroups from a Workload's templates here (no
+    # controller-manager), and the PodGroup's status (conditions) is written through /status by the scheduler.
+    ResourceType("scheduling.k8s.io", "v1alpha2", "workloads", "Workload", True, "workloads", _getters()),
+    ResourceType("scheduling.k8s.io", "v1alpha2", "podgroups", "PodGroup", True, "podgroups", _getters(),
+                 frozenset({"status"})),
     ResourceType("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", False, "runtimeclasses", _getters()),
     ResourceType("", "v1", "limitranges", "LimitRange", True, "limitranges", _getters(), short_names=("limits",)),
     # No disruption controller here: tests write status.disruptionsAllowed/disruptedPods themselves.

@@ -17,7 +17,9 @@ from labdef.errors import UserError
 from labdef.lab import Lab, is_folder
 from scheduler.config import API_VERSION, ConfigError, KubeSchedulerConfiguration, parse_config
 from scheduler.extender.limits import extender_problems
+from scheduler.feature_gates import parse_feature_gates
 from scheduler.framework import PluginError, Registry, load_registry
+from scheduler.plugins import default_plugins
 
 IMAGE_PLUGINS_DIR = "/opt/kubelab/plugins"
 REQUIREMENTS_FILE = "requirements.txt"
@@ -67,8 +69,13 @@ def registry(lab: Lab) -> Registry:
     """The scheduler's plugins with the lab's loaded, as `python -m scheduler --plugins ...` loads them in the
     image: the in-tree ones, the installed entry points, then each of scheduler.plugins. A folder is read
     afresh each time (deploy-scheduler --watch validates every round in one process). A plugin that cannot
-    be loaded is refused naming its scheduler.plugins entry."""
+    be loaded is refused naming its scheduler.plugins entry. In standalone mode the default plugin set is
+    kube-scheduler's under the lab's kubernetes.feature_gates (GangScheduling with GenericWorkload and
+    GangScheduling on), as the scheduler takes them on its --feature-gates; an extender keeps the plain set."""
     loaded = load_registry(entry_points=True)
+    if lab.scheduler.mode != "extender":
+        gates = parse_feature_gates(lab.kubernetes.feature_gates, source="kubernetes.feature_gates")
+        loaded = loaded.with_defaults(default_plugins(gates.enabled))
     for i, source in enumerate(host_sources(lab)):
         if is_folder(lab.scheduler.plugins[i]):
             _forget_folder(Path(source).name)

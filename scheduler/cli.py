@@ -26,8 +26,10 @@ from scheduler import KUBE_SCHEDULER_VERSION, __version__
 from scheduler.config import ConfigError, KubeSchedulerConfiguration, load_config, parse_bind_address
 from scheduler.extender.limits import extender_problems
 from scheduler.extender.runtime import ExtenderProcess
+from scheduler.feature_gates import FeatureGateError, parse_feature_gates
 from scheduler.framework import PluginError, Registry, build_profiles, load_registry
 from scheduler.framework.registry import IN_TREE
+from scheduler.plugins import default_plugins
 from scheduler.runtime.client import Client, CredentialsError, load_configuration
 from scheduler.runtime.scheduler import LeaderSettings, RuntimeSettings, Scheduler
 
@@ -54,6 +56,13 @@ def _common_options(p: argparse.ArgumentParser) -> None:
         metavar="SOURCE",
         help="load the plugins a module name, .py file or package folder declares in PLUGINS, so that the "
         "configuration may enable them (repeatable)",
+    )
+    p.add_argument(
+        "--feature-gates",
+        default="",
+        metavar="A=true,B=false",
+        help="kube-scheduler's feature gates of its minor; GenericWorkload=true,GangScheduling=true adds "
+        "GangScheduling to the default profile (an unknown gate is refused)",
     )
     p.add_argument(
         "--kubeconfig",
@@ -142,9 +151,17 @@ def _client(args: argparse.Namespace, cfg: KubeSchedulerConfiguration, pool_size
                   pool_size=pool_size)
 
 
-def _registry(args: argparse.Namespace) -> Registry:
-    """The in-tree plugins, the entry points' and those of each --plugins SOURCE. Raises PluginError."""
+def _registry(args: argparse.Namespace, *, extender: bool = False) -> Registry:
+    """The in-tree plugins, the entry points' and those of each --plugins SOURCE, with kube-scheduler's
+    default plugin set under --feature-gates. An extender checks the gates but keeps the plain default: the
+    kube-scheduler in front of it, given the same gates, runs the points they add (GangScheduling's
+    PreEnqueue and Permit), which the extender protocol never reaches. Raises PluginError, FeatureGateError."""
+    gates = parse_feature_gates(args.feature_gates)
+    if gates.explicit():
+        log.info("feature gates: %s", gates.as_flag())
     registry = load_registry(args.plugins)
+    if not extender:
+        registry = registry.with_defaults(default_plugins(gates.enabled))
     for name in registry:
         if registry.source_of(name) != IN_TREE:
             log.info("plugin %s from %s", name, registry.source_of(name))
@@ -177,7 +194,7 @@ def build(args: argparse.Namespace) -> Scheduler:
 def build_extender(args: argparse.Namespace) -> ExtenderProcess:
     """Plugins + config + credentials -> an ExtenderProcess listening on --listen, not started. Raises
     PluginError / ConfigError / CredentialsError, and OSError when it cannot listen."""
-    registry = _registry(args)
+    registry = _registry(args, extender=True)
     cfg = load_config(args.config, registry)
     problems = extender_problems(cfg)
     if problems:
@@ -217,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     _setup_logging(args.log_level)
     try:
         sched = build(args)
-    except (PluginError, ConfigError, CredentialsError) as err:
+    except (PluginError, ConfigError, CredentialsError, FeatureGateError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except OSError as err:  # the only socket opened while building: the health/metrics listener
@@ -248,7 +265,7 @@ def extender_main(argv: list[str]) -> int:
     _setup_logging(args.log_level)
     try:
         extender = build_extender(args)
-    except (PluginError, ConfigError, CredentialsError) as err:
+    except (PluginError, ConfigError, CredentialsError, FeatureGateError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except OSError as err:

@@ -11,7 +11,7 @@ PreBind, Bind and PostBind are given the handle, through their plugin's instance
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from scheduler.framework.objects import ObjectStore, Resource
@@ -61,11 +61,12 @@ class Handle(ABC):
     kinds' stores, the waiting pods and the API; a kind of handle says what its clock and its binding are."""
 
     def __init__(self, scheduler_name: str, kinds: Mapping[str, ObjectStore], waiting: WaitingPods,
-                 api: ApiCalls) -> None:
+                 api: ApiCalls, activate: Callable[[list[str]], None] | None = None) -> None:
         self.scheduler_name = scheduler_name
         self._kinds = {str(Resource.parse(kind)): store for kind, store in kinds.items()}
         self._waiting = waiting
         self._api = api
+        self._activate = activate  # the owner's queue: pods by "namespace/name" into the active queue
 
     @property
     def waiting(self) -> WaitingPods:
@@ -97,6 +98,12 @@ class Handle(ABC):
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         return self.waiting.get(uid)
+
+    def activate(self, pods: Iterable[str]) -> None:
+        """Try these pending pods ("namespace/name") next: out of their backoff or their wait for a cluster
+        change, into the active queue (kube-scheduler's Handle.Activate). Pods not waiting so are left alone."""
+        if self._activate is not None:
+            self._activate(list(pods))
 
 
 class CycleState(dict[str, Any]):

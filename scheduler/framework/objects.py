@@ -105,6 +105,18 @@ class ObjectStore(Mapping[str, Mapping[str, Any]]):
                     _index(index, key, object_key, obj)
             return list(index.get((namespace, value), {}).values())
 
+    def with_field(self, namespace: str, path: str, value: str) -> list[Mapping[str, Any]]:
+        """The objects of ``namespace`` whose field ``path`` (dotted, e.g. "spec.schedulingGroup.podGroupName")
+        is the string ``value``. Indexed like ``labelled``: the first lookup of a path indexes every object."""
+        key = f"{_FIELD}{path}"
+        with self._lock:
+            index = self._by_label.get(key)
+            if index is None:
+                index = self._by_label[key] = {}
+                for object_key, obj in self._objects.items():
+                    _index(index, key, object_key, obj)
+            return list(index.get((namespace, value), {}).values())
+
     def put(self, obj: Mapping[str, Any]) -> None:
         object_key = self.key_of(obj)
         with self._lock:
@@ -137,9 +149,18 @@ class ObjectStore(Mapping[str, Mapping[str, Any]]):
         return f"ObjectStore({self.resource}, {len(self)} objects)"
 
 
+_FIELD = "\0field:"  # an index key naming a field path, apart from label keys (no label key holds a NUL)
+
+
 def _label_slot(key: str, obj: Mapping[str, Any]) -> tuple[str, str] | None:
     meta = obj.get("metadata") or {}
-    value = (meta.get("labels") or {}).get(key)
+    if key.startswith(_FIELD):
+        value: Any = obj
+        for part in key[len(_FIELD):].split("."):
+            value = value.get(part) if isinstance(value, Mapping) else None
+        value = value if isinstance(value, str) else None
+    else:
+        value = (meta.get("labels") or {}).get(key)
     return None if value is None else (meta.get("namespace") or "", value)
 
 

@@ -85,6 +85,16 @@ class Registry(Mapping[str, Plugin]):
             registry._add(plugin, source)
         return registry
 
+    def with_defaults(self, defaults: Sequence[tuple[str, int]]) -> Registry:
+        """A new registry: this one's plugins with ``defaults`` as the multiPoint default (the feature gates
+        change kube-scheduler's). Raises PluginError naming a default that is not registered."""
+        unknown = [name for name, _ in defaults if name not in self._plugins]
+        if unknown:
+            raise PluginError(f"default plugins {', '.join(unknown)} are not registered")
+        registry = self.with_plugins((), "")
+        registry.defaults = tuple(defaults)
+        return registry
+
     def source_of(self, name: str) -> str:
         """Where the plugin ``name`` was loaded from (a module, file, folder or entry point)."""
         return self._sources[name]

@@ -7,7 +7,8 @@ NodeResourcesFit 1, PodTopologySpread 2, InterPodAffinity 2, NodeResourcesBalanc
 ImageLocality 1. NodeVolumeLimits and DynamicResources only refuse the pods they would have to
 check (CSI volumes, DRA claims), since this scheduler cannot. The multiPoint default
 (``DEFAULT_PLUGINS``) is the filters, then DefaultPreemption (PostFilter), then the score-only plugins, then
-PrioritySort (QueueSort) and DefaultBinder (Bind).
+PrioritySort (QueueSort) and DefaultBinder (Bind). With the feature gates GenericWorkload and GangScheduling both
+on, kube-scheduler's default gains GangScheduling, last (``default_plugins``).
 The bundled examples of plugins of one's own, NetworkAware and LeastLoaded, are not here: they live in
 their folders at the repository root (``plugins/network_aware``, ``plugins/least_loaded``) and load with
 ``--plugins`` as a user's plugins do.
@@ -20,12 +21,15 @@ A plugin of your own lives in your own module or folder: see ``scheduler.framewo
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from scheduler.framework import Plugin, in_tree_registry
 from scheduler.plugins import (
     balanced_allocation,
     default_binder,
     default_preemption,
     dynamic_resources,
+    gang_scheduling,
     image_locality,
     inter_pod_affinity,
     node_affinity,
@@ -43,7 +47,7 @@ from scheduler.plugins import (
 )
 
 __all__ = ["DEFAULT_FILTERS", "DEFAULT_PLUGINS", "DEFAULT_POST_FILTERS", "DEFAULT_SCORES", "KUBE_SCHEDULER_DOES",
-           "PLUGINS", "in_tree_registry"]
+           "PLUGINS", "default_plugins", "in_tree_registry"]
 
 PLUGINS: tuple[Plugin, ...] = (
     node_unschedulable.PLUGIN,
@@ -64,6 +68,7 @@ PLUGINS: tuple[Plugin, ...] = (
     default_preemption.PLUGIN,
     queue_sort.PLUGIN,
     default_binder.PLUGIN,
+    gang_scheduling.PLUGIN,
 )
 
 # Filters run cheapest and most decisive first, in kube-scheduler's default order.
@@ -100,6 +105,17 @@ DEFAULT_PLUGINS: tuple[tuple[str, int], ...] = tuple(
     (name, _WEIGHTS.get(name, 0))
     for name in (*DEFAULT_FILTERS, *DEFAULT_POST_FILTERS, *(n for n in _WEIGHTS if n not in DEFAULT_FILTERS),
                  "PrioritySort", "DefaultBinder"))
+
+
+
+def default_plugins(enabled: Callable[[str], bool] | None = None) -> tuple[tuple[str, int], ...]:
+    """The multiPoint default under the feature gates (``enabled``: a gate's name -> on, e.g.
+    ``FeatureGates.enabled``; None: every gate at its default): kube-scheduler 1.36 adds GangScheduling last
+    when GenericWorkload and GangScheduling are both on."""
+    if enabled is not None and enabled("GenericWorkload") and enabled("GangScheduling"):
+        return (*DEFAULT_PLUGINS, (gang_scheduling.NAME, 0))
+    return DEFAULT_PLUGINS
+
 
 # What kube-scheduler does itself before it calls an extender, and what this scheduler can only partly do or
 # must refuse (volumes, DRA): an extender leaves these filters out (scheduler.extender.service).

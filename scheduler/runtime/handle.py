@@ -53,8 +53,9 @@ class RuntimeHandle(Handle):
     per pod UID, so the binding outcome is judged by what the server said (gone, conflict, error)."""
 
     def __init__(self, scheduler_name: str, client: Client, kinds: Mapping[str, ObjectStore],
-                 waiting: WaitingPods, clock: Callable[[], float] = time.monotonic) -> None:
-        super().__init__(scheduler_name, kinds, waiting, ClientApi(client))
+                 waiting: WaitingPods, clock: Callable[[], float] = time.monotonic,
+                 activate: Callable[[list[str]], None] | None = None) -> None:
+        super().__init__(scheduler_name, kinds, waiting, ClientApi(client), activate)
         self._client = client
         self._clock = clock
         self.halt: threading.Event | None = None  # the binder's halt of the current leadership term

@@ -227,6 +227,18 @@ class SchedulingQueue:
                 self._requeue(qp, now)
             self._retry_gated(now)
 
+    def activate(self, keys: list[str]) -> None:
+        """A plugin asks for these pods to be tried next (kube-scheduler's Activate): from backoff or from
+        waiting for a change into the active queue; gated, in-flight and unknown pods are left alone."""
+        with self._cond:
+            now = self._clock()
+            for key in keys:
+                qp = self._entries.get(key)
+                if qp is not None and qp.where in (BACKOFF, UNSCHEDULABLE):
+                    self._unschedulable.pop(key, None)
+                    qp.added_at = now
+                    self._push_active(qp)
+
     def retry_gated(self) -> None:
         """Ask the PreEnqueue plugins again about every gated pod (something they may read has changed)."""
         with self._cond:

@@ -88,7 +88,9 @@ class Scheduler:
         self.kinds = {kind: ObjectStore(kind) for kind in sorted(frozenset().union(
             *(p.watches for p in self.profiles.values())))}
         self.waiting = WaitingPods(time.monotonic)
-        self.handles = {name: RuntimeHandle(name, client, self.kinds, self.waiting) for name in self.profiles}
+        self.handles = {name: RuntimeHandle(name, client, self.kinds, self.waiting,
+                                            activate=lambda keys: self.queue.activate(keys))
+                        for name in self.profiles}
         self.extensions = {name: Extensions(profile.points, self.handles[name])
                            for name, profile in self.profiles.items()}
         gates = any(e.gates for e in self.extensions.values())

@@ -10,7 +10,8 @@ given as YAML or objects, with a fake API, a fake clock and no cluster::
 What it models, by kube-scheduler 1.36's schedule_one.go and the rules ``Extensions`` runs each point by:
 - PreEnqueue: a pod a plugin gates stays out of the queue with that plugin's reason (``gated``), and is
   checked again whenever anything changes (a pod, node or watched object added or deleted, a pod bound);
-- the active queue in the profile's QueueSort order (``sort_key(pod, enqueued_at)``);
+- the active queue in the profile's QueueSort order (``sort_key(pod, enqueued_at)``); a plugin's
+  ``Handle.activate`` moves pods out of backoff or their wait for a change into it;
 - the scheduling cycle: ``Profile.schedule`` on a snapshot of the nodes (bound and assumed pods counted)
   whose ``ClusterView`` holds the watched objects; when no node fits, DefaultPreemption (when enabled) and
   then the profile's PostFilter plugins, whose reasons end the FailedScheduling message;
@@ -38,7 +39,7 @@ import copy
 import dataclasses
 import random
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,10 +136,11 @@ class FakeHandle(Handle):
     own pods waiting at Permit. ``bind`` posts a Binding with the pod's UID, as DefaultBinder does."""
 
     def __init__(self, scheduler_name: str = "default-scheduler", *, clock: FakeClock | None = None,
-                 api: FakeApi | None = None, objects: Mapping[str, ObjectStore] | None = None) -> None:
+                 api: FakeApi | None = None, objects: Mapping[str, ObjectStore] | None = None,
+                 activate: Callable[[list[str]], None] | None = None) -> None:
         self.clock = clock if clock is not None else FakeClock()
         super().__init__(scheduler_name, objects or {}, WaitingPods(self.clock),
-                         api if api is not None else FakeApi())
+                         api if api is not None else FakeApi(), activate)
 
     @property
     def api(self) -> FakeApi:
@@ -242,7 +244,7 @@ class Cycles:
                 self.stores[kind].put(obj)
         self._profiles: dict[str, _Profiled] = {}
         for name, profile in profiles.items():
-            handle = FakeHandle(name, clock=self.clock, api=self.api, objects=self.stores)
+            handle = FakeHandle(name, clock=self.clock, api=self.api, objects=self.stores, activate=self._activate)
             self._profiles[name] = _Profiled(profile, handle, Extensions(profile.points, handle))
         self._sort = next(iter(self._profiles.values())).extensions.sort_key  # one queue, one QueueSort
         self._nodes: dict[str, NodeInfo] = {n.name: n.clone() for n in cluster.nodes}
@@ -389,6 +391,13 @@ class Cycles:
             entry.where, entry.gate = GATED, Gated(status.plugin, status.reason)
         elif entry.where == GATED:
             entry.where, entry.gate, entry.enqueued_at = ACTIVE, None, self.now
+
+    def _activate(self, keys: list[str]) -> None:
+        """A plugin's Handle.activate: these pods out of backoff or their wait for a change, to be tried next."""
+        for key in keys:
+            entry = self._queue.get(key)
+            if entry is not None and entry.where in (BACKOFF, UNSCHEDULABLE):
+                entry.where, entry.enqueued_at = ACTIVE, self.now
 
     def _changed(self, *, retry: bool = True) -> None:
         """Something changed: gated pods are checked again, and (``retry``) pods no node fitted move on."""

@@ -86,3 +86,22 @@ def test_the_extender_reads_what_its_plugins_watch(tmp_path: Path) -> None:
     lab = plugin_lab(tmp_path, mode="extender")
     rules = cluster_role_rules(lab, f"{lab.scheduler.name}-extender")
     assert granted(rules, "scheduling.x-k8s.io", "podgroups") == {"get", "list", "watch"}
+
+
+def test_gang_gates_grant_what_gang_scheduling_reads_and_writes(tmp_path: Path) -> None:
+    """With GenericWorkload and GangScheduling on, the scheduler's default profile runs GangScheduling: its
+    ClusterRole lets it watch PodGroups and write their status; without them it does not."""
+    data = yaml.safe_load(DEFAULT_LAB_FILE.read_text())
+    data["placement"] = {}
+    data["scheduler"]["plugins"] = []
+    data["scheduler"].pop("profile", None)
+    (tmp_path / "lab.yaml").write_text(yaml.safe_dump(data))
+    plain = load_lab(tmp_path / "lab.yaml")
+    data["kubernetes"]["feature_gates"] = {"GenericWorkload": True, "GangScheduling": True}
+    (tmp_path / "lab.yaml").write_text(yaml.safe_dump(data))
+    gated = load_lab(tmp_path / "lab.yaml")
+    rules = cluster_role_rules(gated, gated.scheduler.name)
+    assert granted(rules, "scheduling.k8s.io", "podgroups") >= {"get", "list", "watch"}
+    assert granted(rules, "scheduling.k8s.io", "podgroups/status") >= {"patch"}
+    plain_docs = [obj for m in render_manifests(plain, IMAGE) for obj in m.objects]
+    assert "podgroups" not in yaml.safe_dump(plain_docs)

@@ -275,3 +275,18 @@ def test_watched_kind_change_retries_the_pods_its_plugins_rejected() -> None:
     q.move_for_kind("v1/configmaps")
     assert q.where("default/quota") == BACKOFF
     assert q.where("default/plain") == UNSCHEDULABLE
+
+
+def test_activate_moves_backoff_and_unschedulable_pods_to_active_and_leaves_others() -> None:
+    q, _ = make()
+    for name in ("waiting", "backing-off", "in-flight", "active"):
+        q.add(pod(name))
+    q.failed(q.pop(timeout=0), unschedulable=True)  # "waiting" (pods pop in the order added)
+    q.failed(q.pop(timeout=0), unschedulable=False)  # "backing-off"
+    flying = q.pop(timeout=0)
+    assert (q.where("default/waiting"), q.where("default/backing-off")) == (UNSCHEDULABLE, BACKOFF)
+    q.activate(["default/waiting", "default/backing-off", "default/in-flight", "default/active", "default/nope"])
+    assert q.where("default/waiting") == ACTIVE and q.where("default/backing-off") == ACTIVE
+    assert q.where("default/in-flight") == IN_FLIGHT and flying.pod.name == "in-flight"
+    assert sorted(q.pop(timeout=0).pod.name for _ in range(3)) == ["active", "backing-off", "waiting"]
+    assert q.pop(timeout=0) is None

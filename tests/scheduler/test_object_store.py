@@ -53,3 +53,25 @@ def test_the_label_index_follows_puts_relabels_and_removes():
                                  and obj["metadata"]["labels"].get("group") == value)
                 found = sorted(store.key_of(obj) for obj in store.labelled(ns, "group", value))
                 assert found == scanned
+
+
+def test_field_index_follows_puts_and_removes() -> None:
+    store = ObjectStore("v1/pods")
+
+    def pod(name: str, group: str | None, namespace: str = "ns") -> dict:
+        spec = {"schedulingGroup": {"podGroupName": group}} if group is not None else {}
+        return {"metadata": {"name": name, "namespace": namespace}, "spec": spec}
+
+    store.put(pod("a", "g1"))
+    assert [o["metadata"]["name"] for o in store.with_field("ns", "spec.schedulingGroup.podGroupName", "g1")] == ["a"]
+    store.put(pod("b", "g1"))
+    store.put(pod("c", "g1", namespace="other"))
+    store.put(pod("a", "g2"))  # moved to another group
+    store.put(pod("d", None))
+    store.put({"metadata": {"name": "e", "namespace": "ns"}, "spec": {"schedulingGroup": "not a mapping"}})
+    names = sorted(o["metadata"]["name"] for o in store.with_field("ns", "spec.schedulingGroup.podGroupName", "g1"))
+    assert names == ["b"]
+    store.remove(pod("b", "g1"))
+    assert store.with_field("ns", "spec.schedulingGroup.podGroupName", "g1") == []
+    assert [o["metadata"]["name"] for o in store.with_field("ns", "spec.schedulingGroup.podGroupName", "g2")] == ["a"]
+    assert store.labelled("ns", "spec.schedulingGroup.podGroupName", "g2") == []  # labels stay apart
