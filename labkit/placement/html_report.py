@@ -1,5 +1,6 @@
 """test-placement's report as one self-contained HTML file (`--html FILE`): the run's verdicts, each
-scenario's placements (pod -> node, phase, events) and, for a miss, the explain table. Made from the JSON
+scenario's placements (pod -> node, phase, events) and, for a miss, the explain table with, for a resource
+no node has enough of, what the pod asks and the most any node has free. Made from the JSON
 report (report.as_json), so the file and `--json` never disagree; styles inline, no script, nothing fetched:
 it opens offline, as a CI artifact or an attachment."""
 
@@ -47,6 +48,8 @@ passed }} passed, {{ missed }} missed, {{ skipped }} skipped</b> (exit {{ r.exit
 </table>
 {% set x = s.explanation %}{% if x %}
 <p>why {{ x.pod }}: {{ x.message }}</p>
+{% for m in x.get('misses', []) %}<p class="miss-summary"><b>{{ m.resource }}:</b> the pod asks {{ m.asked_text }}; {{
+m.summary }}</p>{% endfor %}
 {% set plugins = x.weights | list %}
 <table><tr><th>node</th><th>pods</th><th>filters</th>{% for p in plugins %}<th>{{ p }} &times;{{ x.weights[p] }}</th>{% endfor %}<th>total</th></tr>
 {% for n in x.nodes %}<tr><td>{{ n.node }}{% if n.node == x.chosen %} <b>(chosen)</b>{% endif %}{%
