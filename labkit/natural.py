@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import re
 
-_RUNS = re.compile(r"(\d+)")
+_RUNS = re.compile(r"([0-9]+)")  # ASCII digits, as JavaScript's
+_DIGITS = "0123456789"
 
 
 def natural_key(name: str) -> tuple[tuple[tuple[int, int | str], ...], str]:
     """A sort key: text runs compare as text, digit runs as numbers (a number sorts before text); names
     equal as numbers (node-1, node-01) by their text."""
-    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in _RUNS.split(name) if part), name
+    return tuple((0, int(part)) if part[0] in _DIGITS else (1, part) for part in _RUNS.split(name) if part), name
 
 
 def natural_sorted(names: list[str]) -> list[str]:

@@ -1,15 +1,25 @@
-// The placement page: nodes as columns, their pods, the pending ones; kept current by the server's event
-// stream (/events: a snapshot, then deltas); a selected pod or a what-if manifest explained by /api/*.
+// The placement page: every node as a cell of the overview grid (views.js), coloured by the share of a
+// resource its pods request, grouped by a label; the selected node's pods and details; the pending pods
+// grouped by why they wait; search over nodes and pods. Kept current by the server's event stream (/events:
+// a snapshot, then deltas); a selected pod or a what-if manifest explained by /api/*.
 "use strict";
 
+const V = KubelabViews;
 const nodes = new Map();  // name -> node summary (labkit/ui/state.py node_summary)
 const pods = new Map();   // "ns/name" -> pod summary (pod_summary)
-const dirty = new Set();  // node names (and "" for the pending column) to draw again
+const view = {resource: "cpu", groupBy: V.ZONE_LABEL, nodeFilter: "", podFilter: ""};
+const openReasons = new Set();  // the pending groups the user expanded
+const MAX_RESULTS = 100;  // pods listed for a search
+// Labels every kubeadm node carries, left out of a node's details (its role and zone have their own places).
+const ROUTINE_LABELS = ["kubernetes.io/", "beta.kubernetes.io/", "node.kubernetes.io/", "topology.kubernetes.io/",
+  "node-role.kubernetes.io"];
 let selected = null;      // the selected pod's key
+let selectedNode = null;  // the node whose details are shown
 let held = {};            // "ns/name" -> what holds a pending pod (/api/held: gates, PreEnqueue, Permit what-if)
 let drawQueued = false;
+let labelKeys = "";       // the group-by choices last offered
 
-const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
+const esc = V.esc;
 const $ = (id) => document.getElementById(id);
 
 function mib(bytes) { return `${Math.round(bytes / 1048576)}Mi`; }
@@ -31,6 +41,13 @@ function heldText(h) {
   return `rejected at ${h.point}: ${h.plugin}`;
 }
 
+// Why a pending pod waits, one line: what holds it, else the scheduler's last FailedScheduling message.
+function reasonOf(p) {
+  const h = held[p.key];
+  if (h) return heldText(h);
+  return p.failed || V.NO_REASON;
+}
+
 function podButton(p, extra) {
   const cls = ["pod"];
   const h = !p.node && extra !== "nominee" ? held[p.key] : undefined;
@@ -41,34 +58,38 @@ function podButton(p, extra) {
   let text = `${esc(p.namespace)}/<b>${esc(p.name)}</b> <small>${esc(p.scheduler)} · prio ${p.priority}`;
   if (p.preempted) text += " · preempted";
   if (extra === "nominee") text += " · nominated here";
+  if (extra === "result") text += p.node ? ` · on ${esc(p.node)}` : " · pending";
   text += "</small>";
   if (!p.node && extra !== "nominee") {  // on its nominated node it is only named
     if (p.nominated) text += `<small> → nominated ${esc(p.nominated)}</small>`;
     if (h) text += `<span class="held" title="${esc(h.reason)}">${esc(heldText(h))}</span>`;
-    if (p.failed) text += `<span class="why">${esc(p.failed)}</span>`;
   }
-  const mark = h ? ` data-held="${esc(h.outcome)}"` : "";
+  const mark = (h ? ` data-held="${esc(h.outcome)}"` : "") + ` data-on="${esc(p.node)}"`;
   return `<button type="button" class="${cls.join(" ")}" data-pod="${esc(p.key)}"${mark}>${text}</button>`;
 }
 
-function column(name) {
-  let el = document.querySelector(`[data-node="${CSS.escape(name)}"]`);
-  if (!el) {
-    el = document.createElement("div");
-    el.className = name === "" ? "node pending" : "node";
-    el.dataset.node = name;
-    $("board").appendChild(el);
-  }
-  return el;
+function nodeMatches(n, text) {
+  if (!text) return true;
+  if (n.name.toLowerCase().includes(text)) return true;
+  return Object.entries(n.labels).some(([k, v]) => `${k}=${v}`.toLowerCase().includes(text));
 }
 
-function drawNode(name, onNode, nominees) {
-  const n = nodes.get(name);
-  const el = column(name);
-  if (!n) { el.remove(); return; }
+function podMatches(p, text) {
+  return !text || p.key.toLowerCase().includes(text);
+}
+
+function drawDetail(n, onNode, nominees) {
+  const el = $("node-detail");
+  if (!n) {
+    el.removeAttribute("data-node");
+    el.innerHTML = `<p class="hint">Click a node in the grid for its pods and details.</p>`;
+    return;
+  }
   const cpu = onNode.reduce((s, p) => s + p.cpu, 0), mem = onNode.reduce((s, p) => s + p.memory, 0);
+  const labels = Object.entries(n.labels).filter(([k]) => !ROUTINE_LABELS.some((r) => k.startsWith(r)))
+    .map(([k, v]) => `${esc(k)}=${esc(v)}`).join(", ");
+  el.dataset.node = n.name;
   el.className = n.unschedulable ? "node cordoned" : "node";
-  const labels = Object.entries(n.labels).map(([k, v]) => `${esc(k)}=${esc(v)}`).join(", ");
   el.innerHTML = `<h3>${esc(n.name)}</h3><div class="meta">${esc(n.role)}` +
     (n.zone ? ` · zone ${esc(n.zone)}` : "") + (n.unschedulable ? " · <b>cordoned</b>" : "") +
     (n.ready === false ? " · <b>NotReady</b>" : "") + `</div>` +
@@ -76,29 +97,56 @@ function drawNode(name, onNode, nominees) {
     n.taints.map((t) => `<div class="meta taint">taint ${esc(t)}</div>`).join("") +
     bar("cpu", cpu, n.allocatable.cpu, (m) => `${m}m`) + bar("mem", mem, n.allocatable.memory, mib) +
     bar("pods", onNode.length, n.allocatable.pods, String) +
-    onNode.map((p) => podButton(p)).join("") + nominees.map((p) => podButton(p, "nominee")).join("");
+    `<div class="pods">` + onNode.map((p) => podButton(p)).join("") +
+    nominees.map((p) => podButton(p, "nominee")).join("") + `</div>`;
 }
 
-function drawPending(pending) {
-  const el = column("");
-  $("board").prepend(el);
-  el.innerHTML = `<h3>Pending (${pending.length})</h3>` + pending.map((p) => podButton(p)).join("");
+function drawGroupChoices() {
+  const keys = [...new Set([...nodes.values()].flatMap((n) => Object.keys(n.labels)))].sort(V.naturalCompare);
+  const joined = keys.join("\n");
+  if (joined === labelKeys) return;
+  labelKeys = joined;
+  const choices = [[V.ZONE_LABEL, "zone"], ["", "nothing (one grid)"],
+    ...keys.filter((k) => k !== V.ZONE_LABEL).map((k) => [k, k])];
+  $("group-by").innerHTML = choices.map(([k, label]) =>
+    `<option value="${esc(k)}"${k === view.groupBy ? " selected" : ""}>${esc(label)}</option>`).join("");
 }
 
 function draw() {
   drawQueued = false;
   const byNode = new Map(), nominated = new Map(), pending = [];
+  const podText = view.podFilter.toLowerCase(), nodeText = view.nodeFilter.toLowerCase();
+  const results = [], hits = new Set();
   for (const p of pods.values()) {
+    if (podText && podMatches(p, podText)) {
+      if (results.length < MAX_RESULTS) results.push(p);
+      if (p.node) hits.add(p.node);
+    }
     if (p.node) { if (!byNode.has(p.node)) byNode.set(p.node, []); byNode.get(p.node).push(p); continue; }
     pending.push(p);
     if (p.nominated) { if (!nominated.has(p.nominated)) nominated.set(p.nominated, []); nominated.get(p.nominated).push(p); }
   }
-  const order = (a, b) => a.key < b.key ? -1 : 1;
-  if (dirty.has("")) drawPending(pending.sort(order));
-  for (const name of dirty) {
-    if (name !== "") drawNode(name, (byNode.get(name) || []).sort(order), nominated.get(name) || []);
+  const shown = [];
+  for (const n of nodes.values()) {
+    if (!nodeMatches(n, nodeText)) continue;
+    const on = byNode.get(n.name) || [];
+    let cpu = 0, memory = 0;
+    for (const p of on) { cpu += p.cpu; memory += p.memory; }
+    shown.push({...n, requested: {cpu, memory, pods: on.length}});
   }
-  dirty.clear();
+  drawGroupChoices();
+  $("grid").innerHTML = V.gridHtml(shown, {resource: view.resource, groupBy: view.groupBy, selected: selectedNode,
+                                          hits: podText ? hits : undefined});
+  $("grid-count").textContent = nodeText ? `${shown.length} of ${nodes.size} nodes` : `${nodes.size} nodes`;
+  $("legend").innerHTML = V.legendHtml(view.resource);
+  const waiting = pending.filter((p) => podMatches(p, podText)).map((p) => ({...p, reason: reasonOf(p)}));
+  $("pending").innerHTML = `<h3>Pending (${waiting.length}${podText ? ` of ${pending.length}` : ""})</h3>` +
+    V.pendingHtml(V.pendingGroups(waiting), {podHtml: (p) => podButton(p), open: openReasons});
+  $("pod-results").innerHTML = !podText ? "" : `<h3>Pods matching “${esc(view.podFilter)}”` +
+    ` (${results.length}${results.length === MAX_RESULTS ? "+" : ""})</h3>` +
+    (results.sort((a, b) => V.naturalCompare(a.key, b.key)).map((p) => podButton(p, "result")).join("") || "none");
+  const byName = (a, b) => V.naturalCompare(a.key, b.key);
+  drawDetail(nodes.get(selectedNode), (byNode.get(selectedNode) || []).sort(byName), nominated.get(selectedNode) || []);
   $("counts").textContent = `${nodes.size} nodes · ${pods.size} pods · ${pending.length} pending`;
   // when the first snapshot was on screen, in ms from navigation start (the benchmark reads it)
   if (document.body.dataset.loaded && !document.body.dataset.drawnAt) document.body.dataset.drawnAt = performance.now();
@@ -108,23 +156,9 @@ function queueDraw() {
   if (!drawQueued) { drawQueued = true; setTimeout(draw, 0); }
 }
 
-function touchPod(before, after) {
-  for (const p of [before, after]) {
-    if (!p) continue;
-    dirty.add(p.node || "");
-    if (p.nominated) dirty.add(p.nominated);
-  }
-}
-
 function apply(kind, key, obj) {
-  if (kind === "node") {
-    dirty.add(key);
-    if (obj) nodes.set(key, obj); else nodes.delete(key);
-    return;
-  }
-  const before = pods.get(key);
-  if (obj) pods.set(key, obj); else pods.delete(key);
-  touchPod(before, obj);
+  const store = kind === "node" ? nodes : pods;
+  if (obj) store.set(key, obj); else store.delete(key);
 }
 
 function connect() {
@@ -134,10 +168,8 @@ function connect() {
   stream.addEventListener("snapshot", (e) => {
     const data = JSON.parse(e.data);
     nodes.clear(); pods.clear();
-    $("board").textContent = "";
-    for (const n of data.nodes) { nodes.set(n.name, n); dirty.add(n.name); }
+    for (const n of data.nodes) nodes.set(n.name, n);
     for (const p of data.pods) pods.set(p.key, p);
-    dirty.add("");
     document.body.dataset.loaded = "true";
     queueDraw();
   });
@@ -172,7 +204,7 @@ function showExplanation(x, title) {
   let html = `<h2>${esc(title)}</h2><div>scheduler ${esc(x.scheduler)} · config: ${esc(x.config_source)}</div>` +
     `<div id="verdict"><b>verdict now:</b> ${esc(x.message)}</div>`;
   if (x.bound_to) html += `<div>bound to ${esc(x.bound_to)}; explained as if it were not</div>`;
-  html += pointsHtml(x);
+  html += pointsHtml(x) + missesHtml(x);
   html += `<table class="explain" id="explain-table"><thead><tr><th>node</th><th>pods</th><th>filters</th>` +
     plugins.map((p) => `<th title="${esc(p)} ×${x.weights[p]}">${esc(short(p))}</th>`).join("") +
     `<th>total</th></tr></thead><tbody>`;
@@ -191,6 +223,14 @@ function showExplanation(x, title) {
     x.notes.map((n) => `<div class="notes">note: ${esc(n)}</div>`).join("");
   $("explain").innerHTML = html;
   $("explain").dataset.pod = x.pod;
+}
+
+// For each resource no node has enough of: what the pod asks and the most any node has free (explain_misses).
+function missesHtml(x) {
+  if (!x.misses || !x.misses.length) return "";
+  return `<div id="misses">` + x.misses.map((m) => `<div class="miss" data-resource="${esc(m.resource)}" ` +
+    `data-asked="${esc(m.asked_text)}" data-most-free="${esc(m.most_free_text)}" data-node="${esc(m.most_free_node)}">` +
+    `<b>${esc(m.resource)}:</b> the pod asks ${esc(m.asked_text)}; ${esc(m.summary)}</div>`).join("") + `</div>`;
 }
 
 // What the points around the filters decided (explain's `outcome`, `points`, `likely_state`, `inferred`).
@@ -231,9 +271,7 @@ async function fetchJson(url, options) {
 }
 
 async function explainPod(key) {
-  const old = selected;
   selected = key;
-  for (const k of [old, key]) { const p = pods.get(k); if (p) touchPod(p, null); }
   queueDraw();
   $("explain").innerHTML = `<h2>why ${esc(key)}</h2><p class="hint">computing…</p>`;
   const [ns, name] = key.split("/");
@@ -257,7 +295,7 @@ async function heldPods() {
   held = h.pods;
   const changed = new Set([...Object.keys(before), ...Object.keys(held)].filter(
     (k) => JSON.stringify(before[k]) !== JSON.stringify(held[k])));
-  if (changed.size) { dirty.add(""); queueDraw(); }
+  if (changed.size) queueDraw();
 }
 
 // -- the scheduler -------------------------------------------------------------------------------------
@@ -275,10 +313,22 @@ async function schedulerState() {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
-  $("board").addEventListener("click", (e) => {
+  document.body.addEventListener("click", (e) => {
     const button = e.target.closest("button.pod");
-    if (button) explainPod(button.dataset.pod);
+    if (button) { explainPod(button.dataset.pod); return; }
+    const cell = e.target.closest("#grid button.kv-cell");
+    if (cell) { selectedNode = cell.dataset.cell; queueDraw(); }
   });
+  // a pending group's open state survives the redraws
+  $("pending").addEventListener("toggle", (e) => {
+    const reason = e.target.dataset.reason;
+    if (reason === undefined) return;
+    if (e.target.open) openReasons.add(reason); else openReasons.delete(reason);
+  }, true);
+  $("resource").addEventListener("change", (e) => { view.resource = e.target.value; queueDraw(); });
+  $("group-by").addEventListener("change", (e) => { view.groupBy = e.target.value; queueDraw(); });
+  $("node-filter").addEventListener("input", (e) => { view.nodeFilter = e.target.value.trim(); queueDraw(); });
+  $("pod-filter").addEventListener("input", (e) => { view.podFilter = e.target.value.trim(); queueDraw(); });
   $("whatif-go").addEventListener("click", whatIf);
   $("whatif-file").addEventListener("change", async (e) => {
     const file = e.target.files[0];
