@@ -221,3 +221,27 @@ def test_page_load_at_500_nodes_is_reported(big_ui: str, browser: Any) -> None:
     drawn = float(_wait(browser, "document.body.dataset.drawnAt"))
     print(f"\nplacement page, {NODES} nodes, {2 * NODES + sum(GROUPS.values())} pods: drawn {drawn:.0f} ms "
           "after navigation start")
+
+
+def test_a_static_report_draws_the_same_pieces(browser: Any, tmp_path: Path, screenshots: Path) -> None:
+    """labkit.ui.overview's section in a file opened offline: the grid and the pending groups, no server."""
+    from labkit.ui.overview import overview_html
+
+    nodes = [{"name": f"node-{i}", "labels": {"topology.kubernetes.io/zone": ZONES[i % len(ZONES)]},
+              "allocatable": {"cpu": 4000, "memory": 16 << 30, "pods": 110},
+              "requested": {"cpu": 1500 if f"node-{i}" == ROOMY else 2000, "memory": 2 << 30, "pods": 2}}
+             for i in reversed(range(NODES))]
+    pending = [{"key": f"default/wide-{i}", "reason": CPU_MISS} for i in range(80)] + [
+        {"key": f"default/picky-{i}", "reason": SELECTOR_MISS} for i in range(40)]
+    page = tmp_path / "report.html"
+    page.write_text(f"<!doctype html><html><head><meta charset='utf-8'></head><body>"
+                    f"{overview_html(nodes, pending)}</body></html>", encoding="utf-8")
+    browser.get(page.as_uri())
+    _wait(browser, "document.getElementById('kv-overview').dataset.drawn === 'true'")
+    cells = browser.execute_script("return [...document.querySelectorAll('.kv-cell[data-cell]')]"
+                                   ".map((c) => c.dataset.cell);")
+    assert len(cells) == NODES and cells[:3] == ["node-0", "node-5", "node-10"]  # zone-a first, natural order
+    counts = browser.execute_script("return [...document.querySelectorAll('.kv-reason')].map((d) => "
+                                    "[d.dataset.reason, Number(d.dataset.count)]);")
+    assert counts == [[CPU_MISS, 80], [SELECTOR_MISS, 40]]
+    browser.save_screenshot(str(screenshots / "ui-static-overview.png"))
