@@ -114,7 +114,7 @@ def _explain_json(cluster: Cluster, name: str) -> dict[str, Any]:
     return json.loads(proc.stdout)
 
 
-ROWS = """return [...document.querySelectorAll('#explain-table tbody tr')].map((tr) => ({
+ROWS = """return [...document.querySelectorAll('#explain-table tbody tr[data-node]')].map((tr) => ({
   node: tr.dataset.node, fits: tr.dataset.fits === 'true', reasons: JSON.parse(tr.dataset.reasons),
   total: tr.dataset.total === '' ? null : Number(tr.dataset.total),
   chosen: !!tr.querySelector('.tag:not(.tied)'),
@@ -158,7 +158,7 @@ def test_what_if_error_is_shown(cluster: Cluster, deployed: DeploymentStandIn, u
     good.write_text(manifest.replace("lots", "100m") + f"  schedulerName: {SCHEDULER}\n")
     browser.find_element("id", "whatif-file").send_keys(str(good))
     _wait(browser, "document.getElementById('explain').dataset.pod === 'default/probe'", timeout=60)
-    fits = browser.execute_script("return [...document.querySelectorAll('#explain-table tbody tr')]"
+    fits = browser.execute_script("return [...document.querySelectorAll('#explain-table tbody tr[data-node]')]"
                                   ".filter((tr) => tr.dataset.fits === 'true').map((tr) => tr.dataset.node);")
     assert sorted(fits) == sorted(WORKERS)
     assert len(cluster.server.pods()) == before

@@ -138,6 +138,10 @@ def test_grid_shows_every_node_in_natural_order_grouped_by_zone(big_ui: str, bro
         members = [f"node-{i}" for i in range(NODES) if ZONES[i % len(ZONES)] == zone]
         assert cells == natural_sorted(members)  # node-5 before node-10, not after node-495
     browser.save_screenshot(str(screenshots / "ui-overview.png"))
+    # the page's order is labkit.natural's
+    names = ["node-10", "node-2", "node-1", "a", "node-1a", "node-01", "Node-3", "node-", "10", "9", "1b"]
+    assert browser.execute_script("return arguments[0].slice().sort(KubelabViews.naturalCompare);",
+                                  names) == natural_sorted(names)
     _choose(browser, "group-by", "")
     _wait(browser, "document.querySelectorAll('#grid .kv-group').length === 1")
     assert _cells(browser) == [f"node-{i}" for i in range(NODES)]
@@ -211,6 +215,15 @@ def test_a_resource_miss_shows_the_ask_and_the_most_free(big_ui: str, browser: A
                                   "node: m.dataset.node, text: m.innerText};")
     assert (miss["resource"], miss["asked"], miss["most"], miss["node"]) == ("cpu", "3", "2.5", ROOMY)
     assert miss["text"] == f"cpu: the pod asks 3; no node has 3 cpu free; the most is 2.5 on {ROOMY}"
+    # the 500 identical verdicts are one row that counts them, until every node is asked for
+    rows = "[...document.querySelectorAll('#explain-table tbody tr[data-node]')]"
+    assert browser.execute_script(f"return {rows}.map((r) => Number(r.dataset.count));") == [NODES]
+    assert browser.execute_script(f"return {rows}[0].cells[0].innerText;") == "500 nodes: node-0, node-1, node-2, …"
+    browser.find_element("id", "explain-every").click()
+    _wait(browser, f"{rows}.length === {NODES}")
+    assert browser.execute_script(f"return {rows}.map((r) => r.dataset.node);") == [f"node-{i}" for i in range(NODES)]
+    browser.find_element("id", "explain-every").click()
+    _wait(browser, f"{rows}.length === 1")
     browser.save_screenshot(str(screenshots / "ui-miss.png"))
 
 
@@ -223,7 +236,7 @@ def test_page_load_at_500_nodes_is_reported(big_ui: str, browser: Any) -> None:
           "after navigation start")
 
 
-def test_a_static_report_draws_the_same_pieces(browser: Any, tmp_path: Path, screenshots: Path) -> None:
+def test_a_static_report_draws_the_same_pieces(browser: Any, tmp_path: Path) -> None:
     """labkit.ui.overview's section in a file opened offline: the grid and the pending groups, no server."""
     from labkit.ui.overview import overview_html
 
@@ -244,4 +257,4 @@ def test_a_static_report_draws_the_same_pieces(browser: Any, tmp_path: Path, scr
     counts = browser.execute_script("return [...document.querySelectorAll('.kv-reason')].map((d) => "
                                     "[d.dataset.reason, Number(d.dataset.count)]);")
     assert counts == [[CPU_MISS, 80], [SELECTOR_MISS, 40]]
-    browser.save_screenshot(str(screenshots / "ui-static-overview.png"))
+    browser.save_screenshot(str(tmp_path / "static-overview.png"))

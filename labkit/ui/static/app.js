@@ -18,6 +18,8 @@ let selectedNode = null;  // the node whose details are shown
 let held = {};            // "ns/name" -> what holds a pending pod (/api/held: gates, PreEnqueue, Permit what-if)
 let drawQueued = false;
 let labelKeys = "";       // the group-by choices last offered
+let shown = null;         // the explanation on screen and its title, drawn again when everyNode changes
+let everyNode = false;    // the explain table lists every node, not one row per set of identical reasons
 
 const esc = V.esc;
 const $ = (id) => document.getElementById(id);
@@ -82,7 +84,7 @@ function drawDetail(n, onNode, nominees) {
   const el = $("node-detail");
   if (!n) {
     el.removeAttribute("data-node");
-    el.innerHTML = `<p class="hint">Click a node in the grid for its pods and details.</p>`;
+    setHtml(el, `<p class="hint">Click a node in the grid for its pods and details.</p>`);
     return;
   }
   const cpu = onNode.reduce((s, p) => s + p.cpu, 0), mem = onNode.reduce((s, p) => s + p.memory, 0);
@@ -90,7 +92,7 @@ function drawDetail(n, onNode, nominees) {
     .map(([k, v]) => `${esc(k)}=${esc(v)}`).join(", ");
   el.dataset.node = n.name;
   el.className = n.unschedulable ? "node cordoned" : "node";
-  el.innerHTML = `<h3>${esc(n.name)}</h3><div class="meta">${esc(n.role)}` +
+  setHtml(el, `<h3>${esc(n.name)}</h3><div class="meta">${esc(n.role)}` +
     (n.zone ? ` · zone ${esc(n.zone)}` : "") + (n.unschedulable ? " · <b>cordoned</b>" : "") +
     (n.ready === false ? " · <b>NotReady</b>" : "") + `</div>` +
     (labels ? `<div class="meta">${labels}</div>` : "") +
@@ -98,7 +100,7 @@ function drawDetail(n, onNode, nominees) {
     bar("cpu", cpu, n.allocatable.cpu, (m) => `${m}m`) + bar("mem", mem, n.allocatable.memory, mib) +
     bar("pods", onNode.length, n.allocatable.pods, String) +
     `<div class="pods">` + onNode.map((p) => podButton(p)).join("") +
-    nominees.map((p) => podButton(p, "nominee")).join("") + `</div>`;
+    nominees.map((p) => podButton(p, "nominee")).join("") + `</div>`);
 }
 
 function drawGroupChoices() {
@@ -110,6 +112,32 @@ function drawGroupChoices() {
     ...keys.filter((k) => k !== V.ZONE_LABEL).map((k) => [k, k])];
   $("group-by").innerHTML = choices.map(([k, label]) =>
     `<option value="${esc(k)}"${k === view.groupBy ? " selected" : ""}>${esc(label)}</option>`).join("");
+}
+
+// Elements are replaced only when what they show changed, and the grid's cells are updated in place while the
+// same nodes are shown in the same groups: a click is never lost to a redraw between press and release.
+const drawnHtml = new WeakMap();  // element -> the HTML last put in it
+function setHtml(el, html) {
+  if (drawnHtml.get(el) !== html) { el.innerHTML = html; drawnHtml.set(el, html); }
+}
+
+let gridShape = "";
+function drawGrid(shown, options) {
+  const layout = V.gridLayout(shown, options.groupBy);
+  const shape = JSON.stringify([options.groupBy, layout.map(([v, members]) => [v, members.map((n) => n.name)])]);
+  if (shape !== gridShape) {
+    $("grid").innerHTML = V.gridHtml(shown, options);
+    gridShape = shape;
+    return;
+  }
+  const cells = new Map([...$("grid").querySelectorAll("button.kv-cell")].map((c) => [c.dataset.cell, c]));
+  for (const n of shown) {
+    const cell = cells.get(n.name), look = V.cellLook(n, options.resource, options);
+    if (cell.className !== look.className) cell.className = look.className;
+    if (cell.dataset.share !== look.share) cell.dataset.share = look.share;
+    if (cell.title !== look.title) cell.title = look.title;
+    if (cell.dataset.bg !== look.background) { cell.style.background = look.background; cell.dataset.bg = look.background; }
+  }
 }
 
 function draw() {
@@ -135,16 +163,16 @@ function draw() {
     shown.push({...n, requested: {cpu, memory, pods: on.length}});
   }
   drawGroupChoices();
-  $("grid").innerHTML = V.gridHtml(shown, {resource: view.resource, groupBy: view.groupBy, selected: selectedNode,
-                                          hits: podText ? hits : undefined});
+  drawGrid(shown, {resource: view.resource, groupBy: view.groupBy, selected: selectedNode,
+                   hits: podText ? hits : undefined});
   $("grid-count").textContent = nodeText ? `${shown.length} of ${nodes.size} nodes` : `${nodes.size} nodes`;
-  $("legend").innerHTML = V.legendHtml(view.resource);
+  setHtml($("legend"), V.legendHtml(view.resource));
   const waiting = pending.filter((p) => podMatches(p, podText)).map((p) => ({...p, reason: reasonOf(p)}));
-  $("pending").innerHTML = `<h3>Pending (${waiting.length}${podText ? ` of ${pending.length}` : ""})</h3>` +
-    V.pendingHtml(V.pendingGroups(waiting), {podHtml: (p) => podButton(p), open: openReasons});
-  $("pod-results").innerHTML = !podText ? "" : `<h3>Pods matching “${esc(view.podFilter)}”` +
+  setHtml($("pending"), `<h3>Pending (${waiting.length}${podText ? ` of ${pending.length}` : ""})</h3>` +
+    V.pendingHtml(V.pendingGroups(waiting), {podHtml: (p) => podButton(p), open: openReasons}));
+  setHtml($("pod-results"), !podText ? "" : `<h3>Pods matching “${esc(view.podFilter)}”` +
     ` (${results.length}${results.length === MAX_RESULTS ? "+" : ""})</h3>` +
-    (results.sort((a, b) => V.naturalCompare(a.key, b.key)).map((p) => podButton(p, "result")).join("") || "none");
+    (results.sort((a, b) => V.naturalCompare(a.key, b.key)).map((p) => podButton(p, "result")).join("") || "none"));
   const byName = (a, b) => V.naturalCompare(a.key, b.key);
   drawDetail(nodes.get(selectedNode), (byNode.get(selectedNode) || []).sort(byName), nominated.get(selectedNode) || []);
   $("counts").textContent = `${nodes.size} nodes · ${pods.size} pods · ${pending.length} pending`;
@@ -197,7 +225,21 @@ function scoreCell(n, plugin) {
     `<small>${n.raw_scores[plugin]}→${norm}</small></td>`;
 }
 
+// The table's rows, as `./lab explain` makes them (explain_view.verdict_rows): each feasible node its own,
+// failing nodes with identical reasons together at the place of the first of them (everyNode: one per node).
+function verdictRows(list, everyNode) {
+  const rows = [], same = new Map();
+  for (const n of list) {
+    if (n.fits || everyNode) { rows.push([n]); continue; }
+    const key = JSON.stringify(n.reasons);
+    if (!same.has(key)) { same.set(key, []); rows.push(same.get(key)); }
+    same.get(key).push(n);
+  }
+  return rows;
+}
+
 function showExplanation(x, title) {
+  shown = [x, title];
   const plugins = Object.keys(x.weights).filter((p) => x.nodes.some((n) => n.raw_scores[p] || n.normalized_scores[p]));
   const zero = Object.keys(x.weights).filter((p) => !plugins.includes(p));
   const names = abbreviations(Object.keys(x.weights)), short = (p) => names.get(p);
@@ -208,14 +250,24 @@ function showExplanation(x, title) {
   html += `<table class="explain" id="explain-table"><thead><tr><th>node</th><th>pods</th><th>filters</th>` +
     plugins.map((p) => `<th title="${esc(p)} ×${x.weights[p]}">${esc(short(p))}</th>`).join("") +
     `<th>total</th></tr></thead><tbody>`;
-  for (const n of x.nodes) {
+  for (const group of verdictRows(x.nodes, everyNode)) {
+    const n = group[0], names = group.map((g) => g.node).sort(V.naturalCompare);
     const tags = (n.node === x.chosen ? `<span class="tag">chosen</span>` : "") +
       (x.would_choose.includes(n.node) && x.would_choose.length > 1 ? `<span class="tag tied">tied best</span>` : "");
+    const name = group.length === 1 ? esc(n.node)
+      : `${group.length} nodes: ${names.slice(0, 3).map(esc).join(", ")}${group.length > 3 ? ", …" : ""}`;
+    const counts = group.map((g) => g.pods), low = Math.min(...counts), high = Math.max(...counts);
     html += `<tr class="${n.node === x.chosen ? "chosen" : ""}" data-node="${esc(n.node)}" data-fits="${n.fits}" ` +
+      `data-count="${group.length}" data-nodes="${esc(JSON.stringify(names))}" ` +
       `data-total="${n.total === null ? "" : n.total}" data-reasons="${esc(JSON.stringify(n.reasons))}">` +
-      `<td>${esc(n.node)}${tags}</td><td>${n.pods}</td>` +
+      `<td>${name}${tags}</td><td>${low === high ? low : `${low}-${high}`}</td>` +
       (n.fits ? `<td class="pass">fits</td>` : `<td class="fail">${n.reasons.map(esc).join("<br>")}</td>`) +
       plugins.map((p) => scoreCell(n, p)).join("") + `<td>${n.total === null ? "-" : n.total}</td></tr>`;
+  }
+  const together = x.nodes.length - verdictRows(x.nodes, false).length;
+  if (together > 0 || everyNode) {
+    html += `<tr><td colspan="${4 + plugins.length}"><button type="button" id="explain-every" class="link">` +
+      (everyNode ? "put nodes failing for the same reasons in one row" : "list every node") + `</button></td></tr>`;
   }
   html += `</tbody></table><div class="notes">score cells: weighted score, under it raw→normalised (0..100); ` +
     plugins.map((p) => `${esc(short(p))} = ${esc(p)} ×${x.weights[p]}`).join(", ") +
@@ -316,6 +368,7 @@ document.addEventListener("DOMContentLoaded", () => {
   document.body.addEventListener("click", (e) => {
     const button = e.target.closest("button.pod");
     if (button) { explainPod(button.dataset.pod); return; }
+    if (e.target.id === "explain-every" && shown) { everyNode = !everyNode; showExplanation(...shown); return; }
     const cell = e.target.closest("#grid button.kv-cell");
     if (cell) { selectedNode = cell.dataset.cell; queueDraw(); }
   });

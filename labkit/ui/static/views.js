@@ -3,7 +3,8 @@
 //
 //   naturalCompare(a, b)          node-2 before node-10 (labkit/natural.py natural_key: the same rule)
 //   gridHtml(nodes, options)      every node as one cell coloured by its requested share of a resource,
-//                                 grouped by a label's value (default topology.kubernetes.io/zone)
+//                                 grouped by a label's value (default topology.kubernetes.io/zone);
+//                                 gridLayout and cellLook: its groups and a cell's look, to update in place
 //   legendHtml(resource)          what the colours mean
 //   pendingGroups(pods)           pending pods grouped by their `reason`, the biggest group first
 //   pendingHtml(groups, options)  one line per reason with its count, its pods in an expandable list
@@ -65,7 +66,8 @@ var KubelabViews = (() => {  // var: a report that inlines this file twice stays
     return `hsl(212, 70%, ${Math.round(94 - 56 * Math.max(0, s))}%)`;
   }
 
-  function cellHtml(n, resource, options) {
+  // A cell's class, colour, tooltip and share: cellHtml's, and what a page updating cells in place sets.
+  function cellLook(n, resource, options) {
     const s = share(n, resource);
     const cls = ["kv-cell"];
     if (n.unschedulable) cls.push("cordoned");
@@ -75,8 +77,25 @@ var KubelabViews = (() => {  // var: a report that inlines this file twice stays
     const title = `${n.name}: ${resource} ${amount(resource, n.requested[resource] || 0)} of ` +
       `${amount(resource, n.allocatable[resource] || 0)} requested (${Math.round(100 * s)}%)` +
       (n.unschedulable ? ", cordoned" : "") + (n.ready === false ? ", NotReady" : "");
-    return `<button type="button" class="${cls.join(" ")}" data-cell="${esc(n.name)}" data-share="${s.toFixed(3)}" ` +
-      `style="background:${colour(s)}" title="${esc(title)}"></button>`;
+    return {className: cls.join(" "), background: colour(s), title, share: s.toFixed(3)};
+  }
+
+  function cellHtml(n, resource, options) {
+    const look = cellLook(n, resource, options);
+    return `<button type="button" class="${look.className}" data-cell="${esc(n.name)}" data-share="${look.share}" ` +
+      `style="background:${look.background}" title="${esc(look.title)}"></button>`;
+  }
+
+  // The cells gridHtml draws, group by group: [[group value, [node, ...]], ...].
+  function gridLayout(nodes, groupBy) {
+    const groups = new Map();
+    for (const n of [...nodes].sort((a, b) => naturalCompare(a.name, b.name))) {
+      const value = groupBy ? ((n.labels || {})[groupBy] ?? "") : "";
+      if (!groups.has(value)) groups.set(value, []);
+      groups.get(value).push(n);
+    }
+    return [...groups.keys()].sort((a, b) => (a === "") - (b === "") || naturalCompare(a, b))
+      .map((v) => [v, groups.get(v)]);
   }
 
   function groupTitle(groupBy, value) {
@@ -89,19 +108,10 @@ var KubelabViews = (() => {  // var: a report that inlines this file twice stays
   function gridHtml(nodes, options = {}) {
     const resource = options.resource || "cpu";
     const groupBy = options.groupBy === undefined ? ZONE_LABEL : options.groupBy;
-    const groups = new Map();
-    for (const n of [...nodes].sort((a, b) => naturalCompare(a.name, b.name))) {
-      const value = groupBy ? ((n.labels || {})[groupBy] ?? "") : "";
-      if (!groups.has(value)) groups.set(value, []);
-      groups.get(value).push(n);
-    }
-    const values = [...groups.keys()].sort((a, b) => (a === "") - (b === "") || naturalCompare(a, b));
-    return values.map((v) => {
-      const members = groups.get(v);
-      return `<section class="kv-group" data-group="${esc(v)}"><h4>${groupTitle(groupBy, v)} ` +
-        `<small>${members.length} node${members.length === 1 ? "" : "s"}</small></h4><div class="kv-cells">` +
-        members.map((n) => cellHtml(n, resource, options)).join("") + "</div></section>";
-    }).join("");
+    return gridLayout(nodes, groupBy).map(([v, members]) =>
+      `<section class="kv-group" data-group="${esc(v)}"><h4>${groupTitle(groupBy, v)} ` +
+      `<small>${members.length} node${members.length === 1 ? "" : "s"}</small></h4><div class="kv-cells">` +
+      members.map((n) => cellHtml(n, resource, options)).join("") + "</div></section>").join("");
   }
 
   function legendHtml(resource) {
@@ -134,6 +144,6 @@ var KubelabViews = (() => {  // var: a report that inlines this file twice stays
       `<div class="kv-pods">${g.pods.map(podHtml).join("")}</div></details>`).join("");
   }
 
-  return {ZONE_LABEL, RESOURCES, NO_REASON, esc, naturalCompare, amount, share, gridHtml, legendHtml,
-          pendingGroups, pendingHtml};
+  return {ZONE_LABEL, RESOURCES, NO_REASON, esc, naturalCompare, amount, share, gridLayout, cellLook, gridHtml,
+          legendHtml, pendingGroups, pendingHtml};
 })();
