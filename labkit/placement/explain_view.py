@@ -8,13 +8,17 @@ misses print it."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import TypeVar
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from labkit.natural import natural_key
-from labkit.placement.explain import Explanation, NodeVerdict
+from labkit.placement.explain import Explanation
+
+V = TypeVar("V")
 
 
 def abbreviations(plugins: list[str]) -> dict[str, str]:
@@ -32,16 +36,19 @@ def scoring_plugins(explanation: Explanation) -> list[str]:
             if any(n.raw_scores.get(p) or n.normalized_scores.get(p) for n in explanation.nodes)]
 
 
-def verdict_rows(nodes: list[NodeVerdict], every_node: bool = False) -> list[list[NodeVerdict]]:
+def verdict_rows(nodes: list[V], every_node: bool = False,
+                 verdict: Callable[[V], tuple[bool, list[str]]] = lambda n: (n.fits, n.reasons)) -> list[list[V]]:
     """The table's rows: each feasible node its own; failing nodes with identical reasons together, at the
-    place of the first of them (every_node: each node its own row)."""
-    rows: list[list[NodeVerdict]] = []
-    same: dict[tuple[str, ...], list[NodeVerdict]] = {}
+    place of the first of them (every_node: each node its own row). `verdict` reads (fits, reasons) from a
+    node's entry: a NodeVerdict by default, or its JSON (test-placement's HTML report)."""
+    rows: list[list[V]] = []
+    same: dict[tuple[str, ...], list[V]] = {}
     for n in nodes:
-        if n.fits or every_node:
+        fits, reasons = verdict(n)
+        if fits or every_node:
             rows.append([n])
             continue
-        key = tuple(n.reasons)
+        key = tuple(reasons)
         if key not in same:
             same[key] = []
             rows.append(same[key])
@@ -49,16 +56,17 @@ def verdict_rows(nodes: list[NodeVerdict], every_node: bool = False) -> list[lis
     return rows
 
 
-def _row_name(group: list[NodeVerdict]) -> str:
-    if len(group) == 1:
-        return group[0].node
-    names = sorted((n.node for n in group), key=natural_key)
-    shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
-    return f"{len(names)} nodes: {shown}"
+def row_name(names: list[str]) -> str:
+    """A shared row's name: how many nodes, the first three in natural order."""
+    if len(names) == 1:
+        return names[0]
+    ordered = sorted(names, key=natural_key)
+    return f"{len(ordered)} nodes: {', '.join(ordered[:3])}{', …' if len(ordered) > 3 else ''}"
 
 
-def _row_pods(group: list[NodeVerdict]) -> str:
-    low, high = min(n.pods for n in group), max(n.pods for n in group)
+def row_pods(counts: list[int]) -> str:
+    """A shared row's pod count: the one count, or the lowest-highest."""
+    low, high = min(counts), max(counts)
     return str(low) if low == high else f"{low}-{high}"
 
 
@@ -79,11 +87,11 @@ def explanation_table(explanation: Explanation, mode: str = "standalone", every_
     table.add_column("total", justify="right")
     for group in verdict_rows(explanation.nodes, every_node):
         n = group[0]
-        name = escape(_row_name(group)) + (" [bold](chosen)[/]" if n.node == explanation.chosen else "")
+        name = escape(row_name([g.node for g in group])) + (" [bold](chosen)[/]" if n.node == explanation.chosen else "")
         filters = "[green]fits[/]" if n.fits else "[red]" + escape("; ".join(n.reasons)) + "[/]"
         scores = [f"{n.scores[p]}\n[dim]{n.raw_scores[p]}→{n.normalized_scores[p]}[/]" if p in n.scores else "-"
                   for p in plugins]
-        table.add_row(name, _row_pods(group), filters, *scores, "-" if n.total is None else str(n.total))
+        table.add_row(name, row_pods([g.pods for g in group]), filters, *scores, "-" if n.total is None else str(n.total))
     return table
 
 
