@@ -104,3 +104,19 @@ def test_failing_rows_list_nodes_in_natural_order():
     view = _cluster(12, busy={i: "3500m" for i in range(12)})
     why = _explain(make_pod("big", cpu="3", scheduler_name=SCHEDULER), view)
     assert [n.node for n in why.nodes] == [f"node-{i}" for i in range(12)]
+
+
+def test_pod_slots_and_extended_resources_are_said_too():
+    nodes = [make_node(f"node-{i}", pods=2) for i in range(3)]
+    nodes[1]["status"]["allocatable"]["example.com/gpu"] = nodes[1]["status"]["capacity"]["example.com/gpu"] = "1"
+    pods = [make_pod(f"busy-{i}-{j}", node_name=f"node-{i}") for i in range(3) for j in range(2)]
+    pod = make_pod("trainer", scheduler_name=SCHEDULER)
+    pod["spec"]["containers"][0]["resources"] = {"requests": {"example.com/gpu": "2"},
+                                                 "limits": {"example.com/gpu": "2"}}
+    for i, obj in enumerate(nodes + pods):
+        obj["metadata"]["uid"] = f"u{i}"
+    why = _explain(pod, cluster_view(nodes, pods, []))
+    by = {m.resource: m for m in why.misses}
+    assert by["pods"].summary == "no node has a free pod slot; the most is 0 on node-0"
+    assert by["example.com/gpu"].summary == ("no node has 2 example.com/gpu free; the most is 1 on node-1; no node "
+                                             "has 2 even empty (the largest allocatable is 1 on node-1)")
