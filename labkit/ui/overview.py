@@ -6,7 +6,8 @@ offline. For reports made without a live page (a simulation's, a test run's).
     overview_html(nodes, pending) -> "<section ...>...</section>"   (put it anywhere in a page's <body>)
 
 nodes: [{"name", "labels": {key: value}, "allocatable": {"cpu", "memory", "pods"}, "requested": {"cpu",
-"memory", "pods"}, "unschedulable" (optional), "ready" (optional)}], cpu in millicores, memory in bytes;
+"memory", "pods"}, "unschedulable", "ready", "taints" ("key=value:Effect"; these three optional)}], cpu in
+millicores, memory in bytes;
 pending: [{"key": "namespace/name", "reason": "why it waits"}]. node_view() makes a node entry from the
 scheduler's NodeInfo."""
 
@@ -30,7 +31,8 @@ def node_view(node: NodeInfo) -> dict[str, Any]:
     return {"name": node.name, "labels": dict(node.labels),
             "allocatable": {"cpu": a.milli_cpu, "memory": a.memory, "pods": a.pods},
             "requested": {"cpu": r.milli_cpu, "memory": r.memory, "pods": node.pod_count},
-            "unschedulable": node.unschedulable}
+            "unschedulable": node.unschedulable,
+            "taints": [f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}" for t in node.taints]}
 
 
 def _check(nodes: list[dict[str, Any]], pending: list[dict[str, Any]], resource: str, element_id: str) -> None:

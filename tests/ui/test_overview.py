@@ -38,8 +38,10 @@ def test_bad_input_names_the_field(nodes: list, pending: list, kwargs: dict, fie
 
 
 def test_node_view_counts_what_the_scheduler_counts() -> None:
-    node = NodeInfo.from_api(make_node("w1", cpu="4", memory="8Gi", labels={"zone": "z"}))
+    node = NodeInfo.from_api(make_node("w1", cpu="4", memory="8Gi", labels={"zone": "z"},
+                                       taints=[{"key": "gpu", "value": "yes", "effect": "NoSchedule"}]))
     node.add_pod(PodInfo.from_api(make_pod("p", cpu="1500m", memory="1Gi", node_name="w1")))
     view = node_view(node)
     assert view["requested"] == {"cpu": 1500, "memory": 1 << 30, "pods": 1}
     assert view["allocatable"]["cpu"] == 4000 and view["labels"]["zone"] == "z"
+    assert view["taints"] == ["gpu=yes:NoSchedule"]

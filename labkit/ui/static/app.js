@@ -136,7 +136,11 @@ function drawGrid(shown, options) {
     if (cell.className !== look.className) cell.className = look.className;
     if (cell.dataset.share !== look.share) cell.dataset.share = look.share;
     if (cell.title !== look.title) cell.title = look.title;
-    if (cell.dataset.bg !== look.background) { cell.style.background = look.background; cell.dataset.bg = look.background; }
+    if (cell.dataset.bg !== look.background) {
+      cell.style.background = look.background;
+      cell.style.color = look.color;
+      cell.dataset.bg = look.background;
+    }
   }
 }
 

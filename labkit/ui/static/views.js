@@ -10,7 +10,8 @@
 //   pendingHtml(groups, options)  one line per reason with its count, its pods in an expandable list
 //
 // A node: {name, labels: {key: value}, allocatable: {cpu, memory, pods}, requested: {cpu, memory, pods},
-// unschedulable, ready} (cpu in millicores, memory in bytes, pods a count; ready true/false/null).
+// unschedulable, ready, taints} (cpu in millicores, memory in bytes, pods a count; ready true/false/null;
+// taints as "key=value:Effect" strings; the last three optional). Up to 60 nodes, cells carry their names.
 // A pending pod: {key: "namespace/name", reason: "why it waits"} (other fields are passed to podHtml).
 "use strict";
 
@@ -18,6 +19,7 @@ var KubelabViews = (() => {  // var: a report that inlines this file twice stays
   const ZONE_LABEL = "topology.kubernetes.io/zone";
   const RESOURCES = ["cpu", "memory", "pods"];
   const NO_REASON = "no scheduling attempt reported yet";
+  const NAMED_UP_TO = 60;  // a grid of this many nodes or fewer writes each node's name in its cell
   const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
 
   function compareDigits(x, y) {
@@ -72,18 +74,22 @@ var KubelabViews = (() => {  // var: a report that inlines this file twice stays
     const cls = ["kv-cell"];
     if (n.unschedulable) cls.push("cordoned");
     if (n.ready === false) cls.push("notready");
+    if (n.taints && n.taints.some((t) => !t.endsWith(":PreferNoSchedule"))) cls.push("tainted");
     if (options.selected === n.name) cls.push("selected");
     if (options.hits && options.hits.has(n.name)) cls.push("hit");
     const title = `${n.name}: ${resource} ${amount(resource, n.requested[resource] || 0)} of ` +
       `${amount(resource, n.allocatable[resource] || 0)} requested (${Math.round(100 * s)}%)` +
-      (n.unschedulable ? ", cordoned" : "") + (n.ready === false ? ", NotReady" : "");
-    return {className: cls.join(" "), background: colour(s), title, share: s.toFixed(3)};
+      (n.unschedulable ? ", cordoned" : "") + (n.ready === false ? ", NotReady" : "") +
+      (n.taints && n.taints.length ? `, taints ${n.taints.join(", ")}` : "");
+    return {className: cls.join(" "), background: colour(s), color: s >= 0.6 ? "#fff" : "#111", title,
+            share: s.toFixed(3)};
   }
 
-  function cellHtml(n, resource, options) {
+  function cellHtml(n, resource, options, named) {
     const look = cellLook(n, resource, options);
     return `<button type="button" class="${look.className}" data-cell="${esc(n.name)}" data-share="${look.share}" ` +
-      `style="background:${look.background}" title="${esc(look.title)}"></button>`;
+      `style="background:${look.background};color:${look.color}" title="${esc(look.title)}">` +
+      `${named ? esc(n.name) : ""}</button>`;
   }
 
   // The cells gridHtml draws, group by group: [[group value, [node, ...]], ...].
@@ -108,17 +114,20 @@ var KubelabViews = (() => {  // var: a report that inlines this file twice stays
   function gridHtml(nodes, options = {}) {
     const resource = options.resource || "cpu";
     const groupBy = options.groupBy === undefined ? ZONE_LABEL : options.groupBy;
+    const named = nodes.length <= NAMED_UP_TO;
     return gridLayout(nodes, groupBy).map(([v, members]) =>
       `<section class="kv-group" data-group="${esc(v)}"><h4>${groupTitle(groupBy, v)} ` +
-      `<small>${members.length} node${members.length === 1 ? "" : "s"}</small></h4><div class="kv-cells">` +
-      members.map((n) => cellHtml(n, resource, options)).join("") + "</div></section>").join("");
+      `<small>${members.length} node${members.length === 1 ? "" : "s"}</small></h4>` +
+      `<div class="kv-cells${named ? " named" : ""}">` +
+      members.map((n) => cellHtml(n, resource, options, named)).join("") + "</div></section>").join("");
   }
 
   function legendHtml(resource) {
     const steps = [0, 0.25, 0.5, 0.75, 1].map((s) =>
       `<span class="kv-cell" style="background:${colour(s)}"></span>${s === 1 ? "full" : `${100 * s}%`}`).join(" ");
     return `<span class="kv-legend">${esc(resource)} requested of allocatable: ${steps} ` +
-      `<span class="kv-cell cordoned"></span>cordoned <span class="kv-cell notready"></span>NotReady</span>`;
+      `<span class="kv-cell cordoned"></span>cordoned <span class="kv-cell tainted"></span>tainted ` +
+      `<span class="kv-cell notready"></span>NotReady</span>`;
   }
 
   function pendingGroups(pods) {
