@@ -84,6 +84,7 @@ function drawDetail(n, onNode, nominees) {
   const el = $("node-detail");
   if (!n) {
     el.removeAttribute("data-node");
+    el.className = "";
     setHtml(el, `<p class="hint">Click a node in the grid for its pods and details.</p>`);
     return;
   }
