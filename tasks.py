@@ -266,12 +266,13 @@ def test_placement(c, lab=None, kubeconfig=None, context=None, json=False, keep=
     "namespace": "the pod's namespace (default: default; with --what-if, the manifest's own)",
     "what-if": "explain the Pod manifest in this YAML file as POD, without creating it",
     "json": "print the explanation as JSON (keys: README, `./lab explain`)",
+    "all": "one row per node (default: nodes failing for the same reasons share one row)",
     "kubeconfig": "cluster to read (default: the lab's exported kubeconfig)",
     "context": "kubeconfig context (default: its current one)",
     "scheduler-config": placement_options.HELP["scheduler-config"],
 })
 def explain(c, pod, lab=None, namespace=None, what_if=None, json=False, kubeconfig=None, context=None,
-            scheduler_config=None):
+            scheduler_config=None, all=False):
     """Show why the scheduler would place a pod where it would.
 
     Each node's filter verdicts and scores, and the node it picks.
@@ -291,7 +292,7 @@ def explain(c, pod, lab=None, namespace=None, what_if=None, json=False, kubeconf
         scheduler_config=Path(scheduler_config) if scheduler_config else None)
     with _user_errors():
         explanation = explain_target(definition, options)
-    print_result(output_console(), explanation, json_output=json)
+    print_result(output_console(), explanation, json_output=json, every_node=all)
 
 
 # No short flags: -h (from --host) would shadow `./lab ui -h`, the help every verb answers.

@@ -4,11 +4,12 @@ The API test server (in this process) holds NODES nodes and PODS pods (most boun
 pending); `./lab ui` serves them from a process of its own (the invoke verb, as a user runs it); Debian's
 headless Chromium opens the page through selenium and Debian's chromedriver.
 
-- load: from navigation start to the first snapshot drawn (every node column and pod on screen), read from the
-  page itself (document.body.dataset.drawnAt, performance.now()); the median of --loads fresh loads;
+- load: from navigation start to the first snapshot drawn (every node's cell in the overview grid, the pending
+  pods grouped by reason), read from the page itself (document.body.dataset.drawnAt, performance.now()); the
+  median of --loads fresh loads;
 - live: after loading, --bindings pods are bound one at a time (the spec.nodeName change a binding makes, so
-  the watch sends the same MODIFIED event) and the time until the pod is on its node's column is taken by
-  polling the page every 10 ms: median and maximum;
+  the watch sends the same MODIFIED event), each to the node selected in the grid, and the time until the pod
+  is in the node's details is taken by polling the page every 10 ms: median and maximum;
 - explain: --explains bound pods selected one after another, each timed from the click to its explain table on
   screen (`./lab explain`'s computation over the whole cluster, in the ui server): median and maximum.
 
@@ -89,20 +90,24 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(args.loads):
                 driver.get(url)
                 loads.append(float(_until(driver, "document.body.dataset.drawnAt", 120)) / 1000)
-                shown = driver.execute_script("return document.querySelectorAll('button.pod').length;")
-                if shown != args.pods:
-                    raise RuntimeError(f"the page shows {shown} pods, not {args.pods}")
+                cells = driver.execute_script("return document.querySelectorAll('#grid .kv-cell').length;")
+                grouped = driver.execute_script("return document.querySelectorAll('#pending button.pod').length;")
+                if (cells, grouped) != (args.nodes, pending):
+                    raise RuntimeError(f"the page shows {cells} nodes and {grouped} pending pods, not "
+                                       f"{args.nodes} and {pending}")
             latencies = []
             for i in range(args.bindings):
                 name, node = f"pod-{i}", names[(i * 7) % len(names)]
+                _until(driver, f"document.querySelector('#grid [data-cell=\"{node}\"]')", 30).click()
+                _until(driver, f"document.getElementById('node-detail').dataset.node === '{node}'", 30)
                 server.update_pod(name, {"spec": {"nodeName": node}})
                 bound = time.monotonic()
-                _until(driver, f"document.querySelector('[data-node=\"{node}\"] "
-                               f"button[data-pod=\"default/{name}\"]')", 30)
+                _until(driver, f"document.querySelector('#node-detail button[data-pod=\"default/{name}\"]')", 30)
                 latencies.append(time.monotonic() - bound)
             explains = []
             for i in range(args.explains):
-                key = f"default/pod-{args.pods - 1 - i}"
+                key, node = f"default/pod-{args.pods - 1 - i}", names[(args.pods - 1 - i) % len(names)]
+                _until(driver, f"document.querySelector('#grid [data-cell=\"{node}\"]')", 30).click()
                 button = _until(driver, f"document.querySelector('button[data-pod=\"{key}\"]')", 30)
                 clicked = time.monotonic()
                 button.click()
@@ -114,9 +119,9 @@ def main(argv: list[str] | None = None) -> int:
             ui.terminate()
             ui.wait(10)
     print(f"placement page, {args.nodes} nodes, {args.pods} pods ({pending} pending):")
-    print(f"  load (navigation start to every node and pod drawn): median {statistics.median(loads):.2f} s "
+    print(f"  load (navigation start to the grid and pending groups drawn): median {statistics.median(loads):.2f} s "
           f"over {len(loads)} loads ({', '.join(f'{s:.2f}' for s in loads)})")
-    print(f"  live (binding to the pod on its node's column): median {statistics.median(latencies) * 1000:.0f} ms,"
+    print(f"  live (binding to the pod in its node's details): median {statistics.median(latencies) * 1000:.0f} ms,"
           f" max {max(latencies) * 1000:.0f} ms over {len(latencies)} bindings")
     print(f"  explain (click to the table on screen): median {statistics.median(explains):.2f} s, "
           f"max {max(explains):.2f} s over {len(explains)} pods")

@@ -40,6 +40,8 @@ import yaml
 from labdef.errors import UserError
 from labdef.lab import Lab
 from labkit.kube import Kube, KubeError, event_time, pod_path
+from labkit.natural import natural_key
+from labkit.placement.explain_misses import ResourceMiss, resource_misses
 from labkit.placement.explain_points import (
     GATED,
     WOULD_BIND,
@@ -264,6 +266,7 @@ class Explanation:
     likely_state: str | None = None  # what the scheduler is most likely doing with the pod now, when inferred
     inferred: str | None = None  # how likely_state was inferred
     read_from: str | None = None  # where likely_state was read instead (the scheduler's log line)
+    misses: list[ResourceMiss] = field(default_factory=list)  # no node fits: each resource found short
 
     def as_json(self) -> dict[str, Any]:
         return {"pod": self.pod, "scheduler": self.scheduler, "config_source": self.config_source,
@@ -271,7 +274,8 @@ class Explanation:
                 "chosen": self.chosen, "would_choose": self.would_choose, "bound_to": self.bound_to,
                 "notes": self.notes, "weights": self.weights, "nodes": [n.as_json() for n in self.nodes],
                 "outcome": self.outcome, "points": None if self.points is None else self.points.as_json(),
-                "likely_state": self.likely_state, "inferred": self.inferred, "read_from": self.read_from}
+                "likely_state": self.likely_state, "inferred": self.inferred, "read_from": self.read_from,
+                "misses": [m.as_json() for m in self.misses]}
 
 
 def explain_pod(pod_obj: dict[str, Any], cluster: ClusterView, profile: Profile, config_source: str,
@@ -307,6 +311,8 @@ def explain_readable_pod(pod_obj: dict[str, Any], cluster: ClusterView, profile:
                               notes, result.node_name, bound_to,
                               {plugin.name: weight for plugin, _args, weight in profile.scores},
                               profile.scheduler_name)
+    if not any(v.fits for v in verdicts):
+        explanation.misses = resource_misses(pod, list(cluster.nodes), {v.node: v.reasons for v in verdicts})
     if bound_to:
         explanation.outcome = "bound"
         return explanation
@@ -447,7 +453,8 @@ def _choice(chosen: str | None, tied: list[str], bound_to: str | None) -> str:
 
 def _ranked(verdicts: list[NodeVerdict], chosen: str | None) -> list[NodeVerdict]:
     """The chosen node, the other feasible nodes best first, then the misses with the fewest reasons first."""
-    return sorted(verdicts, key=lambda v: (v.node != chosen, not v.fits, -(v.total or 0), len(v.reasons), v.node))
+    return sorted(verdicts, key=lambda v: (v.node != chosen, not v.fits, -(v.total or 0), len(v.reasons),
+                                           natural_key(v.node)))
 
 
 def _scheduler_name_notes(pod: PodInfo, profile: Profile) -> list[str]:

@@ -155,11 +155,11 @@ def _refused(source: str, err: PodSpecError) -> ExplainError:
     return ExplainError(f"{source}: {err.field}: {err.reason}; the scheduler would refuse this pod")
 
 
-def print_result(out: Console, explanation: Explanation, json_output: bool) -> None:
+def print_result(out: Console, explanation: Explanation, json_output: bool, every_node: bool = False) -> None:
     if json_output:
         print(json.dumps(explanation.as_json(), indent=2), file=out.file)
         return
     if explanation.bound_to:
         out.print(f"{escape(explanation.pod)} is bound to {escape(explanation.bound_to)}; explained as if it "
                   "were not (its own requests not counted on its node)")
-    print_explanation(out, explanation)
+    print_explanation(out, explanation, every_node=every_node)

@@ -1,16 +1,24 @@
 """An Explanation (explain.py) for people: nodes as rows, the chosen node and the near misses first, each
 failing filter's reason (wrapped), each score plugin's weighted score over its raw -> normalised score, the
-total; plugin columns are abbreviated with a legend. `./lab explain` and test-placement's misses print it."""
+total; plugin columns are abbreviated with a legend. Nodes failing for the very same reasons share one row
+that counts them (every node its own row with every_node); a resource miss is said once under the table:
+what the pod asks and the most any node has free (explain_misses). `./lab explain` and test-placement's
+misses print it."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import TypeVar
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from labkit.natural import natural_key
 from labkit.placement.explain import Explanation
+
+V = TypeVar("V")
 
 
 def abbreviations(plugins: list[str]) -> dict[str, str]:
@@ -28,7 +36,41 @@ def scoring_plugins(explanation: Explanation) -> list[str]:
             if any(n.raw_scores.get(p) or n.normalized_scores.get(p) for n in explanation.nodes)]
 
 
-def explanation_table(explanation: Explanation, mode: str = "standalone") -> Table:
+def verdict_rows(nodes: list[V], every_node: bool = False,
+                 verdict: Callable[[V], tuple[bool, list[str]]] = lambda n: (n.fits, n.reasons)) -> list[list[V]]:
+    """The table's rows: each feasible node its own; failing nodes with identical reasons together, at the
+    place of the first of them (every_node: each node its own row). `verdict` reads (fits, reasons) from a
+    node's entry: a NodeVerdict by default, or its JSON (test-placement's HTML report)."""
+    rows: list[list[V]] = []
+    same: dict[tuple[str, ...], list[V]] = {}
+    for n in nodes:
+        fits, reasons = verdict(n)
+        if fits or every_node:
+            rows.append([n])
+            continue
+        key = tuple(reasons)
+        if key not in same:
+            same[key] = []
+            rows.append(same[key])
+        same[key].append(n)
+    return rows
+
+
+def row_name(names: list[str]) -> str:
+    """A shared row's name: how many nodes, the first three in natural order."""
+    if len(names) == 1:
+        return names[0]
+    ordered = sorted(names, key=natural_key)
+    return f"{len(ordered)} nodes: {', '.join(ordered[:3])}{', …' if len(ordered) > 3 else ''}"
+
+
+def row_pods(counts: list[int]) -> str:
+    """A shared row's pod count: the one count, or the lowest-highest."""
+    low, high = min(counts), max(counts)
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def explanation_table(explanation: Explanation, mode: str = "standalone", every_node: bool = False) -> Table:
     plugins = scoring_plugins(explanation)
     short = abbreviations(list(explanation.weights))
     # Extender mode: the verdicts are the extender's plugins', computed here (explain.py), not kube-scheduler's.
@@ -43,12 +85,13 @@ def explanation_table(explanation: Explanation, mode: str = "standalone") -> Tab
     for plugin in plugins:
         table.add_column(short[plugin], justify="right")
     table.add_column("total", justify="right")
-    for n in explanation.nodes:
-        name = f"{n.node} [bold](chosen)[/]" if n.node == explanation.chosen else n.node
+    for group in verdict_rows(explanation.nodes, every_node):
+        n = group[0]
+        name = escape(row_name([g.node for g in group])) + (" [bold](chosen)[/]" if n.node == explanation.chosen else "")
         filters = "[green]fits[/]" if n.fits else "[red]" + escape("; ".join(n.reasons)) + "[/]"
         scores = [f"{n.scores[p]}\n[dim]{n.raw_scores[p]}→{n.normalized_scores[p]}[/]" if p in n.scores else "-"
                   for p in plugins]
-        table.add_row(name, str(n.pods), filters, *scores, "-" if n.total is None else str(n.total))
+        table.add_row(name, row_pods([g.pods for g in group]), filters, *scores, "-" if n.total is None else str(n.total))
     return table
 
 
@@ -64,10 +107,15 @@ def _legend(explanation: Explanation, shown: list[str], short: dict[str, str]) -
     return escape(legend)
 
 
-def print_explanation(console: Console, explanation: Explanation, mode: str = "standalone") -> None:
-    """The table (when there are nodes to show), the notes, and the scheduler's (or the extender's) verdict."""
+def print_explanation(console: Console, explanation: Explanation, mode: str = "standalone",
+                      every_node: bool = False) -> None:
+    """The table (when there are nodes to show), what each resource miss needs, the notes, and the
+    scheduler's (or the extender's) verdict."""
     if explanation.nodes:
-        console.print(explanation_table(explanation, mode))
+        console.print(explanation_table(explanation, mode, every_node))
+    for miss in explanation.misses:
+        console.print(f"  [bold]{escape(miss.resource)}:[/] the pod asks {escape(miss.as_json()['asked_text'])}; "
+                      f"{escape(miss.summary)}")
     for note in explanation.notes:
         console.print(f"  note: {escape(note)}")
     if mode == "extender":

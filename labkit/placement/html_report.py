@@ -1,5 +1,7 @@
 """test-placement's report as one self-contained HTML file (`--html FILE`): the run's verdicts, each
-scenario's placements (pod -> node, phase, events) and, for a miss, the explain table. Made from the JSON
+scenario's placements (pod -> node, phase, events) and, for a miss, the explain table with, for a resource
+no node has enough of, what the pod asks and the most any node has free; nodes failing for the same reasons
+share a row. Made from the JSON
 report (report.as_json), so the file and `--json` never disagree; styles inline, no script, nothing fetched:
 it opens offline, as a CI artifact or an attachment."""
 
@@ -11,6 +13,7 @@ from typing import Any
 import jinja2
 
 from labdef.errors import UserError
+from labkit.placement.explain_view import row_name, row_pods, verdict_rows
 
 _TEMPLATE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -47,10 +50,14 @@ passed }} passed, {{ missed }} missed, {{ skipped }} skipped</b> (exit {{ r.exit
 </table>
 {% set x = s.explanation %}{% if x %}
 <p>why {{ x.pod }}: {{ x.message }}</p>
+{% for m in x.get('misses', []) %}<p class="miss-summary"><b>{{ m.resource }}:</b> the pod asks {{ m.asked_text }}; {{
+m.summary }}</p>{% endfor %}
 {% set plugins = x.weights | list %}
 <table><tr><th>node</th><th>pods</th><th>filters</th>{% for p in plugins %}<th>{{ p }} &times;{{ x.weights[p] }}</th>{% endfor %}<th>total</th></tr>
-{% for n in x.nodes %}<tr><td>{{ n.node }}{% if n.node == x.chosen %} <b>(chosen)</b>{% endif %}{%
-if n.node in x.would_choose and x.would_choose | length > 1 %} (tied best){% endif %}</td><td>{{ n.pods }}</td>
+{% for group in rows(x.nodes) %}{% set n = group[0] %}<tr><td>{{ row_name(group | map(attribute='node') | list)
+}}{% if n.node == x.chosen %} <b>(chosen)</b>{% endif %}{%
+if n.node in x.would_choose and x.would_choose | length > 1 %} (tied best){% endif %}</td><td>{{
+row_pods(group | map(attribute='pods') | list) }}</td>
 {% if n.fits %}<td class="fits">fits</td>{% else %}<td class="fails">{{ n.reasons | join('; ') }}</td>{% endif %}
 {% for p in plugins %}<td>{% if p in n.scores %}{{ n.scores[p] }}<small>{{ n.raw_scores[p] }}&rarr;{{
 n.normalized_scores[p] }}</small>{% else %}-{% endif %}</td>{% endfor %}
@@ -70,7 +77,8 @@ def render_html(report: dict[str, Any]) -> str:
     """The page for a report as report.as_json gives it."""
     verdicts = [s["verdict"] for s in report["results"]]
     return _ENV.from_string(_TEMPLATE).render(
-        r=report, passed=verdicts.count("pass"), missed=verdicts.count("miss"),
+        r=report, rows=lambda nodes: verdict_rows(nodes, verdict=lambda n: (n["fits"], n["reasons"])),
+        row_name=row_name, row_pods=row_pods, passed=verdicts.count("pass"), missed=verdicts.count("miss"),
         skipped=len(verdicts) - verdicts.count("pass") - verdicts.count("miss"))
 
 

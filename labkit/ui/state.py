@@ -24,9 +24,6 @@ Listener = Callable[[list[Change]], None]
 
 ROLE_PREFIX = "node-role.kubernetes.io/"
 ZONE_LABEL = "topology.kubernetes.io/zone"
-# Labels every kubeadm node carries: shown nowhere (the role and zone have their own places).
-ROUTINE_LABELS = ("kubernetes.io/", "beta.kubernetes.io/", "node.kubernetes.io/", "topology.kubernetes.io/",
-                  ROLE_PREFIX, "node-role.kubernetes.io")
 PREEMPTED_REASON = "Preempted"
 FAILED_REASON = "FailedScheduling"
 
@@ -43,7 +40,7 @@ def node_summary(obj: dict[str, Any]) -> dict[str, Any]:
     ready = next((c.get("status") == "True" for c in (obj.get("status") or {}).get("conditions") or []
                   if c.get("type") == "Ready"), None)
     return {"name": meta.get("name", ""), "role": ",".join(roles), "zone": labels.get(ZONE_LABEL, ""),
-            "labels": {k: v for k, v in sorted(labels.items()) if not k.startswith(ROUTINE_LABELS)},
+            "labels": dict(sorted(labels.items())),  # all of them: the page groups and searches by any
             "taints": [f"{t.get('key')}{'=' + t['value'] if t.get('value') else ''}:{t.get('effect')}"
                        for t in spec.get("taints") or []],
             "unschedulable": bool(spec.get("unschedulable")), "ready": ready, "allocatable": allocatable}

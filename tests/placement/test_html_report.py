@@ -57,3 +57,19 @@ def test_html_file_that_cannot_be_written_is_named(cluster: Cluster, deployed: D
     assert proc.returncode == 2
     assert f"--html {missing}: cannot write the report" in proc.stderr
     assert "1 passed, 0 missed" in proc.stdout  # the report itself is printed first
+
+
+def test_a_resource_miss_says_the_ask_and_the_most_free() -> None:
+    miss = {"resource": "cpu", "asked_text": "3", "summary": "no node has 3 cpu free; the most is 1.5 on node-7"}
+    explanation = {**_MISS["explanation"], "misses": [miss]}
+    page = render_html({**_REPORT, "results": [{**_MISS, "explanation": explanation}]})
+    assert "<b>cpu:</b> the pod asks 3; no node has 3 cpu free; the most is 1.5 on node-7" in page
+
+
+def test_nodes_failing_alike_share_one_row() -> None:
+    failing = [{"node": f"node-{i}", "fits": False, "reasons": ["NodeResourcesFit: Insufficient cpu"], "scores": {},
+                "raw_scores": {}, "normalized_scores": {}, "total": None, "pods": 2 + i % 2} for i in range(12)]
+    explanation = {**_MISS["explanation"], "nodes": [*_MISS["explanation"]["nodes"], *failing]}
+    page = render_html({**_REPORT, "results": [{**_MISS, "explanation": explanation}]})
+    assert "<td>12 nodes: node-0, node-1, node-2, …</td><td>2-3</td>" in page
+    assert page.count("Insufficient cpu") == 1

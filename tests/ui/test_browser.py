@@ -1,5 +1,6 @@
 """The placement page in a real browser (headless Chromium from Debian) against the API test server with the
-real scheduler process: it renders the nodes and pods, a binding appears without a reload, a selected pod's
+real scheduler process: it renders the nodes (a node's pods when it is selected in the grid) and the pending
+pods (grouped by why they wait), a binding appears without a reload, a selected pod's
 verdicts equal `./lab explain --json`'s, a what-if manifest's error is shown naming the field, gang members
 gated at PreEnqueue or held at Permit are marked and explained. Each test
 saves a screenshot (docs/images/ui-*.png with KUBELAB_DOCS_WRITE=1: docs/user-guide/ui.md shows them)."""
@@ -44,7 +45,13 @@ def _open(driver: Any, url: str) -> None:
 
 
 def _pod_on_node(node: str, key: str) -> str:
-    return f"document.querySelector('[data-node=\"{node}\"] button[data-pod=\"{key}\"]')"
+    return f"document.querySelector('#node-detail[data-node=\"{node}\"] button[data-pod=\"{key}\"]')"
+
+
+def _select_node(driver: Any, node: str) -> None:
+    """Click the node's cell in the overview grid: its details and pods are shown."""
+    _wait(driver, f"document.querySelector('#grid [data-cell=\"{node}\"]')").click()
+    _wait(driver, f"document.getElementById('node-detail').dataset.node === '{node}'")
 
 
 def _bound_node(server: KubeApiServer, name: str) -> str | None:
@@ -59,32 +66,40 @@ def test_page_shows_nodes_and_pods(cluster: Cluster, deployed: DeploymentStandIn
     node = cluster.server.wait_for(lambda: _bound_node(cluster.server, "web-0"))
     _open(browser, ui_url)
     for name in (CONTROL_PLANE, *WORKERS):
+        _select_node(browser, name)
         _wait(browser, _pod_on_node(name, f"kube-system/kube-proxy-{name}"))
+    _select_node(browser, node)
     _wait(browser, _pod_on_node(node, "default/web-0"))
-    pending = _wait(browser, "document.querySelector('[data-node=\"\"]').innerText")
-    assert "default/too-big" in pending.replace("\n", "")
-    # the scheduler's FailedScheduling message reaches the pending column (its event, watched)
-    _wait(browser, "document.querySelector('[data-pod=\"default/too-big\"] .why')?.innerText.includes('Insufficient cpu')")
+    _wait(browser, "document.querySelector('#pending button[data-pod=\"default/too-big\"]')")
+    # the scheduler's FailedScheduling message is the pending pod's group (its event, watched)
+    _wait(browser, "document.querySelector('#pending button[data-pod=\"default/too-big\"]')"
+                   "?.closest('.kv-reason').dataset.reason.includes('Insufficient cpu')")
     # preemption as the scheduler records it: the preemptor's nominated node, the victim's DisruptionTarget
     cluster.server.update_object("pods", "too-big", {"status": {"nominatedNodeName": WORKERS[1]}}, "default")
     cluster.server.update_object("pods", "web-0", {"status": {"conditions": [
         {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]}}, "default")
-    _wait(browser, f"document.querySelector('[data-node=\"{WORKERS[1]}\"] .nominee[data-pod=\"default/too-big\"]')")
-    _wait(browser, "document.querySelector('.preempted[data-pod=\"default/web-0\"]')")
-    taint = browser.execute_script(f"return document.querySelector('[data-node=\"{CONTROL_PLANE}\"]').innerText;")
+    _select_node(browser, WORKERS[1])
+    _wait(browser, f"document.querySelector('#node-detail[data-node=\"{WORKERS[1]}\"] .nominee[data-pod=\"default/too-big\"]')")
+    _select_node(browser, node)
+    _wait(browser, "document.querySelector('#node-detail .preempted[data-pod=\"default/web-0\"]')")
+    _select_node(browser, CONTROL_PLANE)
+    taint = browser.execute_script("return document.getElementById('node-detail').innerText;")
     assert "node-role.kubernetes.io/control-plane:NoSchedule" in taint
     browser.save_screenshot(str(screenshots / "ui-nodes.png"))
 
 
 def test_binding_appears_live(cluster: Cluster, deployed: DeploymentStandIn, ui_url: str, browser: Any,
                               screenshots: Path) -> None:
-    """No reload: the page's own marker survives; the pod is on its node within a second of the binding."""
+    """No reload: the page's own marker survives; the pod, searched for by name, is on its node within a second
+    of the binding."""
     _open(browser, ui_url)
     browser.execute_script("window.notReloaded = true;")
+    browser.find_element("id", "pod-filter").send_keys("live-1")
     cluster.server.add_pod("live-1", cpu="100m", scheduler_name=SCHEDULER)
     node = cluster.server.wait_for(lambda: _bound_node(cluster.server, "live-1"), timeout=30, interval=0.005)
     bound_at = time.monotonic()
-    _wait(browser, _pod_on_node(node, "default/live-1"), timeout=LIVE_WITHIN + 5)
+    _wait(browser, f"document.querySelector('#pod-results button[data-pod=\"default/live-1\"][data-on=\"{node}\"]')",
+          timeout=LIVE_WITHIN + 5)
     elapsed = time.monotonic() - bound_at
     assert browser.execute_script("return window.notReloaded === true;")
     assert elapsed < LIVE_WITHIN, f"the binding took {elapsed:.2f} s to appear"
@@ -99,7 +114,7 @@ def _explain_json(cluster: Cluster, name: str) -> dict[str, Any]:
     return json.loads(proc.stdout)
 
 
-ROWS = """return [...document.querySelectorAll('#explain-table tbody tr')].map((tr) => ({
+ROWS = """return [...document.querySelectorAll('#explain-table tbody tr[data-node]')].map((tr) => ({
   node: tr.dataset.node, fits: tr.dataset.fits === 'true', reasons: JSON.parse(tr.dataset.reasons),
   total: tr.dataset.total === '' ? null : Number(tr.dataset.total),
   chosen: !!tr.querySelector('.tag:not(.tied)'),
@@ -112,6 +127,7 @@ def test_selected_pod_shows_explain_verdicts(cluster: Cluster, deployed: Deploym
     cluster.server.add_pod("web-0", cpu="500m", memory="256Mi", scheduler_name=SCHEDULER)
     node = cluster.server.wait_for(lambda: _bound_node(cluster.server, "web-0"))
     _open(browser, ui_url)
+    _select_node(browser, node)
     _wait(browser, _pod_on_node(node, "default/web-0")).click()
     _wait(browser, "document.getElementById('explain').dataset.pod === 'default/web-0'", timeout=60)
     shown = browser.execute_script(ROWS)
@@ -142,7 +158,7 @@ def test_what_if_error_is_shown(cluster: Cluster, deployed: DeploymentStandIn, u
     good.write_text(manifest.replace("lots", "100m") + f"  schedulerName: {SCHEDULER}\n")
     browser.find_element("id", "whatif-file").send_keys(str(good))
     _wait(browser, "document.getElementById('explain').dataset.pod === 'default/probe'", timeout=60)
-    fits = browser.execute_script("return [...document.querySelectorAll('#explain-table tbody tr')]"
+    fits = browser.execute_script("return [...document.querySelectorAll('#explain-table tbody tr[data-node]')]"
                                   ".filter((tr) => tr.dataset.fits === 'true').map((tr) => tr.dataset.node);")
     assert sorted(fits) == sorted(WORKERS)
     assert len(cluster.server.pods()) == before
@@ -164,12 +180,13 @@ def test_gated_and_waiting_gang_members_are_marked_and_explained(gang_cluster: A
     cluster.server.wait_for(lambda: standin.process.log().count("waiting at Permit for Coscheduling") >= 2,
                             timeout=30)
     _open(browser, ui_url)
-    pending = "document.querySelector('[data-node=\"\"] button[data-pod=\"default/{}\"]')"
+    pending = "document.querySelector('#pending button[data-pod=\"default/{}\"]')"
     _wait(browser, pending.format("train-0") + "?.dataset.held === 'gated'", timeout=20)
     _wait(browser, pending.format("big-0") + "?.dataset.held === 'would_wait'", timeout=20)
     assert browser.execute_script(f"return {pending.format('big-2')}.dataset.held;") == "gated"
-    held = browser.execute_script(f"return {pending.format('big-1')}.innerText;")
-    assert "waiting at Permit: Coscheduling (inferred)" in held
+    # the pending pods grouped by what holds them: the group's line says it
+    group = f"{pending.format('big-1')}.closest('.kv-reason').dataset.reason"
+    assert browser.execute_script(f"return {group};") == "waiting at Permit: Coscheduling (inferred)"
     browser.execute_script(f"{pending.format('train-0')}.click();")
     _wait(browser, "document.getElementById('explain').dataset.pod === 'default/train-0'", timeout=60)
     points = browser.execute_script("return document.getElementById('points').innerText;")
@@ -193,8 +210,7 @@ def test_gated_and_waiting_gang_members_are_marked_and_explained(gang_cluster: A
     cluster.server.update_pod(pod, {"status": {"containerStatuses": [
         {"name": "scheduler", "ready": True, "restartCount": 0, "state": {"running": {}}}]}}, "kube-system")
     cluster.server.write_pod_log(pod, standin.process.log(), "kube-system", container="scheduler")
-    _wait(browser, f"{pending.format('big-1')}.innerText.includes('waiting at Permit: Coscheduling (from its log)')",
-          timeout=20)
+    _wait(browser, f"{group} === 'waiting at Permit: Coscheduling (from its log)'", timeout=20)
     browser.execute_script(f"{pending.format('big-1')}.click();")
     _wait(browser, "document.getElementById('explain').dataset.pod === 'default/big-1'", timeout=60)
     likely = _wait(browser, "document.getElementById('likely')?.innerText", timeout=30)

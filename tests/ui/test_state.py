@@ -23,7 +23,8 @@ def test_node_summary_keeps_what_matters() -> None:
         {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}, {"key": "a", "value": "b",
                                                                                     "effect": "NoExecute"}]))
     assert summary["role"] == "control-plane" and summary["zone"] == "z1" and summary["unschedulable"]
-    assert summary["labels"] == {"network-topology": "high-speed"}  # routine kubernetes.io labels left out
+    assert summary["labels"]["network-topology"] == "high-speed"
+    assert summary["labels"]["topology.kubernetes.io/zone"] == "z1"  # every label: the page groups by any
     assert summary["taints"] == ["node-role.kubernetes.io/control-plane:NoSchedule", "a=b:NoExecute"]
     assert summary["allocatable"] == {"cpu": 2000, "memory": 2 * 1024**3, "pods": 110}
 
