@@ -182,7 +182,7 @@ class PodInfo:
             start_time=str(status.get("startTime") or ""),
             deletion_timestamp=meta.get("deletionTimestamp") or None,
             claims=claims,
-            unsupported=unsupported + _unsupported_fields(spec),
+            unsupported=unsupported,
             terminating_by_preemption=bool(meta.get("deletionTimestamp")) and _preempted(status),
             _raw=obj if keep_object else POD_NOT_KEPT,
         )
@@ -204,15 +204,6 @@ class PodInfo:
             spec_error=error,
             _raw=obj,
         )
-
-
-def _unsupported_fields(spec: Mapping[str, Any]) -> tuple[Unsupported, ...]:
-    """Pod-wide fields kube-scheduler's default plugins honour and this scheduler does not (volumes aside)."""
-    found = []
-    if spec.get("resourceClaims"):
-        found.append(Unsupported("spec.resourceClaims", "DynamicResources",
-                                 "this scheduler does not allocate DRA ResourceClaims"))
-    return tuple(found)
 
 
 def _preempted(status: Mapping[str, Any]) -> bool:
