@@ -88,30 +88,25 @@ def claim_names(pod: PodInfo) -> list[tuple[str, bool]] | str:
     """(claim name, made from a template) for each of the pod's ``spec.resourceClaims`` with a claim, in order,
     or why one is missing. A template's claim is the one ``status.resourceClaimStatuses`` names; an entry
     there without a name means no claim was needed, and it is skipped."""
-    raw = pod.raw
-    refs = (raw.get("spec") or {}).get("resourceClaims") or ()
-    statuses = {s.get("name"): s for s in (raw.get("status") or {}).get("resourceClaimStatuses") or ()
-                if isinstance(s, Mapping)}
+    statuses = dict(pod.resource_claim_statuses)
     names: list[tuple[str, bool]] = []
-    for ref in refs:
-        if not isinstance(ref, Mapping):
-            continue
-        if ref.get("resourceClaimName"):
-            names.append((str(ref["resourceClaimName"]), False))
-        elif ref.get("resourceClaimTemplateName"):
-            entry = statuses.get(ref.get("name"))
-            if entry is None:
+    for ref in pod.resource_claims:
+        if ref.claim_name:
+            names.append((ref.claim_name, False))
+        elif ref.template_name:
+            made = statuses.get(ref.name)
+            if made is None:
                 return f'pod "{pod.namespace}/{pod.name}": ResourceClaim not created yet'
-            if entry.get("resourceClaimName"):
-                names.append((str(entry["resourceClaimName"]), True))
+            if made:
+                names.append((made, True))
         else:
-            return (f'pod "{pod.namespace}/{pod.name}", spec.resourceClaim {ref.get("name")!r}: '
+            return (f'pod "{pod.namespace}/{pod.name}", spec.resourceClaims {ref.name!r}: '
                     "neither resourceClaimName nor resourceClaimTemplateName is set")
     return names
 
 
 def has_claims(pod: PodInfo) -> bool:
-    return bool((pod.raw.get("spec") or {}).get("resourceClaims"))
+    return bool(pod.resource_claims)
 
 
 def reserved_for(claim: Claim, pod: PodInfo) -> bool:
@@ -384,23 +379,27 @@ class DynamicResourcesPoints:
             if reserved_for(claim, pod):
                 continue
             allocation = held.allocations.get(index)
+            expected = copy.deepcopy(dict(claim.raw))
+            status: dict[str, Any] = {"reservedFor": [*[dict(r) for r in claim.reserved_for], me]}
+            if allocation is not None:
+                status["allocation"] = {**allocation.status(),
+                                        "allocationTimestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
             try:
-                answer: Any = None
                 if allocation is not None and FINALIZER not in claim.finalizers:
-                    answer = self.handle.api.request("PATCH", _claim_path(claim), {"metadata": {
-                        "finalizers": [*claim.finalizers, FINALIZER], "uid": claim.uid or None}})
-                status: dict[str, Any] = {"reservedFor": [*[dict(r) for r in claim.reserved_for], me]}
-                if allocation is not None:
-                    status["allocation"] = {**allocation.status(),
-                                            "allocationTimestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
+                    meta = expected.setdefault("metadata", {})
+                    meta["finalizers"] = [*claim.finalizers, FINALIZER]
+                    self.handle.api.request("PATCH", _claim_path(claim), {"metadata": {
+                        "finalizers": meta["finalizers"], **({"uid": claim.uid} if claim.uid else {})}})
                 answer = self.handle.api.request("PATCH", _claim_path(claim, status=True), {"status": status})
             except ApiCallError as err:
                 return Status(Code.ERROR, (f"binding claim {claim.key}: {err.message or err.reason}",))
             finally:
                 if store.pending(claim.namespace, claim.name):
                     store.restore(claim.namespace, claim.name)
-            if isinstance(answer, Mapping) and answer.get("metadata"):
-                store.assume(answer)
+            # What the server answered stands for the claim until the informer delivers it (or what was
+            # written, when the answer is not the whole object).
+            whole = isinstance(answer, Mapping) and answer.get("metadata") and answer.get("spec")
+            store.assume(answer if whole else {**expected, "status": {**(expected.get("status") or {}), **status}})
         return None
 
 
