@@ -314,6 +314,10 @@ class DynamicResourcesPoints:
     def _claims(self) -> ObjectStore:
         return self.handle.objects(CLAIMS)
 
+    def concerns(self, pod: PodInfo) -> bool:
+        """Reserve and PreBind have nothing to do for a pod without claims: it is bound the plain way."""
+        return has_claims(pod)
+
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
         if not has_claims(pod):
             return None
