@@ -44,7 +44,12 @@ class Allocation:
     kube-scheduler writes to ``status.allocation``."""
 
     devices: tuple[tuple[str, Device], ...]
-    config: tuple[Mapping[str, Any], ...]
+    claim: Claim
+    picked: tuple[tuple[str, DeviceClass], ...]  # per request: the name results use and the class of the option taken
+
+    @property
+    def config(self) -> tuple[Mapping[str, Any], ...]:
+        return allocation_config(self.claim, self.picked)
 
     def subrequests(self) -> set[str]:
         return {name for name, _ in self.devices if "/" in name}
@@ -60,6 +65,32 @@ class Allocation:
         if selector is not None:
             result["nodeSelector"] = selector
         return result
+
+
+def allocation_config(claim: Claim, picked: Sequence[tuple[str, DeviceClass]]) -> tuple[Mapping[str, Any], ...]:
+    """The configuration results carry: each class's config once (for the requests using the class), then the
+    claim's own entries that concern an allocated request; an entry for every request names none."""
+    config: list[dict[str, Any]] = []
+    by_class: dict[str, list[dict[str, Any]]] = {}
+    for name, cls in picked:
+        if cls.name in by_class:
+            for entry in by_class[cls.name]:
+                entry["requests"].append(name)
+            continue
+        entries = [{"source": "FromClass", "requests": [name], **{k: v for k, v in c.items() if k != "requests"}}
+                   for c in cls.config]
+        by_class[cls.name] = entries
+        config += entries
+    names = {n for n, _ in picked}
+    for entry in claim.config:
+        wanted = list(entry.get("requests") or [])
+        if not wanted or any(w in names or any(n.startswith(f"{w}/") for n in names) for w in wanted):
+            config.append({"source": "FromClaim", **{k: v for k, v in entry.items() if k != "requests"},
+                           "requests": wanted})
+    for entry in config:
+        if not entry["requests"] or len(entry["requests"]) == len(claim.requests):
+            entry.pop("requests")
+    return tuple(config)
 
 
 def node_selector(slices: Sequence[Slice]) -> dict[str, Any] | None:
@@ -102,7 +133,12 @@ class _Want:
     class_selectors: tuple[DeviceSelector, ...]
     selectors: tuple[DeviceSelector, ...]
     count: int = 0
-    all_devices: list[tuple[Device, Pool]] | None = None
+    class_key: tuple[str, ...] = ()  # the selectors' expressions: the key of a device's cached verdict
+    request_key: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        self.class_key = ("class", *(s.expression for s in self.class_selectors))
+        self.request_key = ("request", *(s.expression for s in self.selectors))
 
 
 class _Constraint:
@@ -183,6 +219,7 @@ class _Search:
         self.chosen: dict[tuple[int, int], int] = {}  # (claim, request) -> subrequest index picked
         # per claim, request, option: the devices an All request takes on this node
         self.all_devices: dict[tuple[int, int, int], list[tuple[Device, Pool]]] = {}
+        self.candidates: dict[int, list[Device]] = {}  # per want: the devices it accepts on this node
 
     def run(self) -> list[Allocation] | None:
         a = self.a
@@ -205,37 +242,12 @@ class _Search:
             return None
         allocations = []
         for ci, claim in enumerate(a.claims):
-            allocations.append(Allocation(tuple(self.results[ci]), self._config(ci, claim)))
+            picked = []
+            for ri, options in enumerate(a.wants[ci]):
+                want = options[self.chosen.get((ci, ri), 0)]
+                picked.append((want.request.full_name, want.device_class))
+            allocations.append(Allocation(tuple(self.results[ci]), claim, tuple(picked)))
         return allocations
-
-    def _config(self, ci: int, claim: Claim) -> tuple[Mapping[str, Any], ...]:
-        """The configuration results carry: each class's config once (for the requests using the class), then
-        the claim's own entries that concern an allocated request."""
-        picked: list[tuple[str, DeviceClass]] = []
-        for ri, options in enumerate(self.a.wants[ci]):
-            want = options[self.chosen.get((ci, ri), 0)]
-            picked.append((want.request.full_name, want.device_class))
-        config: list[dict[str, Any]] = []
-        by_class: dict[str, list[dict[str, Any]]] = {}
-        for name, cls in picked:
-            if cls.name in by_class:
-                for entry in by_class[cls.name]:
-                    entry["requests"].append(name)
-                continue
-            entries = [{"source": "FromClass", "requests": [name], **{k: v for k, v in c.items() if k != "requests"}}
-                       for c in cls.config]
-            by_class[cls.name] = entries
-            config += entries
-        names = {n for n, _ in picked}
-        for entry in claim.config:
-            wanted = list(entry.get("requests") or [])
-            if not wanted or any(w in names or any(n.startswith(f"{w}/") for n in names) for w in wanted):
-                config.append({"source": "FromClaim", **{k: v for k, v in entry.items() if k != "requests"},
-                               "requests": wanted})
-        for entry in config:
-            if len(entry["requests"]) == len(claim.requests) or not entry["requests"]:
-                entry.pop("requests")
-        return tuple(config)
 
     def _all_devices(self, claim: Claim, want: _Want) -> list[tuple[Device, Pool]]:
         found = []
@@ -253,18 +265,29 @@ class _Search:
         return found
 
     def _selectable(self, claim: Claim, want: _Want, device: Device) -> bool:
-        return self._matches(device, want.class_selectors, f"class {want.device_class.name}") and \
-            self._matches(device, want.selectors, f"claim {claim.key}")
+        cache = device.cache
+        verdict = cache.get(want.class_key)
+        if verdict is None:
+            verdict = self._matches(device, want.class_selectors, want.class_key, f"class {want.device_class.name}")
+        if not verdict:
+            return False
+        verdict = cache.get(want.request_key)
+        if verdict is None:
+            verdict = self._matches(device, want.selectors, want.request_key, f"claim {claim.key}")
+        return verdict
+
+    def _candidates(self, claim: Claim, want: _Want) -> list[Device]:
+        """The devices of the node's usable pools the want's selectors accept, in the search's order."""
+        found = self.candidates.get(id(want))
+        if found is None:
+            found = self.candidates[id(want)] = [
+                device for pool, slices in self.pools if not (pool.incomplete or pool.invalid)
+                for s in slices for device in s.devices if self._selectable(claim, want, device)]
+        return found
 
     @staticmethod
-    def _matches(device: Device, selectors: tuple[DeviceSelector, ...], owner: str) -> bool:
-        if not selectors:
-            return True
+    def _matches(device: Device, selectors: tuple[DeviceSelector, ...], key: tuple[str, ...], owner: str) -> bool:
         cache = device.cache
-        key = tuple(s.expression for s in selectors)
-        verdict = cache.get(key)
-        if verdict is not None:
-            return verdict
         view = cache.get("view")
         if view is None:
             view = cache["view"] = device_view(device.driver, device.raw)
@@ -313,21 +336,16 @@ class _Search:
                 return True
             self._give_back(ci, request, device)
             return False
-        for pool, slices in self.pools:
-            if pool.incomplete or pool.invalid:
+        in_use, taking = a.in_use, self.taking
+        for device in self._candidates(claim, want):
+            ident = device.id
+            if ident in in_use or ident in taking:
                 continue
-            for s in slices:
-                for device in s.devices:
-                    ident = device.id
-                    if ident in a.in_use or ident in self.taking:
-                        continue
-                    if not self._selectable(claim, want, device):
-                        continue
-                    if not self._take(ci, request, device, must=False):
-                        continue
-                    if self._one(ci, ri, oi, di + 1, in_subrequest):
-                        return True
-                    self._give_back(ci, request, device)
+            if not self._take(ci, request, device, must=False):
+                continue
+            if self._one(ci, ri, oi, di + 1, in_subrequest):
+                return True
+            self._give_back(ci, request, device)
         return False
 
     def _take(self, ci: int, request: Request, device: Device, must: bool) -> bool:

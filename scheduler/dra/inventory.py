@@ -1,10 +1,10 @@
 """What the devices of a cluster are and which are taken: the ResourceSlices grouped into pools (only the
 newest generation of a pool counts; a pool missing slices of that generation is incomplete, one naming a
-device twice invalid), the DeviceClasses by name, the claims, and the devices their allocations hold
-(assumed allocations included: the store's assumed versions are what it reads).
+device twice invalid), the DeviceClasses by name, a pod's claims, and the devices all claims' allocations
+hold (assumed allocations included: the store's assumed versions are what it reads).
 
-Each is computed from a watched kind's ``ObjectStore`` once per change of it (``ObjectStore.derived``), not
-once per pod.
+The pools, classes and devices in use are computed from a watched kind's ``ObjectStore`` once per change of
+it (``ObjectStore.derived``), not once per pod.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from scheduler.dra.model import (
 )
 from scheduler.framework import ObjectStore
 
-__all__ = ["Inventory", "Pool", "claims_of", "classes_of", "in_use_of", "inventory_of"]
+__all__ = ["Inventory", "Pool", "claim_named", "classes_of", "in_use_of", "inventory_of"]
 
 
 @dataclass(slots=True, eq=False)
@@ -113,19 +113,17 @@ def classes_of(classes: ObjectStore) -> dict[str, DeviceClass | str]:
     return classes.derived("dra/classes", _build_classes)
 
 
-def _build_claims(store: ObjectStore) -> dict[str, Claim | str]:
-    found: dict[str, Claim | str] = {}
-    for key in store:
-        try:
-            found[key] = parse_claim(store[key])
-        except (DraError, TypeError, ValueError, AttributeError) as err:
-            found[key] = f"ResourceClaim {key}: {err}"
-    return found
-
-
-def claims_of(claims: ObjectStore) -> dict[str, Claim | str]:
-    """Claims by "namespace/name", or the error that makes one unreadable."""
-    return claims.derived("dra/claims", _build_claims)
+def claim_named(claims: ObjectStore, namespace: str, name: str) -> Claim | str | None:
+    """The claim as the store holds it (an assumed version included), parsed, or the error that makes it
+    unreadable; None when there is none. A pod reads its own claims only: parsing them is cheaper than keeping
+    every claim parsed while they change with each pod bound."""
+    obj = claims.get_object(namespace, name)
+    if obj is None:
+        return None
+    try:
+        return parse_claim(obj)
+    except (DraError, TypeError, ValueError, AttributeError) as err:
+        return f"ResourceClaim {namespace}/{name}: {err}"
 
 
 def _build_in_use(store: ObjectStore) -> frozenset[tuple[str, str, str]]:

@@ -98,10 +98,10 @@ class Device:
     raw: Mapping[str, Any]
     slice: Slice
     cache: dict[Any, Any] = field(default_factory=dict, repr=False)
+    id: tuple[str, str, str] = field(default=("", "", ""), repr=False)  # (driver, pool, name)
 
-    @property
-    def id(self) -> tuple[str, str, str]:
-        return self.driver, self.pool, self.name
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "id", (self.driver, self.pool, self.name))
 
     def __str__(self) -> str:
         return f"{self.driver}/{self.pool}/{self.name}"

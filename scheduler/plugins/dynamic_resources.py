@@ -37,7 +37,7 @@ from typing import Any
 
 from scheduler.dra.allocator import Allocation, AllocationError, Allocator
 from scheduler.dra.cel import CelError
-from scheduler.dra.inventory import claims_of, classes_of, in_use_of, inventory_of
+from scheduler.dra.inventory import claim_named, classes_of, in_use_of, inventory_of
 from scheduler.dra.model import FINALIZER, MAX_RESERVED_FOR, MAX_SUBREQUESTS, Claim, DeviceClass
 from scheduler.framework import (
     ApiCallError,
@@ -122,10 +122,9 @@ def pod_claims(pod: PodInfo, claims: ObjectStore) -> list[Claim] | str:
     names = claim_names(pod)
     if isinstance(names, str):
         return names
-    parsed = claims_of(claims) if names else {}
     found = []
     for name, from_template in names:
-        claim = parsed.get(f"{pod.namespace}/{name}")
+        claim = claim_named(claims, pod.namespace, name)
         if claim is None:
             return f'resourceclaim "{name}" not found'
         if isinstance(claim, str):
@@ -361,7 +360,7 @@ class DynamicResourcesPoints:
         for claim in held.claims:
             if store.pending(claim.namespace, claim.name):
                 store.restore(claim.namespace, claim.name)
-            current = claims_of(store).get(claim.key)
+            current = claim_named(store, claim.namespace, claim.name)
             if isinstance(current, Claim) and current.allocation is not None and reserved_for(current, pod):
                 keep = [dict(r) for r in current.reserved_for if not (r.get("uid") == pod.uid and pod.uid)
                         and not (not pod.uid and r.get("name") == pod.name)]
