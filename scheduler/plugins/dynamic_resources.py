@@ -280,12 +280,14 @@ def post_filter_message(pod: PodInfo, pre_filter_rejection: Status | None) -> tu
     """What kube-scheduler's DynamicResources PostFilter says for a pod no node fits, and whether the
     PostFilter plugins after it (preemption) still run. When an earlier plugin's PreFilter refused the pod,
     its own never ran: the PostFilter finds no state and fails with an error, and preemption does not run
-    (kube-scheduler's RunPostFilterPlugins). When its own PreFilter refused the pod, it recorded no claims."""
+    (kube-scheduler's RunPostFilterPlugins). When its own PreFilter refused the pod, or the pod's entries name
+    no claim (templates that needed none), it recorded no claims."""
     if pre_filter_rejection is not None:
         if pre_filter_rejection.plugin != NAME:
             return NO_STATE, False
         return NO_CLAIMS, True
-    return (STILL_NOT_SCHEDULABLE if has_claims(pod) else NO_CLAIMS), True
+    names = claim_names(pod) if has_claims(pod) else []
+    return (STILL_NOT_SCHEDULABLE if names else NO_CLAIMS), True
 
 
 # ---- Reserve, Unreserve, PreBind ------------------------------------------------------------------------------
