@@ -350,8 +350,9 @@ def parse_claim(obj: Mapping[str, Any]) -> Claim:
 
 
 def allocated_devices(allocation: Mapping[str, Any] | None) -> Sequence[tuple[str, str, str]]:
-    """The (driver, pool, device) ids an allocation holds."""
+    """The (driver, pool, device) ids an allocation holds for itself (an admin's access holds none)."""
     if not allocation:
         return ()
     return [(str(r.get("driver")), str(r.get("pool")), str(r.get("device")))
-            for r in _get(allocation.get("devices"), "results") or () if isinstance(r, Mapping)]
+            for r in _get(allocation.get("devices"), "results") or ()
+            if isinstance(r, Mapping) and not r.get("adminAccess")]

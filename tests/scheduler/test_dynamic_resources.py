@@ -134,6 +134,27 @@ def test_a_claim_made_from_a_template_waits_until_the_pod_names_it():
     assert sim.gated["default/pt"].reason == 'pod "default/pt": ResourceClaim not created yet'
 
 
+def test_a_claim_made_from_a_template_is_used_once_the_pod_names_it_and_only_if_it_owns_it():
+    """The resourceclaim controller's work, written by the test: the claim, owned by the pod, and its name in
+    the pod's status.resourceClaimStatuses. A pod naming a claim another pod owns waits at PreEnqueue."""
+    made = claim("pt-gpu")
+    made["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": "pt",
+                                            "uid": "uid-default-pt", "controller": True}]
+    stranger = claim("other-gpu")
+    stranger["metadata"]["ownerReferences"] = [{"kind": "Pod", "name": "x", "uid": "uid-x", "controller": True}]
+    sim = simulation((SLICES, gpu_slice("n1", 2)), (CLAIMS, made), (CLAIMS, stranger))
+    for name, claim_name in (("pt", "pt-gpu"), ("ps", "other-gpu")):
+        pod = pod_object(name=name, requests={"cpu": "1"})
+        pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]
+        pod["status"] = {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": claim_name}]}
+        sim.add_pod(pod)
+    sim.run_until_idle()
+    assert sim.placements == {"default/pt": "n1"}
+    assert devices(sim, "pt-gpu") == ["gpu-0"]
+    assert sim.gated["default/ps"].reason == \
+        "ResourceClaim default/other-gpu was not created for pod default/ps (pod is not owner)"
+
+
 def test_what_this_scheduler_does_not_implement_is_refused_naming_the_field():
     sim = simulation((SLICES, gpu_slice("n1", 1)), (CLAIMS, claim("admin", adminAccess=True)))
     sim.add_pod(claiming("pa", "admin"))
