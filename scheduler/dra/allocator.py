@@ -68,8 +68,11 @@ class Allocation:
 
 
 def allocation_config(claim: Claim, picked: Sequence[tuple[str, DeviceClass]]) -> tuple[Mapping[str, Any], ...]:
-    """The configuration results carry: each class's config once (for the requests using the class), then the
-    claim's own entries that concern an allocated request; an entry for every request names none."""
+    """The configuration the results carry, as kube-scheduler's allocator builds it: each class's config once,
+    naming the requests (or subrequests) that used the class; then each of the claim's own entries, once for
+    an entry naming no request and once per request it names (by the request's name, or by
+    ``request/subrequest`` for the alternative taken); an entry naming as many requests as the claim has names
+    none."""
     config: list[dict[str, Any]] = []
     by_class: dict[str, list[dict[str, Any]]] = {}
     for name, cls in picked:
@@ -81,12 +84,15 @@ def allocation_config(claim: Claim, picked: Sequence[tuple[str, DeviceClass]]) -
                    for c in cls.config]
         by_class[cls.name] = entries
         config += entries
-    names = {n for n, _ in picked}
     for entry in claim.config:
         wanted = list(entry.get("requests") or [])
-        if not wanted or any(w in names or any(n.startswith(f"{w}/") for n in names) for w in wanted):
-            config.append({"source": "FromClaim", **{k: v for k, v in entry.items() if k != "requests"},
-                           "requests": wanted})
+        body = {k: v for k, v in entry.items() if k != "requests"}
+        if not wanted:
+            config.append({"source": "FromClaim", "requests": [], **body})
+            continue
+        for request, (name, _) in zip(claim.requests, picked, strict=True):
+            if request.name in wanted or ("/" in name and name in wanted):
+                config.append({"source": "FromClaim", "requests": list(wanted), **body})
     for entry in config:
         if not entry["requests"] or len(entry["requests"]) == len(claim.requests):
             entry.pop("requests")

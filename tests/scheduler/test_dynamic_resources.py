@@ -99,6 +99,25 @@ def test_a_failed_prebind_gives_the_devices_back():
     assert devices(sim, "b") == ["gpu-0", "gpu-1"]
 
 
+def test_class_and_claim_configuration_is_carried_into_the_allocation():
+    """As kube-scheduler's allocator writes devices.config: the class's entries first (naming the requests that
+    used the class, none when all did), then the claim's own."""
+    configured = {**GPU_CLASS, "spec": {**GPU_CLASS["spec"], "config": [
+        {"opaque": {"driver": "gpu.example.com", "parameters": {"mode": "fast"}}}]}}
+    two = claim("a")
+    two["spec"]["devices"]["requests"].append({"name": "r1", "exactly": {"deviceClassName": "gpu"}})
+    two["spec"]["devices"]["config"] = [
+        {"requests": ["r1"], "opaque": {"driver": "gpu.example.com", "parameters": {"r1": True}}},
+        {"opaque": {"driver": "gpu.example.com", "parameters": {"all": True}}}]
+    sim = Cycles(nodes("n1"), objects={SLICES: [gpu_slice("n1", 2)], CLASSES: [configured], CLAIMS: [two]})
+    sim.add_pod(claiming("pa", "a"))
+    sim.run_until_idle()
+    assert stored(sim, "a")["status"]["allocation"]["devices"]["config"] == [
+        {"source": "FromClass", "opaque": {"driver": "gpu.example.com", "parameters": {"mode": "fast"}}},
+        {"source": "FromClaim", "requests": ["r1"], "opaque": {"driver": "gpu.example.com", "parameters": {"r1": True}}},
+        {"source": "FromClaim", "opaque": {"driver": "gpu.example.com", "parameters": {"all": True}}}]
+
+
 def test_a_shared_claim_is_allocated_once_and_its_pods_follow_its_node():
     sim = simulation((SLICES, gpu_slice("n2", 1)), (CLAIMS, claim("shared")), names=("n1", "n2", "n3"))
     sim.add_pod(claiming("first", "shared"))
