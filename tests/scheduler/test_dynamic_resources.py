@@ -196,3 +196,24 @@ def test_pods_without_claims_are_untouched():
     sim.run_until_idle()
     assert sim.placements == {"default/plain": "n1"}
     assert not [c for c in sim.api.calls if "resourceclaims" in c.path]
+
+
+def test_a_claim_another_pod_is_allocating_makes_the_pod_wait():
+    """Reserve holds a pending allocation until PreBind writes it: a second pod sharing the claim is refused
+    meanwhile (kube-scheduler's in-flight allocations), and tried again when the claim changes."""
+    from scheduler.framework import ClusterView, ObjectStore
+    from scheduler.plugins.dynamic_resources import PLUGIN
+    from scheduler.testing import node_info, pod_info
+
+    stores = {kind: ObjectStore(kind) for kind in (SLICES, CLASSES, CLAIMS)}
+    stores[SLICES].put(gpu_slice("n1", 1))
+    stores[CLASSES].put(GPU_CLASS)
+    shared = claim("shared")
+    stores[CLAIMS].put(shared)
+    stores[CLAIMS].assume({**shared, "status": {"allocation": {"devices": {"results": []}}}}, pending=True)
+    node = node_info(name="n1", allocatable={"cpu": "8", "memory": "16Gi", "pods": "110"})
+    pod = pod_info(claiming("second", "shared"))
+    verdict = PLUGIN.filter(pod, node, cluster=ClusterView([node], kinds=stores))
+    assert verdict.reasons == ("resource claim default/shared is in the process of being allocated",)
+    stores[CLAIMS].restore("default", "shared")
+    assert PLUGIN.filter(pod, node, cluster=ClusterView([node], kinds=stores)).ok
