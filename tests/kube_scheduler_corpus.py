@@ -217,6 +217,7 @@ def compare(doc: dict[str, Any], probe: dict[str, Any], ours: Verdict) -> Iterat
 # ---- DRA: the probe's claims, and the devices allocated on the chosen node --------------------------------------
 
 CLAIMS = "resource.k8s.io/v1/resourceclaims"
+FINALIZER = "resource.kubernetes.io/delete-protection"  # what kube-scheduler puts on a claim it allocates
 
 
 @contextmanager
@@ -236,10 +237,11 @@ def probe_claims(state: State, probe: dict[str, Any]) -> Iterator[None]:
             store.remove(claim)  # type: ignore[union-attr]
 
 
-def allocations_on(state: State, pod_obj: dict[str, Any], node: str) -> dict[str, Any]:
-    """claim name -> the ``status.allocation`` the profile's Reserve points hold for the pod on ``node`` (what
-    PreBind writes, less the allocationTimestamp), or None for a claim they do not allocate. Reserve runs as
-    the binding cycle runs it, with a test handle; Unreserve gives the devices back after."""
+def allocations_on(state: State, pod_obj: dict[str, Any], node: str) -> dict[str, dict[str, Any]]:
+    """claim name -> what the profile's Reserve and PreBind points write to the claim for the pod on ``node``:
+    its ``allocation`` (less the allocationTimestamp, a time), the pod names in ``reservedFor`` and whether it
+    has the finalizer. They run as the binding cycle runs them, with a test handle whose API answers with what
+    was sent; the claims' store holds what was written, and is put back after."""
     name = (pod_obj.get("spec") or {}).get("schedulerName") or "default-scheduler"
     profile = state.profiles[name]
     pod = PodInfo.from_api(with_uid(pod_obj))
@@ -248,24 +250,38 @@ def allocations_on(state: State, pod_obj: dict[str, Any], node: str) -> dict[str
                           kinds=state.kinds)
     extensions = Extensions(profile.points, FakeHandle(name, objects=state.kinds))
     cycle = CycleState(cluster, node)
-    status = extensions.reserve(cycle, pod, node)
-    if status is not None and not status.ok():
-        raise AssertionError(f"Reserve refused {pod.key} on {node}: {status.reasons}")
+    for point, status in (("Reserve", extensions.reserve(cycle, pod, node)),
+                          ("PreBind", extensions.pre_bind(cycle, pod, node))):
+        if status is not None and not status.ok:
+            raise AssertionError(f"{point} refused {pod.key} on {node}: {status.reasons}")
     store = state.kinds.get(CLAIMS)
-    found: dict[str, Any] = {}
+    found: dict[str, dict[str, Any]] = {}
     for ref in (pod_obj.get("spec") or {}).get("resourceClaims") or ():
         claim_name = ref.get("resourceClaimName")
-        claim = store.get_object(pod.namespace, claim_name) if store is not None and claim_name else None
-        found[claim_name] = ((claim or {}).get("status") or {}).get("allocation")
-    extensions.unreserve(cycle, pod, node)
+        claim = (store.get_object(pod.namespace, claim_name) if store is not None and claim_name else None) or {}
+        status = claim.get("status") or {}
+        allocation = status.get("allocation")
+        if allocation is not None:
+            allocation = {k: v for k, v in allocation.items() if k != "allocationTimestamp"}
+        found[claim_name] = {"allocation": allocation,
+                             "reserved_for": [r.get("name") for r in status.get("reservedFor") or ()],
+                             "finalizer": FINALIZER in ((claim.get("metadata") or {}).get("finalizers") or ())}
+        if store is not None:
+            store.restore(pod.namespace, claim_name)
     return found
 
 
-def compare_allocations(probe: dict[str, Any], ours: dict[str, Any]) -> Iterator[Mismatch]:
-    theirs = probe["kube_scheduler"].get("allocations") or {}
+def compare_allocations(probe: dict[str, Any], ours: dict[str, dict[str, Any]]) -> Iterator[Mismatch]:
+    """The devices allocated to each claim on the node kube-scheduler bound the pod to, the pods the claim is
+    reserved for, and kube-scheduler's finalizer on every claim it allocated."""
+    recorded = probe["kube_scheduler"]
+    theirs = recorded.get("allocations") or {}
     for claim in sorted(set(theirs) | set(ours)):
-        if ours.get(claim) != theirs.get(claim):
+        mine = ours.get(claim) or {}
+        wanted = {"allocation": theirs.get(claim), "reserved_for": (recorded.get("reserved_for") or {}).get(claim, []),
+                  "finalizer": theirs.get(claim) is not None}
+        if mine != wanted:
             yield Mismatch(probe["index"], probe["feature"], "devices", detail=(
-                f"claim {claim} on {probe['kube_scheduler']['bound_to']}:"
-                f"\n      ours:           {json.dumps(ours.get(claim), sort_keys=True)}"
-                f"\n      kube-scheduler: {json.dumps(theirs.get(claim), sort_keys=True)}"))
+                f"claim {claim} on {recorded['bound_to']}:"
+                f"\n      ours:           {json.dumps(mine, sort_keys=True)}"
+                f"\n      kube-scheduler: {json.dumps(wanted, sort_keys=True)}"))

@@ -2,8 +2,9 @@
 (../shared/reference/kube-scheduler-v1.36.2-dra/cases/, whose README says how they were recorded): every probe
 of every recorded state judged by the scheduler's own code with the probe's claims added to the claims'
 store as the informer would: the same feasible set, the same weighted score per plugin and node,
-kube-scheduler's node among our tied best, the same devices allocated to each claim on that node (what
-Reserve holds and PreBind writes), the same FailedScheduling message, and the same error where
+kube-scheduler's node among our tied best, the same devices allocated to each claim on that node, the same
+pods in its reservedFor and kube-scheduler's finalizer (what Reserve holds and PreBind writes), the same
+FailedScheduling message, and the same error where
 kube-scheduler failed the attempt with one (on a node of its choosing: it filters nodes in parallel, so the
 error must be one ours gives on that node). Any difference fails the test."""
 
