@@ -4,7 +4,8 @@ device twice invalid), the DeviceClasses by name, a pod's claims, and the device
 hold (assumed allocations included: the store's assumed versions are what it reads).
 
 The pools, classes and devices in use are computed from a watched kind's ``ObjectStore`` once per change of
-it (``ObjectStore.derived``), not once per pod.
+it (``ObjectStore.derived``), not once per pod; the informer may change the store meanwhile (the next read
+computes again).
 """
 
 from __future__ import annotations
@@ -68,8 +69,11 @@ def _build_inventory(store: ObjectStore) -> Inventory:
     unsupported: list[Unsupported] = []
     errors: list[str] = []
     for key in sorted(store):
+        obj = store.get(key)  # None: removed by the informer since the keys were listed
+        if obj is None:
+            continue
         try:
-            parsed = parse_slice(store[key])
+            parsed = parse_slice(obj)
         except (DraError, TypeError, ValueError, AttributeError) as err:
             errors.append(f"ResourceSlice {key}: {err}")
             continue
@@ -101,8 +105,11 @@ def inventory_of(slices: ObjectStore) -> Inventory:
 def _build_classes(store: ObjectStore) -> dict[str, DeviceClass | str]:
     found: dict[str, DeviceClass | str] = {}
     for key in store:
+        obj = store.get(key)
+        if obj is None:
+            continue
         try:
-            found[key] = parse_class(store[key])
+            found[key] = parse_class(obj)
         except (DraError, TypeError, ValueError, AttributeError) as err:
             found[key] = f"DeviceClass {key}: {err}"  # unreadable: its error, for the pods naming it
     return found
@@ -129,7 +136,9 @@ def claim_named(claims: ObjectStore, namespace: str, name: str) -> Claim | str |
 def _build_in_use(store: ObjectStore) -> frozenset[tuple[str, str, str]]:
     taken: set[tuple[str, str, str]] = set()
     for key in store:
-        obj: Any = store[key]
+        obj: Any = store.get(key)
+        if obj is None:
+            continue
         taken.update(allocated_devices((obj.get("status") or {}).get("allocation")))
     return frozenset(taken)
 
