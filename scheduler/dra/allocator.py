@@ -209,16 +209,17 @@ class Allocator:
 
     def allocate(self, node_name: str, labels: Mapping[str, str]) -> list[Allocation] | None:
         pools = self.inventory.pools_for(node_name, labels)
-        search = _Search(self, pools)
+        search = _Search(self, pools, node_name)
         return search.run()
 
 
 class _Search:
     """One Allocate call: the state of the backtracking search on one node."""
 
-    def __init__(self, allocator: Allocator, pools: list[tuple[Pool, list[Slice]]]) -> None:
+    def __init__(self, allocator: Allocator, pools: list[tuple[Pool, list[Slice]]], node_name: str) -> None:
         self.a = allocator
         self.pools = pools
+        self.node_name = node_name
         self.taking: dict[tuple[str, str, str], int] = {}  # devices taken in this search -> claims taking them
         self.results: list[list[tuple[str, Device]]] = [[] for _ in allocator.claims]
         self.constraints = [[_Constraint(c) for c in claim.constraints] for claim in allocator.claims]
@@ -283,12 +284,21 @@ class _Search:
         return verdict
 
     def _candidates(self, claim: Claim, want: _Want) -> list[Device]:
-        """The devices of the node's usable pools the want's selectors accept, in the search's order."""
+        """The devices of the node's usable pools the want's selectors accept, in the search's order. Kept with
+        the inventory for the next pods while no pool is spread by node labels (the node's name then says
+        which pools serve it)."""
         found = self.candidates.get(id(want))
+        if found is not None:
+            return found
+        inventory = self.a.inventory
+        key = (self.node_name, want.class_key, want.request_key)
+        found = None if inventory.spread else inventory.candidates.get(key)
         if found is None:
-            found = self.candidates[id(want)] = [
-                device for pool, slices in self.pools if not (pool.incomplete or pool.invalid)
-                for s in slices for device in s.devices if self._selectable(claim, want, device)]
+            found = [device for pool, slices in self.pools if not (pool.incomplete or pool.invalid)
+                     for s in slices for device in s.devices if self._selectable(claim, want, device)]
+            if not inventory.spread:
+                inventory.candidates[key] = found
+        self.candidates[id(want)] = found
         return found
 
     @staticmethod

@@ -51,6 +51,8 @@ class Inventory:
     spread: list[Pool]
     unsupported: tuple[Unsupported, ...]
     errors: tuple[str, ...]  # slices that could not be read
+    # (node, class selectors, request selectors) -> the node's devices they accept: the allocator's cache
+    candidates: dict[tuple[Any, ...], list[Any]] = field(default_factory=dict)
 
     def pools_for(self, node_name: str, labels: Mapping[str, str]) -> list[tuple[Pool, list[Slice]]]:
         """The pools with a slice serving the node, each with those slices, in the allocator's order."""
