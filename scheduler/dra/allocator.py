@@ -174,9 +174,16 @@ class _Constraint:
             self.count -= 1
 
 
-def compile_all(expressions: Sequence[str], path: str) -> tuple[DeviceSelector, ...]:
-    """Compile selectors (CelError names the field of the one that fails)."""
-    return tuple(compile_selector(e, f"{path}[{i}].cel.expression") for i, e in enumerate(expressions))
+def compile_all(expressions: Sequence[str], path: str, owner: str) -> tuple[DeviceSelector, ...]:
+    """Compile selectors; one that does not compile is AllocationError in kube-scheduler's allocator's words
+    (``owner``: "class gpu", "claim ns/name")."""
+    compiled = []
+    for i, expression in enumerate(expressions):
+        try:
+            compiled.append(compile_selector(expression, f"{path}[{i}].cel.expression"))
+        except CelError as err:
+            raise AllocationError(f"{owner}: selector #{i}: CEL compile error: {err.reason}") from None
+    return tuple(compiled)
 
 
 class Allocator:
@@ -184,30 +191,38 @@ class Allocator:
 
     def __init__(self, claims: Sequence[Claim], classes: Mapping[str, DeviceClass], in_use: frozenset,
                  inventory: Inventory) -> None:
-        """``classes`` must hold every class the claims name (the plugin's PreFilter checked); CelError for a
-        selector that does not compile."""
+        """``classes`` must hold every class the claims name (the plugin's PreFilter checked)."""
         self.claims = list(claims)
         self.in_use = in_use
         self.inventory = inventory
         self.classes = classes
         # per claim, per request: the wants (one, or one per subrequest)
         self.wants: list[list[list[_Want]]] = []
-        for claim in self.claims:
-            per_request = []
-            for req in claim.requests:
-                options = [req.exactly] if req.exactly is not None else list(req.alternatives)
-                per_request.append([self._want(claim, r) for r in options])
-            self.wants.append(per_request)
+        # A selector that does not compile fails every node's search, as kube-scheduler's Allocate does.
+        self.error: AllocationError | None = None
+        try:
+            for claim in self.claims:
+                per_request = []
+                for req in claim.requests:
+                    options = [req.exactly] if req.exactly is not None else list(req.alternatives)
+                    per_request.append([self._want(claim, r) for r in options])
+                self.wants.append(per_request)
+        except AllocationError as err:
+            self.error = err
 
     def _want(self, claim: Claim, request: Request) -> _Want:
         cls = self.classes[request.class_name]
-        return _Want(request, cls, compile_all(cls.selectors, f"DeviceClass {cls.name}: spec.selectors"),
-                     compile_all(request.selectors, f"ResourceClaim {claim.key}: {request.path}.selectors"),
+        return _Want(request, cls, compile_all(cls.selectors, f"DeviceClass {cls.name}: spec.selectors",
+                                               f"class {cls.name}"),
+                     compile_all(request.selectors, f"ResourceClaim {claim.key}: {request.path}.selectors",
+                                 f"claim {claim.key}"),
                      request.count)
 
     # -- one node -------------------------------------------------------------------------------------------
 
     def allocate(self, node_name: str, labels: Mapping[str, str]) -> list[Allocation] | None:
+        if self.error is not None:
+            raise self.error
         pools = self.inventory.pools_for(node_name, labels)
         search = _Search(self, pools, node_name)
         return search.run()
@@ -312,7 +327,8 @@ class _Search:
             try:
                 ok = selector.matches(view)
             except CelError as err:
-                raise AllocationError(f"{owner}: selector #{i} on device {device}: CEL runtime error: {err}") from None
+                raise AllocationError(f"{owner}: selector #{i} on device {device}: CEL runtime error: "
+                                      f"{err.reason}") from None
             if not ok:
                 verdict = False
                 break

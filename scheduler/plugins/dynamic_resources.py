@@ -36,7 +36,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from scheduler.dra.allocator import Allocation, AllocationError, Allocator
-from scheduler.dra.cel import CelError
 from scheduler.dra.inventory import claim_named, classes_of, in_use_of, inventory_of
 from scheduler.dra.model import FINALIZER, MAX_RESERVED_FOR, MAX_SUBREQUESTS, Claim, DeviceClass
 from scheduler.framework import (
@@ -212,12 +211,9 @@ def pre_filter(pod: PodInfo, args: DynamicResourcesArgs, cluster: ClusterView) -
         if inventory.errors:
             raise PluginFailure(inventory.errors[0])
         assert classes is not None
-        try:
-            allocator = Allocator([claims[i] for i in to_allocate],
-                                  {k: v for k, v in classes.items() if isinstance(v, DeviceClass)},
-                                  in_use_of(claims_store), inventory)
-        except CelError as err:
-            raise PluginFailure(f"CEL compile error: {err}") from None
+        allocator = Allocator([claims[i] for i in to_allocate],
+                              {k: v for k, v in classes.items() if isinstance(v, DeviceClass)},
+                              in_use_of(claims_store), inventory)
     return DraState(claims, available_on, to_allocate, allocator)
 
 

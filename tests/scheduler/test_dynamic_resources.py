@@ -217,3 +217,17 @@ def test_a_claim_another_pod_is_allocating_makes_the_pod_wait():
     assert verdict.reasons == ("resource claim default/shared is in the process of being allocated",)
     stores[CLAIMS].restore("default", "shared")
     assert PLUGIN.filter(pod, node, cluster=ClusterView([node], kinds=stores)).ok
+
+
+def test_a_selector_failing_on_a_device_fails_the_attempt_in_kube_schedulers_words():
+    """kube-scheduler's allocator returns an error, not a verdict, for a CEL runtime error (here a device without
+    the attribute the class reads): the attempt fails and the pod is retried after backoff."""
+    numa = {"kind": "DeviceClass", "metadata": {"name": "numa1"},
+            "spec": {"selectors": [{"cel": {"expression": 'device.attributes["gpu.example.com"].numa == 1'}}]}}
+    sim = Cycles(nodes("n1"), objects={SLICES: [gpu_slice("n1", 1)], CLASSES: [numa], CLAIMS: [claim("a", device_class="numa1")]})
+    sim.add_pod(claiming("pa", "a"))
+    sim.run_until_idle()
+    assert sim.events_for("default/pa")[-1].message == (
+        'running "DynamicResources" filter plugin: class numa1: selector #0 on device gpu.example.com/n1/gpu-0: '
+        "CEL runtime error: no such key: numa")
+    assert sim.placements == {}
