@@ -393,12 +393,12 @@ class DynamicResourcesPoints:
                         "finalizers": meta["finalizers"], **({"uid": claim.uid} if claim.uid else {})}})
                 answer = self.handle.api.request("PATCH", _claim_path(claim, status=True), {"status": status})
             except ApiCallError as err:
-                return Status(Code.ERROR, (f"binding claim {claim.key}: {err.message or err.reason}",))
-            finally:
                 if store.pending(claim.namespace, claim.name):
                     store.restore(claim.namespace, claim.name)
+                return Status(Code.ERROR, (f"binding claim {claim.key}: {err.message or err.reason}",))
             # What the server answered stands for the claim until the informer delivers it (or what was
-            # written, when the answer is not the whole object).
+            # written, when the answer is not the whole object), replacing the pending version at once: the
+            # devices never look free to the scheduling loop meanwhile.
             whole = isinstance(answer, Mapping) and answer.get("metadata") and answer.get("spec")
             store.assume(answer if whole else {**expected, "status": {**(expected.get("status") or {}), **status}})
         return None
