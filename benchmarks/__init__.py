@@ -9,6 +9,6 @@ Modules: ``cluster`` (fake node / pod objects, as upstream scheduler_perf makes 
 size per subprocess), ``endtoend`` (create, schedule, measure, delete through an API server),
 ``testserver`` (the in-repo API test server as a subprocess), ``report`` (rich table and JSON),
 ``scheduler_bench`` (the command), ``ab`` (two checkouts interleaved), ``gangs`` (gangs of the coscheduling
-example end to end), ``watch_cuts`` (watches cut during a big burst), ``dra_cel`` (DRA CEL device selectors:
-compile and evaluation cost per call).
+example end to end), ``dra`` (pods with DRA claims end to end, beside pods without), ``watch_cuts`` (watches
+cut during a big burst), ``dra_cel`` (DRA CEL device selectors: compile and evaluation cost per call).
 """

@@ -51,6 +51,9 @@ Served API
   scheduling.k8s.io/v1alpha2 workloads and podgroups (+status): the Workload API as kube-apiserver 1.36 serves
   it with its alpha version enabled; stored and served only (no controller; pods keep
   spec.schedulingGroup, as with the GenericWorkload gate on).
+  resource.k8s.io/v1 resourceslices, deviceclasses, resourceclaims (+status) and resourceclaimtemplates:
+  stored and served only (a claim's status is cleared at create and written through /status; no DRA driver,
+  no resourceclaim controller).
   node.k8s.io/v1 runtimeclasses and core/v1 limitranges: stored and served only (read by explain --what-if;
   pods created here get no RuntimeClass overhead and no LimitRange defaults).
   core/v1 serviceaccounts and rbac.authorization.k8s.io/v1 clusterroles, clusterrolebindings, roles and
@@ -107,7 +110,8 @@ An update that changes nothing is not written (no new resourceVersion, no watch 
   add_namespace(name), create_object/update_object/delete_object/get_object/list_objects(storage, ...)
   with storage one of namespaces, nodes, pods, events, configmaps, leases, deployments,
   poddisruptionbudgets, priorityclasses, persistentvolumeclaims, persistentvolumes, storageclasses,
-  workloads, podgroups, runtimeclasses, limitranges, serviceaccounts, clusterroles, clusterrolebindings, roles, rolebindings,
+  workloads, podgroups, resourceslices, deviceclasses, resourceclaims, resourceclaimtemplates,
+  runtimeclasses, limitranges, serviceaccounts, clusterroles, clusterrolebindings, roles, rolebindings,
   customresourcedefinitions, or a custom resource's "<plural>.<group>" (its CRD's name).
   validate=False stores a pod the real API would refuse (e.g. a malformed quantity).
   Builders: objects.make_node(...), objects.make_pod(...).

@@ -85,6 +85,17 @@ RESOURCES: tuple[ResourceType, ...] = (
     ResourceType("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, "storageclasses", _getters(),
                  short_names=("sc",)),
     ResourceType("coordination.k8s.io", "v1", "leases", "Lease", True, "leases", _getters()),
+    # Dynamic Resource Allocation (resource.k8s.io/v1), stored and served only: no DRA driver publishes slices
+    # and no resourceclaim controller makes claims from templates or frees them (tests write what those
+    # would). Field selectors as pkg/registry/resource/resourceslice/strategy.go (spec.nodeName, spec.driver,
+    # spec.pool.name). A claim's status (allocation, reservedFor) is written through its status subresource.
+    ResourceType("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False, "resourceslices",
+                 _getters("spec.nodeName", "spec.driver", "spec.pool.name")),
+    ResourceType("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False, "deviceclasses", _getters()),
+    ResourceType("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True, "resourceclaims", _getters(),
+                 frozenset({"status"})),
+    ResourceType("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True,
+                 "resourceclaimtemplates", _getters()),
     # Stored only (no controller makes pods from them); the placement tests drive a stand-in controller.
     ResourceType("apps", "v1", "deployments", "Deployment", True, "deployments", _getters(),
                  frozenset({"status"}), ("deploy",)),

@@ -207,6 +207,12 @@ def _prepare_storage_object(obj: Obj) -> Obj:
     return {**obj, "status": {"phase": "Pending"}}
 
 
+def _prepare_resource_claim(claim: Obj) -> Obj:
+    # resourceclaimStrategy.PrepareForCreate (pkg/registry/resource/resourceclaim/strategy.go) drops the
+    # client's status: the scheduler allocates through the status subresource.
+    return {**claim, "status": {}}
+
+
 def _prepare_storage_class(sc: Obj) -> Obj:
     # pkg/apis/storage/v1 defaults: reclaimPolicy Delete, volumeBindingMode Immediate.
     return {"reclaimPolicy": "Delete", "volumeBindingMode": "Immediate", **sc}
@@ -238,7 +244,8 @@ def _prepare_podgroup(group: Obj) -> Obj:
 _CREATE = {"pods": _prepare_pod, "namespaces": _prepare_namespace,
            "persistentvolumeclaims": _prepare_storage_object, "persistentvolumes": _prepare_storage_object,
            "storageclasses": _prepare_storage_class, "priorityclasses": _prepare_priority_class,
-           "poddisruptionbudgets": _prepare_pdb, "podgroups": _prepare_podgroup}
+           "poddisruptionbudgets": _prepare_pdb, "podgroups": _prepare_podgroup,
+           "resourceclaims": _prepare_resource_claim}
 
 
 def admit_priority(store: Store, pod: Obj) -> Obj:
@@ -308,7 +315,8 @@ def prepare_update(rtype: ResourceType, new: Obj, old: Obj, subresource: str | N
     """Carry server-owned metadata over and apply the main-resource/status split.
 
     PrepareForUpdate of pods, nodes, namespaces, claims and PVs (pkg/registry/core/*/strategy.go) and
-    PodDisruptionBudgets (pkg/registry/policy/poddisruptionbudget/strategy.go), CRDs
+    PodDisruptionBudgets (pkg/registry/policy/poddisruptionbudget/strategy.go), ResourceClaims
+    (pkg/registry/resource/resourceclaim/strategy.go), CRDs
     (apiextensions-apiserver pkg/registry/customresourcedefinition/strategy.go), and custom resources with a
     status subresource: an update of the main resource keeps the old status; an update through /status keeps
     the old spec.
@@ -323,7 +331,7 @@ def prepare_update(rtype: ResourceType, new: Obj, old: Obj, subresource: str | N
             meta.pop(system_field, None)
     out = {**new, "apiVersion": old.get("apiVersion"), "kind": old.get("kind"), "metadata": meta}
     if rtype.storage in ("pods", "nodes", "namespaces", "persistentvolumeclaims", "persistentvolumes",
-                         "poddisruptionbudgets", "customresourcedefinitions", "podgroups"):
+                         "poddisruptionbudgets", "customresourcedefinitions", "podgroups", "resourceclaims"):
         if subresource == "status":
             out["spec"] = old.get("spec")
             if rtype.storage == "pods":

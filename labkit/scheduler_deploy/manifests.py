@@ -21,6 +21,7 @@ from labkit import lab_plugins
 from labkit.scheduler_deploy.kube_scheduler_config import check_kube_scheduler_config
 from labkit.scheduler_deploy.plugin_access import Rule, plugin_rules
 from scheduler.framework import Registry
+from scheduler.plugins import KUBE_SCHEDULER_DOES
 
 TEMPLATE_DIR = "scheduler"
 # The order objects are applied in: what others refer to first.
@@ -113,8 +114,12 @@ def config_checksum(config_text: str) -> str:
 
 
 def plugin_access(lab: Lab, plugins: Registry | None = None) -> list[Rule]:
-    """The RBAC rules the profile's plugins declare, from ``plugins`` (default: the lab's, loaded here)."""
-    return plugin_rules(lab_plugins.validate_profile(lab, plugins if plugins is not None else lab_plugins.registry(lab)))
+    """The RBAC rules the profile's plugins declare, from ``plugins`` (default: the lab's, loaded here). An
+    extender runs none of the plugins kube-scheduler runs itself (``KUBE_SCHEDULER_DOES``): their access is
+    kube-scheduler's."""
+    leave_out = KUBE_SCHEDULER_DOES if lab.scheduler.mode == "extender" else frozenset()
+    return plugin_rules(lab_plugins.validate_profile(lab, plugins if plugins is not None else lab_plugins.registry(lab)),
+                        leave_out)
 
 
 def render_manifests(lab: Lab, image: str, plugins: Registry | None = None,

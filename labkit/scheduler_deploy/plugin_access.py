@@ -27,24 +27,26 @@ class Rule:
     plugins: tuple[str, ...]
 
 
-def profile_plugins(config: KubeSchedulerConfiguration) -> list[Plugin]:
-    """Every plugin some profile runs, at any point, once each, in profile order."""
+def profile_plugins(config: KubeSchedulerConfiguration, leave_out: frozenset[str] = frozenset()) -> list[Plugin]:
+    """Every plugin some profile runs, at any point, once each, in profile order (but those in ``leave_out``)."""
     seen: dict[str, Plugin] = {}
     for profile in config.resolved_profiles():
         runs = [p for p, _ in profile.filters] + [p for p, _, _ in profile.scores]
         runs += [profile.post_filter[0]] if profile.post_filter else []
         runs += [p for entries in profile.points.values() for p, _ in entries]
         for plugin in runs:
-            seen.setdefault(plugin.name, plugin)
+            if plugin.name not in leave_out:
+                seen.setdefault(plugin.name, plugin)
     return list(seen.values())
 
 
-def plugin_rules(config: KubeSchedulerConfiguration) -> list[Rule]:
-    """Reads, then writes, one rule per API group, resources sorted: the same declarations render the same."""
+def plugin_rules(config: KubeSchedulerConfiguration, leave_out: frozenset[str] = frozenset()) -> list[Rule]:
+    """Reads, then writes, one rule per API group, resources sorted: the same declarations render the same.
+    ``leave_out``: plugins that do not run here (an extender leaves kube-scheduler's own to kube-scheduler)."""
     rules = []
     for field, verbs, subresource in (("watches", READ_VERBS, False), ("writes", WRITE_VERBS, True)):
         by_group: dict[str, dict[str, set[str]]] = {}
-        for plugin in profile_plugins(config):
+        for plugin in profile_plugins(config, leave_out):
             for text in getattr(plugin, field):
                 resource = Resource.parse(text, subresource=subresource)
                 name = f"{resource.resource}/{resource.subresource}" if resource.subresource else resource.resource

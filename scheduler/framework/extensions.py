@@ -77,6 +77,7 @@ class Extensions:
                 entries.append((plugin.name, getattr(self._instance(plugin, args), point.method)))
             self.by_point[point.config] = entries
         self._unreserve = [(name, self.instances[name].unreserve) for name, _ in self.by_point["reserve"]]
+        self._concerns: list[Any] | None = None
         self._sort = self.by_point["queueSort"][0][1] if self.by_point["queueSort"] else priority_sort_key
 
     def _instance(self, plugin: Plugin, args: Args) -> Any:
@@ -95,6 +96,23 @@ class Extensions:
         binds = [name for name, _ in self.by_point["bind"]]
         return bool(self.by_point["reserve"] or self.by_point["permit"] or self.by_point["preBind"]
                     or self.by_point["postBind"] or binds != [DEFAULT_BINDER])
+
+    def binding_points_for(self, pod: PodInfo) -> bool:
+        """Whether binding this pod takes more than DefaultBinder's POST: ``has_binding_points``, unless every
+        plugin with such a point says it has nothing to do for the pod (an optional ``concerns(pod)`` method of
+        its setup class returning False, as kube-scheduler's DynamicResources skips pods without claims). Those
+        pods then take the plain path; what is decided and bound is the same."""
+        if not self.has_binding_points:
+            return False
+        if self._concerns is None:
+            self._concerns = self._concern_checks()
+        return any(check is None or check(pod) for check in self._concerns)
+
+    def _concern_checks(self) -> list[Any]:
+        """Per plugin at a binding point: its ``concerns`` method, or None when it has none (concerns every pod)."""
+        names = {name for key in ("reserve", "permit", "preBind", "postBind") for name, _ in self.by_point[key]}
+        names |= {name for name, _ in self.by_point["bind"] if name != DEFAULT_BINDER}
+        return [getattr(self.instances[name], "concerns", None) for name in sorted(names)]
 
     @property
     def gates(self) -> bool:

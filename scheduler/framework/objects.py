@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,15 +67,27 @@ class Resource:
 
 class ObjectStore(Mapping[str, Mapping[str, Any]]):
     """The objects of one watched kind as the API server sent them, keyed "namespace/name" (or "name" for a
-    cluster-scoped kind). Plugins read it; only the scheduler's informer (or a test) writes it. Reads see a
-    whole object or none: the informer replaces objects, never edits them in place."""
+    cluster-scoped kind). Plugins read it; only the scheduler's informer (or a test) writes it with ``put`` and
+    ``remove``. Reads see a whole object or none: the informer replaces objects, never edits them in place.
 
-    __slots__ = ("_by_label", "_lock", "_objects", "resource")
+    A plugin's binding-cycle points may ``assume`` a version of an object ahead of the informer, as
+    kube-scheduler's assume cache does for ResourceClaims: reads then see the assumed version until
+    ``restore`` drops it or, for one written to the API server (``pending=False``), until the informer delivers
+    that resourceVersion or a newer one. ``pending=True`` marks a version not written yet (an allocation held
+    between Reserve and PreBind): the informer does not replace it, and ``pending`` tells it apart.
+    ``version`` counts the changes readers see; ``derived`` keeps one value computed from the whole store
+    (a parsed inventory) until the next change."""
+
+    __slots__ = ("_assumed", "_by_label", "_derived", "_informer", "_lock", "_objects", "resource", "version")
 
     def __init__(self, resource: Resource | str, objects: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.resource = resource if isinstance(resource, Resource) else Resource.parse(resource)
         self._lock = threading.Lock()
-        self._objects: dict[str, Mapping[str, Any]] = dict(objects or {})
+        self._objects: dict[str, Mapping[str, Any]] = dict(objects or {})  # what reads see
+        self._informer: dict[str, Mapping[str, Any]] = dict(self._objects)  # what the informer delivered
+        self._assumed: dict[str, bool] = {}  # object key -> pending (not written to the API server yet)
+        self._derived: dict[str, tuple[int, Any]] = {}
+        self.version = 0
         # label key -> (namespace, value) -> {object key: object}: built for a key on its first lookup, then kept
         self._by_label: dict[str, dict[tuple[str, str], dict[str, Mapping[str, Any]]]] = {}
 
@@ -97,18 +109,14 @@ class ObjectStore(Mapping[str, Mapping[str, Any]]):
     def labelled(self, namespace: str, key: str, value: str) -> list[Mapping[str, Any]]:
         """The objects of ``namespace`` labelled ``key=value``. The first lookup of a label key indexes every
         object by it; later ones cost the number of objects found."""
-        with self._lock:
-            index = self._by_label.get(key)
-            if index is None:
-                index = self._by_label[key] = {}
-                for object_key, obj in self._objects.items():
-                    _index(index, key, object_key, obj)
-            return list(index.get((namespace, value), {}).values())
+        return self._indexed(key, namespace, value)
 
     def with_field(self, namespace: str, path: str, value: str) -> list[Mapping[str, Any]]:
         """The objects of ``namespace`` whose field ``path`` (dotted, e.g. "spec.schedulingGroup.podGroupName")
         is the string ``value``. Indexed like ``labelled``: the first lookup of a path indexes every object."""
-        key = f"{_FIELD}{path}"
+        return self._indexed(f"{_FIELD}{path}", namespace, value)
+
+    def _indexed(self, key: str, namespace: str, value: str) -> list[Mapping[str, Any]]:
         with self._lock:
             index = self._by_label.get(key)
             if index is None:
@@ -118,22 +126,64 @@ class ObjectStore(Mapping[str, Mapping[str, Any]]):
             return list(index.get((namespace, value), {}).values())
 
     def put(self, obj: Mapping[str, Any]) -> None:
+        """The informer's version of an object (added or updated)."""
         object_key = self.key_of(obj)
         with self._lock:
-            old = self._objects.get(object_key)
-            self._objects[object_key] = obj
-            for key, index in self._by_label.items():
-                if old is not None:
-                    _unindex(index, key, object_key, old)
-                _index(index, key, object_key, obj)
+            self._informer[object_key] = obj
+            pending = self._assumed.get(object_key)
+            if pending is None or (not pending and not _older(obj, self._objects.get(object_key))):
+                self._assumed.pop(object_key, None)
+                self._set(object_key, obj)
 
     def remove(self, obj: Mapping[str, Any]) -> None:
+        """The informer saw the object deleted: gone, assumed version included."""
         object_key = self.key_of(obj)
         with self._lock:
-            old = self._objects.pop(object_key, None)
+            self._informer.pop(object_key, None)
+            self._assumed.pop(object_key, None)
+            self._set(object_key, None)
+
+    def assume(self, obj: Mapping[str, Any], *, pending: bool = False) -> None:
+        """Reads see ``obj`` ahead of the informer: until ``restore``, or (``pending=False``: the version the
+        API server answered a write with) until the informer delivers its resourceVersion or a newer one."""
+        object_key = self.key_of(obj)
+        with self._lock:
+            self._assumed[object_key] = pending
+            self._set(object_key, obj)
+
+    def restore(self, namespace: str | None, name: str) -> None:
+        """Drop an assumed version: reads see the informer's again (nothing if the object was not assumed)."""
+        object_key = f"{namespace}/{name}" if namespace else name
+        with self._lock:
+            if self._assumed.pop(object_key, None) is not None:
+                self._set(object_key, self._informer.get(object_key))
+
+    def pending(self, namespace: str | None, name: str) -> bool:
+        """An assumed version not written to the API server yet stands for the object."""
+        return bool(self._assumed.get(f"{namespace}/{name}" if namespace else name))
+
+    def derived(self, name: str, compute: Callable[[ObjectStore], Any]) -> Any:
+        """``compute(self)``, kept under ``name`` until the store changes (any put, remove, assume or restore)."""
+        version = self.version
+        kept = self._derived.get(name)
+        if kept is not None and kept[0] == version:
+            return kept[1]
+        value = compute(self)
+        self._derived[name] = (version, value)
+        return value
+
+    def _set(self, object_key: str, obj: Mapping[str, Any] | None) -> None:
+        old = self._objects.get(object_key)
+        if obj is None:
+            self._objects.pop(object_key, None)
+        else:
+            self._objects[object_key] = obj
+        self.version += 1
+        for key, index in self._by_label.items():
             if old is not None:
-                for key, index in self._by_label.items():
-                    _unindex(index, key, object_key, old)
+                _unindex(index, key, object_key, old)
+            if obj is not None:
+                _index(index, key, object_key, obj)
 
     def __getitem__(self, key: str) -> Mapping[str, Any]:
         return self._objects[key]
@@ -150,6 +200,19 @@ class ObjectStore(Mapping[str, Mapping[str, Any]]):
 
 
 _FIELD = "\0field:"  # an index key naming a field path, apart from label keys (no label key holds a NUL)
+
+
+def _older(obj: Mapping[str, Any], than: Mapping[str, Any] | None) -> bool:
+    """``obj``'s resourceVersion is older than ``than``'s (both numbers, as the API server's are; otherwise
+    not older)."""
+    if than is None:
+        return False
+    mine = (obj.get("metadata") or {}).get("resourceVersion")
+    theirs = (than.get("metadata") or {}).get("resourceVersion")
+    try:
+        return int(mine) < int(theirs)
+    except (TypeError, ValueError):
+        return False
 
 
 def _label_slot(key: str, obj: Mapping[str, Any]) -> tuple[str, str] | None:

@@ -65,7 +65,16 @@ from typing import TYPE_CHECKING, Any
 
 from scheduler.framework.cluster_event import ClusterEvent
 from scheduler.framework.cluster_view import ClusterView
-from scheduler.framework.status import SKIP, SUCCESS, Args, Code, NoArgs, Status, unsupported_status
+from scheduler.framework.status import (
+    SKIP,
+    SUCCESS,
+    Args,
+    Code,
+    NoArgs,
+    PluginFailure,
+    Status,
+    unsupported_status,
+)
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.raw import FieldPath
 
@@ -85,7 +94,7 @@ if TYPE_CHECKING:
         ScoreBatch,
     )
 
-__all__ = ["SKIP", "SUCCESS", "Args", "Code", "NoArgs", "Plugin", "Status", "same_state", "unsupported_status"]
+__all__ = ["SKIP", "SUCCESS", "Args", "Code", "NoArgs", "Plugin", "PluginFailure", "Status", "same_state", "unsupported_status"]
 
 
 def same_state(state: Any, pod: PodInfo, args: Args, old: NodeInfo, new: NodeInfo) -> Any:
@@ -126,7 +135,7 @@ class Plugin:
     # The framework filters those alone; the others fail "node(s) didn't satisfy plugin(s) [<name>]".
     pre_filter_nodes: PreFilterNodes | None = None
     # Its PostFilter's part of a FailedScheduling message, run before preemption (scheduler.framework.post_filter):
-    # (the PreFilter rejection, if any) -> (text, whether the PostFilters after it still run).
+    # (the pod, the PreFilter rejection if any) -> (text, whether the PostFilters after it still run).
     post_filter_note: PostFilterNote | None = None
     # The points outside filter and score (PreEnqueue, QueueSort, PostFilter, Reserve/Unreserve, Permit,
     # PreBind, Bind, PostBind): a class the framework makes once per profile as ``setup(args, handle)``

@@ -45,7 +45,7 @@ def run_post_filters(profile: Profile, pod: PodInfo, result: ScheduleResult, nod
     for plugin, _ in profile.filters:
         if plugin.post_filter_note is None:
             continue
-        text, go_on = plugin.post_filter_note(result.pre_filter_rejection)
+        text, go_on = plugin.post_filter_note(pod, result.pre_filter_rejection)
         said.append(text)
         if not go_on:
             return PostFilterResult(f"{result.message} {', '.join(said)}")

@@ -20,6 +20,7 @@ from scheduler.framework.plugin import Args, Code, Plugin, Status
 from scheduler.framework.points import POINTS, implements
 from scheduler.framework.registry import Registry, in_tree_registry
 from scheduler.framework.result import NO_NODES_MESSAGE, ScheduleResult, fit_error_message
+from scheduler.framework.status import PluginFailure
 from scheduler.framework.ties import first_in_heap_order
 from scheduler.model import NodeInfo, PodInfo
 from scheduler.model.node import NodeTraits
@@ -66,6 +67,13 @@ _POINT_OF_FUNCTION = {"pre_filter": "PreFilter", "filter_node": "Filter", "filte
                       "normalize": "NormalizeScore", "replace_node": "PreFilter", "pre_filter_nodes": "PreFilter"}
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def _kube_scheduler_error(point: str, name: str, err: BaseException) -> str:
+    """How kube-scheduler's framework words a plugin's Error status at each point."""
+    if point in ("Filter", "Score", "NormalizeScore"):
+        return f'running "{name}" {point.lower() if point != "NormalizeScore" else "normalize score"} plugin: {err}'
+    return f'running {point} plugin "{name}": {err}'
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -179,6 +187,8 @@ class Profile:
             found = codes.get(tb.tb_frame.f_code)
             if found is not None:
                 name, point = found
+                if isinstance(err, PluginFailure):
+                    return Status(Code.ERROR, (_kube_scheduler_error(point, name, err),), name)
                 return Status(Code.ERROR, (f'running {point} plugin "{name}": raised {type(err).__name__}: {err}',),
                               name)
             tb = tb.tb_next

@@ -104,10 +104,10 @@ class PreFilterNodes(Protocol):
 
 
 class PostFilterNote(Protocol):
-    """A PostFilter's part of the FailedScheduling message for a pod no node fits, given the PreFilter rejection
-    that ended the cycle (None when the filters ran), and whether the PostFilters after it still run."""
+    """A PostFilter's part of the FailedScheduling message for a pod no node fits, given the pod and the PreFilter
+    rejection that ended the cycle (None when the filters ran), and whether the PostFilters after it still run."""
 
-    def __call__(self, pre_filter_rejection: Status | None, /) -> tuple[str, bool]: ...
+    def __call__(self, pod: PodInfo, pre_filter_rejection: Status | None, /) -> tuple[str, bool]: ...
 
 
 class PreemptionArgs(Protocol):

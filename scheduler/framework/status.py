@@ -55,6 +55,13 @@ SUCCESS = Status(Code.SUCCESS)
 SKIP = Status(Code.SKIP)
 
 
+class PluginFailure(Exception):
+    """Raised by a filter or score function to end the scheduling attempt with an error, as a kube-scheduler
+    plugin returning an Error status does: the pod fails with ``running "<plugin>" filter plugin: <message>``
+    (kube-scheduler's words for the point: ``running PreFilter plugin "<plugin>": <message>`` and so on) and
+    is retried after backoff. Any other exception reads ``raised <type>: <message>``."""
+
+
 def unsupported_status(pod: PodInfo, plugin: str) -> Status | None:
     """The pre_filter rejection of a pod stating fields ``plugin`` would honour in kube-scheduler and this
     scheduler cannot (``PodInfo.unsupported``), or None. Unresolvable: no node or event can help."""

@@ -16,7 +16,7 @@ selectors), ``pod_affinity`` (inter-pod affinity terms), ``topology_spread`` (sp
 from scheduler.model.affinity import NodeSelector, PreferredTerm, Requirement, SelectorTerm
 from scheduler.model.node import NodeInfo, NodeTraits
 from scheduler.model.parsing import LENIENT, STRICT, ParsePolicy, PodSpecError
-from scheduler.model.pod import PodInfo
+from scheduler.model.pod import PodInfo, PodResourceClaim
 from scheduler.model.resources import (
     CPU,
     DEFAULT_MEMORY_REQUEST,
@@ -58,6 +58,7 @@ __all__ = [
     "NodeTraits",
     "ParsePolicy",
     "PodInfo",
+    "PodResourceClaim",
     "PodSpecError",
     "PreferredTerm",
     "Requirement",

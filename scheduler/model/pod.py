@@ -32,6 +32,16 @@ DISRUPTION_TARGET = "DisruptionTarget"  # the pod condition kube-scheduler write
 PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"  # that condition's reason
 
 
+@dataclass(frozen=True, slots=True)
+class PodResourceClaim:
+    """One entry of ``spec.resourceClaims`` (DRA): the name containers use, and the ResourceClaim it names
+    (``resourceClaimName``) or the ResourceClaimTemplate a claim is made from (``resourceClaimTemplateName``)."""
+
+    name: str
+    claim_name: str = ""
+    template_name: str = ""
+
+
 @dataclass(slots=True, eq=False)
 class PodInfo:
     """What the scheduler needs of a pod. ``requests`` is the effective request with ``pods=1``, pod-level
@@ -70,6 +80,9 @@ class PodInfo:
     start_time: str = ""  # status.startTime (RFC 3339, UTC): preemption spares the longest-running first
     deletion_timestamp: str | None = None
     claims: tuple[PodClaim, ...] = ()  # the PersistentVolumeClaims its volumes use
+    resource_claims: tuple[PodResourceClaim, ...] = ()  # spec.resourceClaims (DRA)
+    # status.resourceClaimStatuses: (entry name, the claim made from its template, "" when none was needed)
+    resource_claim_statuses: tuple[tuple[str, str], ...] = ()
     unsupported: tuple[Unsupported, ...] = ()  # fields kube-scheduler honours and this scheduler cannot
     # Being deleted after a scheduler preempted it (the DisruptionTarget condition it wrote, reason
     # PreemptionByScheduler): a preemptor nominated to its node waits for it instead of preempting more.
@@ -182,7 +195,11 @@ class PodInfo:
             start_time=str(status.get("startTime") or ""),
             deletion_timestamp=meta.get("deletionTimestamp") or None,
             claims=claims,
-            unsupported=unsupported + _unsupported_fields(spec),
+            resource_claims=_resource_claims(spec, policy),
+            resource_claim_statuses=tuple(
+                (str(entry.get("name") or ""), str(entry.get("resourceClaimName") or ""))
+                for entry in status.get("resourceClaimStatuses") or () if isinstance(entry, dict)),
+            unsupported=unsupported,
             terminating_by_preemption=bool(meta.get("deletionTimestamp")) and _preempted(status),
             _raw=obj if keep_object else POD_NOT_KEPT,
         )
@@ -206,12 +223,19 @@ class PodInfo:
         )
 
 
-def _unsupported_fields(spec: Mapping[str, Any]) -> tuple[Unsupported, ...]:
-    """Pod-wide fields kube-scheduler's default plugins honour and this scheduler does not (volumes aside)."""
+def _resource_claims(spec: Mapping[str, Any], policy: ParsePolicy) -> tuple[PodResourceClaim, ...]:
     found = []
-    if spec.get("resourceClaims"):
-        found.append(Unsupported("spec.resourceClaims", "DynamicResources",
-                                 "this scheduler does not allocate DRA ResourceClaims"))
+    try:
+        entries = as_list(spec.get("resourceClaims"), "spec.resourceClaims")
+    except PodSpecError as err:
+        policy.unreadable(err)
+        return ()
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not entry.get("name"):
+            policy.unreadable(PodSpecError(f"spec.resourceClaims[{i}]", f"expected a map with a name, got {entry!r}"))
+            continue
+        found.append(PodResourceClaim(str(entry["name"]), str(entry.get("resourceClaimName") or ""),
+                                      str(entry.get("resourceClaimTemplateName") or "")))
     return tuple(found)
 
 

@@ -3,9 +3,9 @@
 ``DEFAULT_FILTERS`` and ``DEFAULT_SCORES`` are kube-scheduler's default plugin set (v1 config,
 pkg/scheduler/apis/config/v1/default_plugins.go), reduced to the plugins this scheduler has, in
 kube-scheduler's order and with its default score weights: TaintToleration 3, NodeAffinity 2,
-NodeResourcesFit 1, PodTopologySpread 2, InterPodAffinity 2, NodeResourcesBalancedAllocation 1,
-ImageLocality 1. NodeVolumeLimits and DynamicResources only refuse the pods they would have to
-check (CSI volumes, DRA claims), since this scheduler cannot. The multiPoint default
+NodeResourcesFit 1, PodTopologySpread 2, InterPodAffinity 2, DynamicResources 2,
+NodeResourcesBalancedAllocation 1, ImageLocality 1. NodeVolumeLimits only refuses the pods it would have to
+check (CSI volumes), since this scheduler cannot; DynamicResources allocates DRA claims (``scheduler.dra``). The multiPoint default
 (``DEFAULT_PLUGINS``) is the filters, then DefaultPreemption (PostFilter), then the score-only plugins, then
 PrioritySort (QueueSort) and DefaultBinder (Bind). With the feature gates GenericWorkload and GangScheduling both
 on, kube-scheduler's default gains GangScheduling, last (``default_plugins``).
@@ -95,6 +95,7 @@ DEFAULT_SCORES: tuple[tuple[str, int], ...] = (
     ("NodeResourcesFit", 1),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DynamicResources", 2),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
 )

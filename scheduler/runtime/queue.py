@@ -240,7 +240,11 @@ class SchedulingQueue:
                     self._push_active(qp)
 
     def retry_gated(self) -> None:
-        """Ask the PreEnqueue plugins again about every gated pod (something they may read has changed)."""
+        """Ask the PreEnqueue plugins again about every gated pod (something they may read has changed). With
+        none gated (the common case: called for every pod added) the queue's lock is not taken; a pod gated
+        meanwhile is asked again on the next change or within a second."""
+        if not self._gated:
+            return
         with self._cond:
             self._retry_gated(self._clock())
 

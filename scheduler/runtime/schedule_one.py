@@ -144,7 +144,7 @@ class SchedulingCycle:
             self.queue.failed(qp, unschedulable=False)
             return
         extensions = self.extensions[profile_name]
-        if extensions.has_binding_points:
+        if extensions.binding_points_for(assumed):
             self._reserve_and_permit(qp, extensions, assumed, node, cluster, result, start)
             return
         self._decided(qp, result, start, None)

@@ -33,7 +33,7 @@ from tests import bundled_plugins
 
 IMAGE = "localhost/kubelab-scheduler:0.1.0-0123456789ab"
 # What standalone mode renders for the default lab.yaml, with IMAGE: recorded before extender mode (commit
-# 2372312), re-recorded for two intended changes since (02-rbac.yaml: the volume plugins' and preemption's
+# 2372312), re-recorded for three intended changes since (02-rbac.yaml: the volume plugins', preemption's and DRA's
 # rules). Extender mode must leave these bytes alone; re-record only for an intended standalone change.
 RECORDED_STANDALONE = Path(__file__).parent / "recorded" / "standalone"
 

@@ -118,6 +118,11 @@ def test_rbac_grants_exactly_what_the_scheduler_uses(lab: Lab) -> None:
         *{("storage.k8s.io", "storageclasses", v) for v in ("list", "watch")},
         *{("policy", "poddisruptionbudgets", v) for v in ("list", "watch")},
         *{(g, "events", v) for g in ("", "events.k8s.io") for v in ("create", "patch")},
+        # DynamicResources: reads the DRA kinds, writes claims (the finalizer) and their status (the allocation)
+        *{("resource.k8s.io", r, v) for r in ("resourceslices", "deviceclasses", "resourceclaims")
+          for v in ("get", "list", "watch")},
+        *{("resource.k8s.io", r, v) for r in ("resourceclaims", "resourceclaims/status")
+          for v in ("create", "update", "patch")},
     }
     assert _rules(objs["ClusterRole"]) == expected_cluster
     assert _rules(objs["Role"]) == {("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")}

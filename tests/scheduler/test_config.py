@@ -26,7 +26,8 @@ DEFAULT_FILTERS = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffi
                    "PodTopologySpread", "InterPodAffinity", "DynamicResources"]
 # kube-scheduler's default weights (pkg/scheduler/apis/config/v1/default_plugins.go), for the plugins we have
 DEFAULT_SCORES = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("PodTopologySpread", 2),
-                  ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
+                  ("InterPodAffinity", 2), ("DynamicResources", 2), ("NodeResourcesBalancedAllocation", 1),
+                  ("ImageLocality", 1)]
 
 NETWORK_AWARE_YAML = """\
 apiVersion: kubescheduler.config.k8s.io/v1

@@ -176,3 +176,17 @@ def test_bind_passes_over_skip_to_the_next_plugin_and_all_skipping_is_an_error()
                                                                                   "disabled": ["*"]}}})
     status = Extensions(only_skips.resolved_profiles()[0].points, None).bind(CycleState(), pod_info(), "n1")
     assert status.code is Code.ERROR and "each returned SKIP" in status.reason
+
+
+def test_pods_no_binding_point_concerns_are_bound_the_plain_way():
+    """DynamicResources (default profile) says it has nothing to do for a pod without claims (``concerns``): such
+    a pod skips the binding-cycle machinery; a pod with a claim, or any pod once a plugin without ``concerns``
+    has a binding point, does not."""
+    plain = pod_info(name="plain")
+    claiming = pod_info({"metadata": {"name": "gpu", "namespace": "default", "uid": "u"},
+                         "spec": {"containers": [{"name": "c"}],
+                                  "resourceClaims": [{"name": "g", "resourceClaimName": "gpu-claim"}]}})
+    default = _extensions()
+    assert default.has_binding_points
+    assert (default.binding_points_for(plain), default.binding_points_for(claiming)) == (False, True)
+    assert _extensions("First").binding_points_for(plain)

@@ -75,3 +75,46 @@ def test_field_index_follows_puts_and_removes() -> None:
     assert store.with_field("ns", "spec.schedulingGroup.podGroupName", "g1") == []
     assert [o["metadata"]["name"] for o in store.with_field("ns", "spec.schedulingGroup.podGroupName", "g2")] == ["a"]
     assert store.labelled("ns", "spec.schedulingGroup.podGroupName", "g2") == []  # labels stay apart
+def claim(name: str, version: str, **status: object) -> dict:
+    return {"metadata": {"name": name, "namespace": "ns", "resourceVersion": version}, "status": dict(status)}
+
+
+def test_a_pending_assumed_version_stands_until_restored_whatever_the_informer_says():
+    store = ObjectStore("resource.k8s.io/v1/resourceclaims")
+    store.put(claim("c", "5"))
+    store.assume(claim("c", "5", allocation="held"), pending=True)
+    assert store.pending("ns", "c")
+    store.put(claim("c", "6"))  # an update the informer delivers meanwhile
+    assert store.get_object("ns", "c")["status"] == {"allocation": "held"}
+    store.restore("ns", "c")
+    assert not store.pending("ns", "c")
+    assert store.get_object("ns", "c")["metadata"]["resourceVersion"] == "6"  # the informer's latest
+
+
+def test_a_written_assumed_version_stands_until_the_informer_catches_up():
+    store = ObjectStore("resource.k8s.io/v1/resourceclaims")
+    store.put(claim("c", "5"))
+    store.assume(claim("c", "7", allocation="written"))  # the API server's answer to our write
+    store.put(claim("c", "6"))  # an older version still on its way
+    assert store.get_object("ns", "c")["status"] == {"allocation": "written"}
+    store.put(claim("c", "7", allocation="written", seen="yes"))
+    assert store.get_object("ns", "c")["status"]["seen"] == "yes"
+    store.remove(claim("c", "8"))
+    assert store.get_object("ns", "c") is None
+
+
+def test_derived_values_are_computed_again_only_after_a_change():
+    store = ObjectStore("v1/configmaps")
+    calls = []
+
+    def count(s: ObjectStore) -> int:
+        calls.append(1)
+        return len(s)
+
+    store.put(pod("a"))
+    assert (store.derived("n", count), store.derived("n", count)) == (1, 1)
+    store.assume(pod("b"), pending=True)
+    assert store.derived("n", count) == 2
+    store.restore("ns", "b")
+    assert store.derived("n", count) == 1
+    assert len(calls) == 3

@@ -135,4 +135,5 @@ def test_default_profile_scores_with_kube_scheduler_weights():
     profile = Profile.default("s")
     assert [(p.name, w) for p, _, w in profile.scores] == [
         ("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("PodTopologySpread", 2),
-        ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
+        ("InterPodAffinity", 2), ("DynamicResources", 2), ("NodeResourcesBalancedAllocation", 1),
+        ("ImageLocality", 1)]

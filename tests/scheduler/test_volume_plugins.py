@@ -200,9 +200,6 @@ FIX = ("schedule this pod with the default scheduler (leave spec.schedulerName u
 
 
 @pytest.mark.parametrize(("plugin", "extra", "reason"), [
-    ("DynamicResources", {"resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu-claim"}]},
-     ("spec.resourceClaims: this scheduler does not allocate DRA ResourceClaims (kube-scheduler's "
-     f"DynamicResources plugin does); {FIX}")),
     ("NodeVolumeLimits", {"volumes": [{"name": "v", "csi": {"driver": "ebs.csi.aws.com"}}]},
      ("spec.volumes[0].csi: this scheduler does not count CSI volumes against the node's attach limit (CSINode "
      f"allocatable) (kube-scheduler's NodeVolumeLimits plugin does); {FIX}")),
