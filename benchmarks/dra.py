@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import cluster, testserver
-from benchmarks.endtoend import BindingWatch
+from benchmarks.endtoend import BindingWatch, watch_until_bound
 from benchmarks.inprocess import SCHEDULER_NAME
 from benchmarks.scheduler_process import SchedulerProcess
 from scheduler.runtime.client import Client, load_configuration
@@ -80,17 +80,7 @@ def run(nodes: int, per_node: int, pods: int, devices: int, timeout: float) -> d
         created = time.perf_counter() - t0
         watch = BindingWatch(Client(load_configuration(str(kubeconfig)), qps=0, pool_size=2), namespace, pods)
         process = SchedulerProcess(config(), kubeconfig, qps=0, burst=100)
-        watch.start(lambda: process.sample())
-        process.start()
-        try:
-            if not process.wait_ready(timeout):
-                raise SystemExit(f"the scheduler did not sync within {timeout:.0f}s: {process.log_tail()}")
-            deadline = time.monotonic() + timeout
-            while not watch.done.wait(0.1) and time.monotonic() < deadline:
-                process.check_running()
-        finally:
-            watch.stop()
-            process.stop()
+        watch_until_bound(process, watch, timeout)
         listed = client.get(f"/api/v1/namespaces/{namespace}/pods").get("items") or []
         claims = {c["metadata"]["name"]: c for c in
                   client.get(f"{RESOURCE}/namespaces/{namespace}/resourceclaims").get("items") or []}

@@ -334,6 +334,22 @@ class BindingWatch:
         self.client.close()
 
 
+def watch_until_bound(process: SchedulerProcess, watch: BindingWatch, timeout: float) -> None:
+    """Start ``process`` with ``watch`` sampling it, wait until every watched pod is bound or ``timeout``
+    passes (the process must keep running), then stop both."""
+    watch.start(lambda: process.sample())
+    process.start()
+    try:
+        if not process.wait_ready(timeout):
+            raise SystemExit(f"the scheduler did not sync within {timeout:.0f}s: {process.log_tail()}")
+        deadline = time.monotonic() + timeout
+        while not watch.done.wait(0.1) and time.monotonic() < deadline:
+            process.check_running()
+    finally:
+        watch.stop()
+        process.stop()
+
+
 def _read_back(api: Any, namespace: str, run_id: str, node_names: list[str]) -> dict[str, Any]:
     """What the API server says was bound where (the scheduler's own count is not the judge)."""
     pods = api.list_namespaced_pod(namespace, label_selector=f"{cluster.BENCH_LABEL}={run_id}").items

@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from benchmarks import cluster, testserver
-from benchmarks.endtoend import BindingWatch
+from benchmarks.endtoend import BindingWatch, watch_until_bound
 from benchmarks.inprocess import SCHEDULER_NAME
 from benchmarks.scheduler_process import SchedulerProcess
 from scheduler.runtime.client import Client, load_configuration
@@ -103,17 +103,7 @@ def run(nodes: int, gangs: int, size: int, timeout: float, plugin: str = "cosche
                                        extra_args=("--feature-gates", GANG_GATES))
         else:
             process = SchedulerProcess(gang_config(), kubeconfig, qps=0, burst=100, plugin_folders=(EXAMPLE,))
-        watch.start(lambda: process.sample())
-        process.start()
-        try:
-            if not process.wait_ready(timeout):
-                raise SystemExit(f"the scheduler did not sync within {timeout:.0f}s: {process.log_tail()}")
-            deadline = time.monotonic() + timeout
-            while not watch.done.wait(0.1) and time.monotonic() < deadline:
-                process.check_running()
-        finally:
-            watch.stop()
-            process.stop()
+        watch_until_bound(process, watch, timeout)
         listed = client.get(f"/api/v1/namespaces/{namespace}/pods").get("items") or []
     per_gang = Counter(p["metadata"]["labels"][GROUP_LABEL] for p in listed if p["spec"].get("nodeName"))
     whole = sum(1 for g in range(gangs) if per_gang.get(f"gang-{g}", 0) == size)

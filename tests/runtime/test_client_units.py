@@ -115,46 +115,26 @@ def test_condition_patch() -> None:
 def test_requests_keep_the_server_urls_path_and_the_query() -> None:
     """Requests go straight to the host's connection pool: a server URL with a path (an API server behind a
     proxy, e.g. https://rancher/k8s/clusters/c-1) must keep that path in every request."""
-    seen: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            seen.append(self.path)
-            body = b"{}"
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    answers = _Answers([], server_path="/k8s/clusters/c-1/")
     try:
-        cfg = k8s_client.Configuration()
-        cfg.host = f"http://127.0.0.1:{server.server_address[1]}/k8s/clusters/c-1/"
-        client = Client(cfg, qps=0)
-        assert client.get("/api/v1/nodes", {"limit": 5, "continue": None}) == {}
-        client.close()
+        assert answers.client.get("/api/v1/nodes", {"limit": 5, "continue": None}) == {}
     finally:
-        server.shutdown()
-        server.server_close()
-    assert seen == ["/k8s/clusters/c-1/api/v1/nodes?limit=5"]
+        answers.close()
+    assert answers.paths == ["/k8s/clusters/c-1/api/v1/nodes?limit=5"]
 
 
 class _Answers:
-    """A tiny HTTP server answering GETs from a list: (status, Status details or None) each, then 200 {}."""
+    """A tiny HTTP server answering GETs from a list: (status, Status details or None) each, then 200 {};
+    ``paths`` records what was asked, ``client`` talks to it (its URL ending in ``server_path``)."""
 
-    def __init__(self, answers: list[tuple[int, dict | None]]) -> None:
+    def __init__(self, answers: list[tuple[int, dict | None]], server_path: str = "") -> None:
         self.answers = list(answers)
-        self.seen = 0
+        self.paths: list[str] = []
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                owner.seen += 1
+                owner.paths.append(self.path)
                 status, details = owner.answers.pop(0) if owner.answers else (200, None)
                 body = json.dumps({} if status == 200 else
                                   {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": status,
@@ -174,7 +154,7 @@ class _Answers:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         cfg = k8s_client.Configuration()
-        cfg.host = f"http://127.0.0.1:{self.server.server_address[1]}"
+        cfg.host = f"http://127.0.0.1:{self.server.server_address[1]}{server_path}"
         self.client = Client(cfg, qps=0)
 
     def close(self) -> None:
@@ -190,7 +170,7 @@ def test_an_answer_asking_to_wait_is_tried_again_after_the_wait() -> None:
     try:
         start = time.monotonic()
         assert answers.client.get("/api/v1/nodes") == {}
-        assert answers.seen == 3
+        assert len(answers.paths) == 3
         assert time.monotonic() - start >= 2.0
     finally:
         answers.close()
@@ -205,7 +185,7 @@ def test_an_answer_without_retry_after_or_beyond_the_timeout_is_raised_at_once()
         with pytest.raises(ApiError) as long_wait:
             answers.client.get("/api/v1/nodes", timeout=5.0)  # 30 s of waiting does not fit in 5
         assert long_wait.value.retry_after == 30
-        assert answers.seen == 2
+        assert len(answers.paths) == 2
     finally:
         answers.close()
 
@@ -217,6 +197,6 @@ def test_cancel_ends_a_retry_after_wait() -> None:
     try:
         with pytest.raises(RequestCancelled):
             answers.client.request("GET", "/api/v1/nodes", cancel=cancel)
-        assert answers.seen == 1
+        assert len(answers.paths) == 1
     finally:
         answers.close()

@@ -9,8 +9,11 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,12 +28,12 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 DOCS_IMAGES = PROJECT_ROOT / "docs" / "images"
 
 
-@pytest.fixture
-def ui_url(cluster: Cluster) -> Iterator[str]:  # noqa: F811
+@contextmanager
+def lab_ui(lab_file: Path, kubeconfig: Path) -> Iterator[str]:
     """`./lab ui --port 0 --no-browser` (the invoke verb) serving the cluster; its URL as it prints it."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "invoke", "ui", "--lab", str(cluster.lab_file), "--kubeconfig",
-         str(cluster.kubeconfig), "--port", "0", "--no-browser"], cwd=PROJECT_ROOT, stdout=subprocess.PIPE,
+        [sys.executable, "-m", "invoke", "ui", "--lab", str(lab_file), "--kubeconfig", str(kubeconfig),
+         "--port", "0", "--no-browser"], cwd=PROJECT_ROOT, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     assert proc.stdout is not None
     first = proc.stdout.readline()
@@ -43,6 +46,23 @@ def ui_url(cluster: Cluster) -> Iterator[str]:  # noqa: F811
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture
+def ui_url(cluster: Cluster) -> Iterator[str]:  # noqa: F811
+    with lab_ui(cluster.lab_file, cluster.kubeconfig) as url:
+        yield url
+
+
+def wait_for_page(driver: Any, script: str, timeout: float = 10.0, poll: float = 0.02) -> Any:
+    """Poll a JavaScript expression until it is truthy; its value."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = driver.execute_script(f"return {script};")
+        if value:
+            return value
+        time.sleep(poll)
+    pytest.fail(f"the page never satisfied: {script}")
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from labkit.paths import PROJECT_ROOT
 from tests.placement.conftest import Cluster
 from tests.placement.gang import add_member, podgroup
 from tests.placement.standins import CONTROL_PLANE, WORKERS, DeploymentStandIn
+from tests.ui.conftest import wait_for_page
 
 pytestmark = [pytest.mark.browser]
 
@@ -28,20 +29,9 @@ SCHEDULER = "my-custom-scheduler"
 LIVE_WITHIN = 1.0  # seconds from the binding to the pod on its node's column (issue 22)
 
 
-def _wait(driver: Any, script: str, timeout: float = 10.0, poll: float = 0.02) -> Any:
-    """Poll a JavaScript expression until it is truthy; its value."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = driver.execute_script(f"return {script};")
-        if value:
-            return value
-        time.sleep(poll)
-    pytest.fail(f"the page never satisfied: {script}")
-
-
 def _open(driver: Any, url: str) -> None:
     driver.get(url)
-    _wait(driver, "document.body.dataset.loaded === 'true'")
+    wait_for_page(driver, "document.body.dataset.loaded === 'true'")
 
 
 def _pod_on_node(node: str, key: str) -> str:
@@ -50,8 +40,8 @@ def _pod_on_node(node: str, key: str) -> str:
 
 def _select_node(driver: Any, node: str) -> None:
     """Click the node's cell in the overview grid: its details and pods are shown."""
-    _wait(driver, f"document.querySelector('#grid [data-cell=\"{node}\"]')").click()
-    _wait(driver, f"document.getElementById('node-detail').dataset.node === '{node}'")
+    wait_for_page(driver, f"document.querySelector('#grid [data-cell=\"{node}\"]')").click()
+    wait_for_page(driver, f"document.getElementById('node-detail').dataset.node === '{node}'")
 
 
 def _bound_node(server: KubeApiServer, name: str) -> str | None:
@@ -67,21 +57,21 @@ def test_page_shows_nodes_and_pods(cluster: Cluster, deployed: DeploymentStandIn
     _open(browser, ui_url)
     for name in (CONTROL_PLANE, *WORKERS):
         _select_node(browser, name)
-        _wait(browser, _pod_on_node(name, f"kube-system/kube-proxy-{name}"))
+        wait_for_page(browser, _pod_on_node(name, f"kube-system/kube-proxy-{name}"))
     _select_node(browser, node)
-    _wait(browser, _pod_on_node(node, "default/web-0"))
-    _wait(browser, "document.querySelector('#pending button[data-pod=\"default/too-big\"]')")
+    wait_for_page(browser, _pod_on_node(node, "default/web-0"))
+    wait_for_page(browser, "document.querySelector('#pending button[data-pod=\"default/too-big\"]')")
     # the scheduler's FailedScheduling message is the pending pod's group (its event, watched)
-    _wait(browser, "document.querySelector('#pending button[data-pod=\"default/too-big\"]')"
+    wait_for_page(browser, "document.querySelector('#pending button[data-pod=\"default/too-big\"]')"
                    "?.closest('.kv-reason').dataset.reason.includes('Insufficient cpu')")
     # preemption as the scheduler records it: the preemptor's nominated node, the victim's DisruptionTarget
     cluster.server.update_object("pods", "too-big", {"status": {"nominatedNodeName": WORKERS[1]}}, "default")
     cluster.server.update_object("pods", "web-0", {"status": {"conditions": [
         {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]}}, "default")
     _select_node(browser, WORKERS[1])
-    _wait(browser, f"document.querySelector('#node-detail[data-node=\"{WORKERS[1]}\"] .nominee[data-pod=\"default/too-big\"]')")
+    wait_for_page(browser, f"document.querySelector('#node-detail[data-node=\"{WORKERS[1]}\"] .nominee[data-pod=\"default/too-big\"]')")
     _select_node(browser, node)
-    _wait(browser, "document.querySelector('#node-detail .preempted[data-pod=\"default/web-0\"]')")
+    wait_for_page(browser, "document.querySelector('#node-detail .preempted[data-pod=\"default/web-0\"]')")
     _select_node(browser, CONTROL_PLANE)
     taint = browser.execute_script("return document.getElementById('node-detail').innerText;")
     assert "node-role.kubernetes.io/control-plane:NoSchedule" in taint
@@ -98,7 +88,7 @@ def test_binding_appears_live(cluster: Cluster, deployed: DeploymentStandIn, ui_
     cluster.server.add_pod("live-1", cpu="100m", scheduler_name=SCHEDULER)
     node = cluster.server.wait_for(lambda: _bound_node(cluster.server, "live-1"), timeout=30, interval=0.005)
     bound_at = time.monotonic()
-    _wait(browser, f"document.querySelector('#pod-results button[data-pod=\"default/live-1\"][data-on=\"{node}\"]')",
+    wait_for_page(browser, f"document.querySelector('#pod-results button[data-pod=\"default/live-1\"][data-on=\"{node}\"]')",
           timeout=LIVE_WITHIN + 5)
     elapsed = time.monotonic() - bound_at
     assert browser.execute_script("return window.notReloaded === true;")
@@ -128,8 +118,8 @@ def test_selected_pod_shows_explain_verdicts(cluster: Cluster, deployed: Deploym
     node = cluster.server.wait_for(lambda: _bound_node(cluster.server, "web-0"))
     _open(browser, ui_url)
     _select_node(browser, node)
-    _wait(browser, _pod_on_node(node, "default/web-0")).click()
-    _wait(browser, "document.getElementById('explain').dataset.pod === 'default/web-0'", timeout=60)
+    wait_for_page(browser, _pod_on_node(node, "default/web-0")).click()
+    wait_for_page(browser, "document.getElementById('explain').dataset.pod === 'default/web-0'", timeout=60)
     shown = browser.execute_script(ROWS)
     expected = _explain_json(cluster, "web-0")
     assert [r["node"] for r in shown] == [n["node"] for n in expected["nodes"]]
@@ -149,7 +139,7 @@ def test_what_if_error_is_shown(cluster: Cluster, deployed: DeploymentStandIn, u
                 "    image: pause\n    resources:\n      requests:\n        cpu: lots\n")
     browser.execute_script("document.getElementById('whatif-text').value = arguments[0];", manifest)
     browser.find_element("id", "whatif-go").click()
-    error = _wait(browser, "document.getElementById('explain-error')?.innerText", timeout=60)
+    error = wait_for_page(browser, "document.getElementById('explain-error')?.innerText", timeout=60)
     assert "spec.containers[0].resources.requests.cpu" in error
     assert len(cluster.server.pods()) == before  # what-if creates nothing
     browser.save_screenshot(str(screenshots / "ui-whatif-error.png"))
@@ -157,7 +147,7 @@ def test_what_if_error_is_shown(cluster: Cluster, deployed: DeploymentStandIn, u
     good = tmp_path / "probe.yaml"
     good.write_text(manifest.replace("lots", "100m") + f"  schedulerName: {SCHEDULER}\n")
     browser.find_element("id", "whatif-file").send_keys(str(good))
-    _wait(browser, "document.getElementById('explain').dataset.pod === 'default/probe'", timeout=60)
+    wait_for_page(browser, "document.getElementById('explain').dataset.pod === 'default/probe'", timeout=60)
     fits = browser.execute_script("return [...document.querySelectorAll('#explain-table tbody tr[data-node]')]"
                                   ".filter((tr) => tr.dataset.fits === 'true').map((tr) => tr.dataset.node);")
     assert sorted(fits) == sorted(WORKERS)
@@ -181,18 +171,18 @@ def test_gated_and_waiting_gang_members_are_marked_and_explained(gang_cluster: A
                             timeout=30)
     _open(browser, ui_url)
     pending = "document.querySelector('#pending button[data-pod=\"default/{}\"]')"
-    _wait(browser, pending.format("train-0") + "?.dataset.held === 'gated'", timeout=20)
-    _wait(browser, pending.format("big-0") + "?.dataset.held === 'would_wait'", timeout=20)
+    wait_for_page(browser, pending.format("train-0") + "?.dataset.held === 'gated'", timeout=20)
+    wait_for_page(browser, pending.format("big-0") + "?.dataset.held === 'would_wait'", timeout=20)
     assert browser.execute_script(f"return {pending.format('big-2')}.dataset.held;") == "gated"
     # the pending pods grouped by what holds them: the group's line says it
     group = f"{pending.format('big-1')}.closest('.kv-reason').dataset.reason"
     assert browser.execute_script(f"return {group};") == "waiting at Permit: Coscheduling (inferred)"
     browser.execute_script(f"{pending.format('train-0')}.click();")
-    _wait(browser, "document.getElementById('explain').dataset.pod === 'default/train-0'", timeout=60)
+    wait_for_page(browser, "document.getElementById('explain').dataset.pod === 'default/train-0'", timeout=60)
     points = browser.execute_script("return document.getElementById('points').innerText;")
     assert "gated at PreEnqueue by Coscheduling: PodGroup default/train has 1 of its minMember 3 pods" in points
     browser.execute_script(f"{pending.format('big-0')}.click();")
-    _wait(browser, "document.getElementById('explain').dataset.pod === 'default/big-0'", timeout=60)
+    wait_for_page(browser, "document.getElementById('explain').dataset.pod === 'default/big-0'", timeout=60)
     expected = _explain_json(cluster, "big-0")
     node = expected["points"]["node"]
     shown = browser.execute_script("const p = document.getElementById('points'); return {outcome: "
@@ -210,8 +200,8 @@ def test_gated_and_waiting_gang_members_are_marked_and_explained(gang_cluster: A
     cluster.server.update_pod(pod, {"status": {"containerStatuses": [
         {"name": "scheduler", "ready": True, "restartCount": 0, "state": {"running": {}}}]}}, "kube-system")
     cluster.server.write_pod_log(pod, standin.process.log(), "kube-system", container="scheduler")
-    _wait(browser, f"{group} === 'waiting at Permit: Coscheduling (from its log)'", timeout=20)
+    wait_for_page(browser, f"{group} === 'waiting at Permit: Coscheduling (from its log)'", timeout=20)
     browser.execute_script(f"{pending.format('big-1')}.click();")
-    _wait(browser, "document.getElementById('explain').dataset.pod === 'default/big-1'", timeout=60)
-    likely = _wait(browser, "document.getElementById('likely')?.innerText", timeout=30)
+    wait_for_page(browser, "document.getElementById('explain').dataset.pod === 'default/big-1'", timeout=60)
+    likely = wait_for_page(browser, "document.getElementById('likely')?.innerText", timeout=30)
     assert "read from the scheduler's log (pod kube-system/my-custom-scheduler-standin)" in likely

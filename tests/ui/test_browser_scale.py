@@ -8,12 +8,7 @@ saves a screenshot (docs/images/ui-*.png with KUBELAB_DOCS_WRITE=1)."""
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,8 +18,8 @@ import pytest
 from kubeapi_testserver import KubeApiServer
 from kubeapi_testserver.fixtures import running_server
 from labkit.natural import natural_sorted
-from labkit.paths import PROJECT_ROOT
 from tests.placement.standins import write_lab
+from tests.ui.conftest import lab_ui, wait_for_page
 
 pytestmark = [pytest.mark.browser]
 
@@ -74,31 +69,12 @@ def big_ui() -> Iterator[str]:
     with running_server() as server, tempfile.TemporaryDirectory(prefix="kubelab-ui-scale-") as tmp:
         _fill(server)
         kubeconfig = server.write_kubeconfig(Path(tmp) / "kubeconfig")
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "invoke", "ui", "--lab", str(write_lab(Path(tmp) / "lab.yaml")),
-             "--kubeconfig", str(kubeconfig), "--port", "0", "--no-browser"], cwd=PROJECT_ROOT,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        assert proc.stdout is not None
-        first = proc.stdout.readline()
-        found = re.search(r"http://127\.0\.0\.1:\d+/", first)
-        try:
-            if not found:
-                proc.kill()
-                pytest.fail(f"./lab ui printed no URL: {first}{proc.stdout.read()}")
-            yield found.group(0)
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+        with lab_ui(write_lab(Path(tmp) / "lab.yaml"), kubeconfig) as url:
+            yield url
 
 
-def _wait(driver: Any, script: str, timeout: float = 20.0, poll: float = 0.05) -> Any:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = driver.execute_script(f"return {script};")
-        if value:
-            return value
-        time.sleep(poll)
-    pytest.fail(f"the page never satisfied: {script}")
+def _wait(driver: Any, script: str, timeout: float = 20.0) -> Any:
+    return wait_for_page(driver, script, timeout, poll=0.05)  # 500 cells take longer to draw
 
 
 def _open(driver: Any, url: str) -> None:
