@@ -198,12 +198,7 @@ def parse_class(obj: Mapping[str, Any]) -> DeviceClass:
     name = str(_get(obj.get("metadata"), "name") or "")
     where = f"DeviceClass {name}"
     spec = obj.get("spec") or {}
-    selectors = []
-    for i, sel in enumerate(_list(spec.get("selectors"), f"{where}: spec.selectors")):
-        expression = _get(_get(sel, "cel"), "expression")
-        if not isinstance(expression, str):
-            raise DraError(f"{where}: spec.selectors[{i}].cel.expression", "a CEL expression is required")
-        selectors.append(expression)
+    selectors = _selectors(spec.get("selectors"), f"{where}: spec.selectors")
     unsupported = ()
     if spec.get("extendedResourceName"):
         unsupported = (Unsupported(f"{where}: spec.extendedResourceName", "extended resources backed by DRA"),)
@@ -273,18 +268,24 @@ class Claim:
         return f"{self.namespace}/{self.name}"
 
 
+def _selectors(value: Any, field: str) -> list[str]:
+    """The CEL expressions of a selectors list (``field`` names it in errors)."""
+    expressions = []
+    for i, sel in enumerate(_list(value, field)):
+        expression = _get(_get(sel, "cel"), "expression")
+        if not isinstance(expression, str):
+            raise DraError(f"{field}[{i}].cel.expression", "a CEL expression is required")
+        expressions.append(expression)
+    return expressions
+
+
 def _request(obj: Mapping[str, Any], name: str, parent: str, path: str, where: str,
              unsupported: list[Unsupported]) -> Request:
     if obj.get("adminAccess"):
         unsupported.append(Unsupported(f"{where}: {path}.adminAccess", "admin access"))
     if obj.get("capacity"):
         unsupported.append(Unsupported(f"{where}: {path}.capacity", "consumable capacity"))
-    selectors = []
-    for i, sel in enumerate(_list(obj.get("selectors"), f"{where}: {path}.selectors")):
-        expression = _get(_get(sel, "cel"), "expression")
-        if not isinstance(expression, str):
-            raise DraError(f"{where}: {path}.selectors[{i}].cel.expression", "a CEL expression is required")
-        selectors.append(expression)
+    selectors = _selectors(obj.get("selectors"), f"{where}: {path}.selectors")
     mode = obj.get("allocationMode") or EXACT_COUNT
     if mode not in (EXACT_COUNT, ALL):
         raise DraError(f"{where}: {path}.allocationMode", f"unsupported count mode {mode}")
