@@ -35,7 +35,16 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from scheduler.framework import ApiCallError, ClusterEvent, Code, CycleState, Handle, Plugin, Status
+from scheduler.framework import (
+    ApiCallError,
+    ClusterEvent,
+    ClusterView,
+    Code,
+    CycleState,
+    Handle,
+    Plugin,
+    Status,
+)
 from scheduler.model import PodInfo
 
 log = logging.getLogger(__name__)
@@ -73,6 +82,30 @@ def min_count(group: Mapping[str, Any]) -> int | None:
         return None
     count = gang.get("minCount")
     return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
+
+
+# PodGroup fields of 1.36 alpha features kube-scheduler honours and this scheduler does not: a gang using one
+# is refused, never placed as if the field were absent.
+UNSUPPORTED_GROUP_FIELDS = (
+    ("schedulingConstraints", "topology-aware workload scheduling (gate TopologyAwareWorkloadScheduling)"),
+    ("resourceClaims", "PodGroup resource claims (gate DRAWorkloadResourceClaims)"),
+)
+
+
+def pre_filter(pod: PodInfo, args: Any, cluster: ClusterView) -> Status | None:
+    """Refuse a member whose PodGroup asks for what this scheduler does not do, naming the field."""
+    try:
+        name = pod_group_name(pod.raw)
+    except LookupError:
+        return None
+    group = cluster.objects(PODGROUPS).get_object(pod.namespace, name) if name else None
+    spec = (group or {}).get("spec") or {}
+    for field, feature in UNSUPPORTED_GROUP_FIELDS:
+        if spec.get(field):
+            why = (f"PodGroup {pod.namespace}/{name}: spec.{field}: {feature} is not supported by this "
+                   "scheduler; remove the field or leave this gang to kube-scheduler")
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (why,), NAME)
+    return None
 
 
 def _live(obj: Mapping[str, Any]) -> bool:
@@ -247,5 +280,5 @@ def _uid(obj: Mapping[str, Any]) -> str:
     return str(meta.get("uid") or f"{meta.get('namespace')}/{meta.get('name')}")
 
 
-PLUGIN = Plugin(NAME, setup=GangScheduling, watches=(PODGROUPS, PODS), writes=(f"{PODGROUPS}/status",),
-                requeue_on=ClusterEvent.ANY)
+PLUGIN = Plugin(NAME, setup=GangScheduling, pre_filter=pre_filter, reads_cluster=True,
+                watches=(PODGROUPS, PODS), writes=(f"{PODGROUPS}/status",), requeue_on=ClusterEvent.ANY)

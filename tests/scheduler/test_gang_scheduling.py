@@ -112,6 +112,22 @@ def test_basic_policy_is_plain_scheduling():
     assert len(sim.placements) == 4
 
 
+@pytest.mark.parametrize(("field", "value"), [
+    ("schedulingConstraints", {"topology": [{"key": "topology.kubernetes.io/zone"}]}),
+    ("resourceClaims", [{"name": "shared", "resourceClaimName": "gpus"}]),
+])
+def test_a_gang_asking_for_an_unsupported_alpha_feature_is_refused_naming_the_field(field, value):
+    group = _group("g", {"gang": {"minCount": 2}})
+    group["spec"][field] = value
+    sim = _sim([group])
+    for i in range(2):
+        sim.add_pod(_member(f"p{i}", "g"))
+    sim.run_until_idle()
+    assert sim.placements == {}
+    message = sim.events_for("default/p0")[-1].message
+    assert f"PodGroup default/g: spec.{field}:" in message and "not supported by this scheduler" in message
+
+
 def test_with_the_gates_off_the_group_is_ignored():
     sim = _sim([_group("g", {"gang": {"minCount": 5}})], gates=parse_feature_gates(None))
     for i in range(5):
