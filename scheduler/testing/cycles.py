@@ -333,7 +333,8 @@ class Cycles:
     # -- what a test changes --------------------------------------------------------------------------
     def add_pod(self, obj: PodInfo | Mapping[str, Any] | str) -> PodInfo:
         """A pod is created: bound (spec.nodeName) it is counted on its node; pending and ours it goes through
-        PreEnqueue into the queue. Every gated pod is checked again."""
+        PreEnqueue into the queue. Every gated pod is checked again; a bound one also sends the pods no node
+        fitted back to the queue (a pending one takes no room, so they stay)."""
         pod = obj if isinstance(obj, PodInfo) else PodInfo.from_api(pod_object(obj))
         if pod.node_name:
             self.cache.add_pod(pod)
@@ -346,6 +347,8 @@ class Cycles:
                 entry = _Queued(pod, self._seq, enqueued_at=self.now)
                 self._queue[pod.key] = entry
                 self._gate(entry)
+            self._changed(retry=False)  # a pending pod takes no room: only the gates are checked again
+            return pod
         self._changed()
         return pod
 
