@@ -22,6 +22,7 @@ from scheduler.model import LENIENT, NodeInfo, PodInfo
 __all__ = ["Cluster", "cluster_from_objects", "cluster_from_yaml", "cluster_view", "node_info", "node_object", "pod_info", "pod_object"]
 
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
 def pod_object(obj: Mapping[str, Any] | str | None = None, /, *, name: str | None = None,
@@ -141,8 +142,9 @@ def cluster_from_yaml(source: str | Path) -> Cluster:
 
 
 def cluster_from_objects(objects: Iterable[Any], where: str = "objects") -> Cluster:
-    """A Cluster from API objects (dicts) of kind Node, Pod (bound: counted on its node; else pending) and
-    Namespace, as ``cluster_from_yaml`` reads them; ``where`` names their source in errors."""
+    """A Cluster from API objects (dicts) of kind Node, Pod (bound: counted on its node; else pending; a
+    Succeeded or Failed one: left out) and Namespace, as ``cluster_from_yaml`` reads them; ``where`` names
+    their source in errors."""
     cluster = Cluster()
     bound: list[dict[str, Any]] = []
     for i, obj in enumerate(objects):
@@ -151,6 +153,8 @@ def cluster_from_objects(objects: Iterable[Any], where: str = "objects") -> Clus
             cluster.nodes.append(node_info(obj))
         elif kind == "Pod":
             pod = pod_object(obj)
+            if (pod.get("status") or {}).get("phase") in TERMINAL_PHASES:
+                continue  # it holds no place on a node, and is never scheduled again
             if pod["spec"].get("nodeName"):
                 bound.append(pod)
             else:
