@@ -146,11 +146,11 @@ def _decisions(sim: Cycles, run: Run, profile: SimProfile, explain: str | None) 
             for plugin, weighted in result.node_scores(result.node_name).items():
                 totals[plugin] = totals.get(plugin, 0) + weighted
         if explain is not None and explain in (pod.key, pod.name):
-            run.explanation = explain_now(sim, pod, profile)
+            run.explanation = explain_now(sim, pod, profile, result)
     return hook
 
 
-def explain_now(sim: Cycles, pod: PodInfo, profile: SimProfile) -> Any:
+def explain_now(sim: Cycles, pod: PodInfo, profile: SimProfile, result: ScheduleResult) -> Any:
     """labkit.placement's explanation of ``pod`` on the simulation's current snapshot: every filter on every
     node, every score."""
     from labkit.placement.explain import SchedulerConfig, explain_pod
@@ -160,5 +160,7 @@ def explain_now(sim: Cycles, pod: PodInfo, profile: SimProfile) -> Any:
                           kinds=sim.stores)
     config = SchedulerConfig(profile.config, f"profile {profile.label}")
     explanation = explain_pod(dict(pod._raw), cluster, config.profile(profile.scheduler_name), config.source)
-    explanation.notes.append(f"at simulated second {sim.now:g}")
+    chose = f"chose {result.node_name}" if result.node_name else "found no node"
+    explanation.notes.append(f"at simulated second {sim.now:g} (attempt of this pod; later ones replace it) "
+                             f"the simulation's decision {chose}")
     return explanation
