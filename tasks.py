@@ -287,6 +287,7 @@ def explain(c, pod, lab=None, namespace=None, what_if=None, json=False, kubeconf
     "kubeconfig": "with --from-cluster: the cluster to read (default: the lab's exported kubeconfig)",
     "context": "kubeconfig context (default: its current one)",
     "profile": "a KubeSchedulerConfiguration file whose profiles are compared with the lab's (repeatable)",
+    "no-lab-profile": "compare only the --profile files' profiles, not the lab's (or the default one) beside them",
     "plugins": "a plugin folder or module to load, as the scheduler's --plugins takes it (repeatable)",
     "until": "simulated seconds to stop at: what is still pending then is reported (default: 3600)",
     "seed": "seed of the scheduler's tie-breaking draw (default: 0)",
@@ -295,7 +296,7 @@ def explain(c, pod, lab=None, namespace=None, what_if=None, json=False, kubeconf
     "html": "write the comparison as one self-contained HTML file with charts",
 }, iterable=["profile", "plugins"])
 def simulate(c, workload, lab=None, cluster=None, from_cluster=False, kubeconfig=None, context=None, profile=None,
-             plugins=None, until=3600.0, seed=0, explain=None, json=False, html=None):
+             no_lab_profile=False, plugins=None, until=3600.0, seed=0, explain=None, json=False, html=None):
     """Run a workload through the scheduler's profiles in-process, on a simulated clock; compare them.
 
     The real framework (every extension point, preemption, the lab's plugins) with no cluster: bound and
@@ -312,7 +313,7 @@ def simulate(c, workload, lab=None, cluster=None, from_cluster=False, kubeconfig
         workload=Path(workload), cluster=Path(cluster) if cluster else None, from_cluster=from_cluster,
         kubeconfig=Path(kubeconfig) if kubeconfig else None, context=context,
         profiles=[Path(p) for p in profile or ()], plugins=list(plugins or ()), until=float(until), seed=int(seed),
-        explain=explain)
+        explain=explain, lab_profile=not no_lab_profile)
     with _user_errors():
         code = execute(definition, options, output_console(), json_output=json, html=Path(html) if html else None)
     if code:

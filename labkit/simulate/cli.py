@@ -32,6 +32,7 @@ class SimulateOptions:
     until: float = DEFAULT_UNTIL
     seed: int = 0
     explain: str | None = None
+    lab_profile: bool = True  # the lab's profile (or the default one) is a column too
 
 
 def prepare(lab: Lab | None, options: SimulateOptions) -> tuple[Any, inputs.Workload, list[inputs.SimProfile]]:
@@ -42,7 +43,7 @@ def prepare(lab: Lab | None, options: SimulateOptions) -> tuple[Any, inputs.Work
         raise SimulateInputError("give the cluster: --cluster FILE (Nodes and Pods, or node pools) or "
                                  "--from-cluster (the lab's, or --kubeconfig's; read once, never changed)")
     registry = inputs.base_registry(lab, options.plugins)
-    profiles = [inputs.lab_profile(lab, registry)]
+    profiles = [inputs.lab_profile(lab, registry)] if options.lab_profile or not options.profiles else []
     for path in options.profiles:
         profiles += inputs.file_profiles(path, registry)
     profiles = inputs.unique_labels(profiles)

@@ -23,7 +23,7 @@ from typing import Any
 from labkit.simulate.inputs import Arrival, SimProfile, Workload
 from scheduler.framework import ClusterView
 from scheduler.framework.result import ScheduleResult
-from scheduler.model import NodeInfo, PodInfo
+from scheduler.model import NodeInfo, PodInfo, PodSpecError
 from scheduler.testing import Cluster, Cycles
 
 SAMPLES = 400  # points kept of the pending-over-time series
@@ -94,7 +94,8 @@ def run_profile(profile: SimProfile, cluster: Cluster, workload: Workload, *, un
                     heapq.heappush(finishes, (event.at + duration[event.pod], event.pod))
             else:
                 run.pending[event.pod] = event.message
-        sim.events.clear()  # read once: at 50,000 pods the list would only grow
+        sim.events.clear()  # read once: at 50,000 pods the lists would only grow
+        sim.api.calls.clear()
         if sim.now - last_sample >= step:
             run.pending_series.append((sim.now, _pending_count(run)))
             last_sample = sim.now
@@ -110,10 +111,17 @@ def run_profile(profile: SimProfile, cluster: Cluster, workload: Workload, *, un
 
 def _arrive(sim: Cycles, run: Run, arrival: Arrival, profile: SimProfile, duration: dict[str, float | None]) -> None:
     pod = dict(arrival.pod, spec={**arrival.pod["spec"], "schedulerName": profile.scheduler_name})
+    try:
+        info = PodInfo.from_api(pod)
+    except PodSpecError as err:  # the scheduler would report it; the pod stays pending with that reason
+        run.arrived[arrival.key] = arrival.at
+        run.items[arrival.key] = arrival.item
+        run.pending[arrival.key] = f"invalid pod spec: {err.field}: {err.reason}"
+        return
     run.arrived[arrival.key] = arrival.at
     run.items[arrival.key] = arrival.item
     duration[arrival.key] = arrival.duration
-    sim.add_pod(pod)
+    sim.add_pod(info)
 
 
 def _pending_count(run: Run) -> int:
@@ -143,8 +151,9 @@ def _decisions(sim: Cycles, run: Run, profile: SimProfile, explain: str | None) 
 
     def hook(pod: PodInfo, result: ScheduleResult) -> None:
         if result.node_name is not None and result.scores:
-            for plugin, weighted in result.node_scores(result.node_name).items():
-                totals[plugin] = totals.get(plugin, 0) + weighted
+            at = result.feasible_nodes.index(result.node_name)
+            for plugin, weighted in result.scores.items():
+                totals[plugin] = totals.get(plugin, 0) + weighted[at]
         if explain is not None and explain in (pod.key, pod.name):
             run.explanation = explain_now(sim, pod, profile, result)
     return hook

@@ -186,7 +186,8 @@ def lab_profile(lab: Lab | None, registry: Registry) -> SimProfile:
 
 
 def file_profiles(path: Path, registry: Registry) -> list[SimProfile]:
-    """Each profile of a KubeSchedulerConfiguration file, a column of its own (``file`` or ``file:name``)."""
+    """Each profile of a KubeSchedulerConfiguration file, a column of its own, labelled by the file's name
+    (one profile) or by each profile's schedulerName."""
     try:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as err:
@@ -203,7 +204,7 @@ def file_profiles(path: Path, registry: Registry) -> list[SimProfile]:
     found = []
     for profile in profiles:
         name = profile.get("schedulerName") or "default-scheduler"
-        label = path.stem if len(profiles) == 1 else f"{path.stem}:{name}"
+        label = path.stem if len(profiles) == 1 else name
         found.append(SimProfile(label, name, parse_config(_one_profile(doc, profile), str(path), registry),
                                 registry))
     return found

@@ -172,7 +172,7 @@ def print_report(console: Console, data: dict[str, Any]) -> None:
     row("  finished", lambda p: str(p["finished"]))
     row("preempted", lambda p: str(p["preempted"]))
     row("pending", lambda p: str(p["pending"]))
-    for i in range(REASONS_SHOWN):
+    for i in range(min(REASONS_SHOWN, max(len(p["pending_reasons"]) for p in profiles))):
         row(f"  why #{i + 1}" if i else "  why (most pods first)", lambda p, i=i: _reason(p, i))
     row("time to bind p50/p90/p99", lambda p: " / ".join(_seconds(p["time_to_bind"][k]) for k in ("p50", "p90", "p99")))
     row("nodes used", lambda p: f"{p['nodes_used']}/{p['nodes']}")
@@ -190,8 +190,8 @@ def print_report(console: Console, data: dict[str, Any]) -> None:
             console.print("every pod ends where it ends in every profile")
         else:
             shown = list(diffs.items())[:DIFFERENCES_SHOWN]
-            more = f" (first {len(shown)}; all in --json)" if len(diffs) > len(shown) else ""
-            diff_table = Table(title=f"{len(diffs)} pods placed differently{more}: ./lab simulate ... --explain POD",
+            more = f", the first {len(shown)} (all: --json)" if len(diffs) > len(shown) else ""
+            diff_table = Table(title=f"pods placed differently: {len(diffs)}{more}; why: --explain POD",
                                title_justify="left")
             diff_table.add_column("pod")
             for p in profiles:
