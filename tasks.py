@@ -297,7 +297,7 @@ def explain(c, pod, lab=None, namespace=None, what_if=None, json=False, kubeconf
 }, iterable=["profile", "plugins"])
 def simulate(c, workload, lab=None, cluster=None, from_cluster=False, kubeconfig=None, context=None, profile=None,
              no_lab_profile=False, plugins=None, until=3600.0, seed=0, explain=None, json=False, html=None):
-    """Run a workload through scheduler profiles on a simulated clock; compare.
+    """Run a workload through profiles on a simulated clock.
 
     The real framework (every extension point, preemption, the lab's plugins) with no cluster: bound and
     pending pods, time to bind, utilization, fragmentation, spread, score shares, pods placed differently.
