@@ -32,7 +32,7 @@ td.n { text-align: right; } .dim { color: #666; } svg { display: block; margin: 
 </style></head><body>
 <h1>simulate: {{ profiles | length }} profile{{ 's' if profiles | length > 1 }}</h1>
 <p class="dim">All times are simulated seconds. The same workload and cluster went through each profile.</p>
-<table><tr><th></th>{% for p in profiles %}<th>{{ p.profile }} <span class="dim">({{ p.scheduler_name }})</span></th>{% endfor %}</tr>
+<table><tr><th></th>{% for p in profiles %}<th>{{ p.profile }}{% if p.scheduler_name != p.profile %} <span class="dim">({{ p.scheduler_name }})</span>{% endif %}</th>{% endfor %}</tr>
 {% for label, cell in rows %}<tr><td>{{ label }}</td>{% for p in profiles %}<td class="n">{{ cell(p) }}</td>{% endfor %}</tr>
 {% endfor %}</table>
 {% if any_pending %}<h2>Pending at the end, by FailedScheduling message</h2>

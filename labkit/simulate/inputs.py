@@ -105,8 +105,8 @@ def cluster_from_live(kube: Any) -> Cluster:
     try:
         nodes, pods, namespaces = kube.nodes(), kube.live_pods(), kube.items("/api/v1/namespaces")
     except KubeError as err:
-        raise SimulateInputError(f"--from-cluster: cannot read the cluster at {kube.where}: {err}. Is it up "
-                                 "(`./lab status`)? Or simulate on a file: --cluster FILE") from None
+        raise SimulateInputError(f"--from-cluster: cannot read the cluster: {err}. Is it up (`./lab status`)? "
+                                 "Or simulate on a file: --cluster FILE") from None
     objects = [dict(o, kind="Node") for o in nodes] + [dict(o, kind="Namespace") for o in namespaces]
     known = {o["metadata"]["name"] for o in nodes}
     objects += [dict(o, kind="Pod") for o in pods if (o.get("spec") or {}).get("nodeName") in known]

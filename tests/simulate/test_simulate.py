@@ -168,3 +168,17 @@ spec: {containers: [{name: c, image: i, resources: {requests: {cpu: '1'}}}]}
 """)
     out = simulate(tmp_path, "items:\n  - {name: web, requests: {cpu: '1'}}\n", cluster=cluster)
     assert out["profiles"][0]["placements"] == {"default/waiting": "b", "default/web-0": "b"}
+
+
+def test_an_unreachable_cluster_is_said_so_with_the_address_tried(tmp_path):
+    from kubeapi_testserver.fixtures import free_port
+    from kubeapi_testserver.kubeconfig import write_kubeconfig
+
+    url = f"http://127.0.0.1:{free_port()}"
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", url, token="t")
+    options = SimulateOptions(workload=write(tmp_path, "w.yaml", "items: [{name: a}]\n"), from_cluster=True,
+                              kubeconfig=kubeconfig)
+    with pytest.raises(SimulateInputError) as err:
+        prepare(None, options)
+    assert "--from-cluster: cannot read the cluster: " in str(err.value) and url in str(err.value)
+    assert "--cluster FILE" in str(err.value)
