@@ -28,11 +28,15 @@ def _replay(path: Path) -> list[str]:
     config.setdefault("profiles", [{"schedulerName": "default-scheduler"}])
     registry = in_tree_registry()
     problems = []
+    profiles: dict[str, SimProfile] = {}
     for probe in doc["probes"]:
         pod = probe["pod"]
         name = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
-        chosen = [p for p in config["profiles"] if (p.get("schedulerName") or "default-scheduler") == name]
-        profile = SimProfile(name, name, parse_config({**config, "profiles": chosen}, str(path), registry), registry)
+        if name not in profiles:
+            chosen = [p for p in config["profiles"] if (p.get("schedulerName") or "default-scheduler") == name]
+            profiles[name] = SimProfile(name, name, parse_config({**config, "profiles": chosen}, str(path), registry),
+                                        registry)
+        profile = profiles[name]
         key = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
         run = run_profile(profile, cluster, Workload([Arrival(0.0, pod, None, "probe")]), until=1.0)
         verdict = judge(state, pod)
