@@ -35,6 +35,7 @@ class Run:
 
     profile: SimProfile
     ended_at: float  # simulated seconds
+    total: int = 0  # workload pods, those not arrived by the end included
     arrived: dict[str, float] = field(default_factory=dict)  # pod key -> arrival time
     bound_at: dict[str, float] = field(default_factory=dict)
     node_of: dict[str, str] = field(default_factory=dict)  # every workload pod ever bound -> its node
@@ -71,7 +72,10 @@ def run_profile(profile: SimProfile, cluster: Cluster, workload: Workload, *, un
     while True:
         moments = [m for m in (arrivals[i].at if i < total else None, finishes[0][0] if finishes else None,
                                sim.next_moment()) if m is not None]
-        if not moments or min(moments) > until:
+        if not moments:
+            break  # nothing left to happen: the workload is done (or stuck for good)
+        if min(moments) > until:
+            sim.clock.now = max(sim.now, until)  # stopped by --until: the clock reads it
             break
         sim.clock.now = max(sim.now, min(moments))
         while i < total and arrivals[i].at <= sim.now:
@@ -101,7 +105,8 @@ def run_profile(profile: SimProfile, cluster: Cluster, workload: Workload, *, un
             last_sample = sim.now
         if progress is not None:
             progress(len(run.bound_at), total)
-    run.ended_at = min(max(sim.now, 0.0), until) if moments else sim.now
+    run.ended_at = sim.now
+    run.total = total
     run.pending_series.append((run.ended_at, _pending_count(run)))
     _settle_pending(sim, run)
     run.nodes = list(sim.nodes.values())

@@ -81,7 +81,7 @@ def _secs(value: float | None) -> str:
 
 
 ROWS = (
-    ("pods", lambda p: p["pods"]), ("bound", lambda p: p["bound"]), ("running at the end", lambda p: p["running"]),
+    ("pods", lambda p: p["pods"]), ("not arrived by the end", lambda p: p["not_arrived"]), ("bound", lambda p: p["bound"]), ("running at the end", lambda p: p["running"]),
     ("finished", lambda p: p["finished"]), ("preempted", lambda p: p["preempted"]), ("pending", lambda p: p["pending"]),
     ("time to bind p50", lambda p: _secs(p["time_to_bind"]["p50"])),
     ("time to bind p90", lambda p: _secs(p["time_to_bind"]["p90"])),

@@ -102,7 +102,8 @@ def summary(run: Run) -> dict[str, Any]:
     reasons = Counter(run.pending.values())
     return {
         "profile": run.profile.label, "scheduler_name": run.profile.scheduler_name,
-        "ended_at": run.ended_at, "pods": len(run.arrived), "bound": len(run.bound_at),
+        "ended_at": run.ended_at, "pods": run.total, "not_arrived": run.total - len(run.arrived),
+        "bound": len(run.bound_at),
         "running": len([k for k in run.bound_at if k not in run.finished and k not in run.preempted]),
         "finished": len(run.finished), "preempted": len(run.preempted), "pending": len(run.pending),
         "pending_reasons": dict(reasons.most_common()),
@@ -167,6 +168,8 @@ def print_report(console: Console, data: dict[str, Any]) -> None:
         table.add_row(name, *[cell(p) for p in profiles])
 
     row("pods", lambda p: str(p["pods"]))
+    if any(p["not_arrived"] for p in profiles):
+        row("  not arrived by the end", lambda p: str(p["not_arrived"]))
     row("bound", lambda p: str(p["bound"]))
     row("  running at the end", lambda p: str(p["running"]))
     row("  finished", lambda p: str(p["finished"]))

@@ -92,7 +92,7 @@ def test_until_ends_a_workload_that_cannot_finish_with_what_is_still_pending(tmp
     out = simulate(tmp_path, "items:\n  - {name: huge, replicas: 2, requests: {cpu: '64'}}\n", until=120.0)
     summary = out["profiles"][0]
     assert summary["bound"] == 0 and summary["pending"] == 2
-    assert summary["ended_at"] <= 120.0
+    assert summary["ended_at"] == 120.0 and summary["not_arrived"] == 0
     assert summary["pending_reasons"] == {
         "0/3 nodes are available: 3 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are "
         "available: 3 Preemption is not helpful for scheduling.": 2}
@@ -182,3 +182,9 @@ def test_an_unreachable_cluster_is_said_so_with_the_address_tried(tmp_path):
         prepare(None, options)
     assert "--from-cluster: cannot read the cluster: " in str(err.value) and url in str(err.value)
     assert "--cluster FILE" in str(err.value)
+
+
+def test_pods_that_arrive_after_until_are_counted_as_not_arrived(tmp_path):
+    out = simulate(tmp_path, "items:\n  - {name: web, replicas: 10, rate: 1, requests: {cpu: 100m}}\n", until=4.5)
+    summary = out["profiles"][0]
+    assert (summary["pods"], summary["not_arrived"], summary["bound"], summary["ended_at"]) == (10, 5, 5, 4.5)
