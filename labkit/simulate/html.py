@@ -1,16 +1,17 @@
 """`./lab simulate --html FILE`: the comparison as one self-contained HTML file, made from the JSON report
 (report.report) so the page and `--json` never disagree: the summary side by side, charts drawn as inline
-SVG (utilization per node, pending pods over simulated time, each plugin's share of the final scores), the
+SVG (utilization per node, pending pods over simulated time, each plugin's share of the final scores; built
+here, every name in them escaped, and marked safe in the template), the
 pods placed differently and, with --explain, each profile's explain table. Styles inline, no script, nothing
 fetched: it opens offline."""
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 from typing import Any
 
 import jinja2
-from markupsafe import Markup, escape
 
 from labdef.errors import UserError
 
@@ -41,16 +42,16 @@ td.n { text-align: right; } .dim { color: #666; } svg { display: block; margin: 
 </table>{% endif %}{% endfor %}{% endif %}
 <h2>Pending pods over time</h2>
 <p class="key">{% for p in profiles %}<span style="background: {{ colors[loop.index0 % colors | length] }}"></span>{{ p.profile }}{% endfor %}</p>
-{{ pending_chart }}
+{{ pending_chart | safe }}
 <h2>Utilization per node</h2>
 <p class="dim">Requested over allocatable at the end; nodes sorted from most to least used{% if many_nodes %}, grouped
 {{ group }} to a bar (their mean){% endif %}.</p>
 {% for p in profiles %}<h3>{{ p.profile }}</h3>
 {% for r in ('cpu', 'memory') %}<p>{{ r }}: mean {{ pct(p.utilization[r].mean) }}, sd {{ pct(p.utilization[r].stddev) }}</p>
-{{ util_chart(p, r) }}{% endfor %}{% endfor %}
+{{ util_chart(p, r) | safe }}{% endfor %}{% endfor %}
 <h2>Each plugin's share of the final scores</h2>
 <p class="dim">The weighted scores every score plugin gave the node each pod got, summed over the pods.</p>
-{{ shares_chart }}
+{{ shares_chart | safe }}
 {% if differences %}<h2>Pods placed differently ({{ differences | length }}{% if differences | length > diff_limit %}, first {{ diff_limit }}{% endif %})</h2>
 <p class="dim">Explain one: ./lab simulate ... --explain POD</p>
 <table><tr><th>pod</th>{% for p in profiles %}<th>{{ p.profile }}</th>{% endfor %}</tr>
@@ -97,8 +98,8 @@ ROWS = (
 )
 
 
-def _svg(body: str, width: int = WIDTH, height: int = HEIGHT) -> Markup:
-    return Markup(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+def _svg(body: str, width: int = WIDTH, height: int = HEIGHT) -> str:
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
                   f'viewBox="0 0 {width} {height}" role="img">{body}</svg>')
 
 
@@ -109,10 +110,10 @@ def _buckets(values: list[float]) -> tuple[list[float], int]:
     return [sum(chunk) / len(chunk) for i in range(0, len(ordered), size) if (chunk := ordered[i:i + size])], size
 
 
-def util_chart(profile: dict[str, Any], resource: str) -> Markup:
+def util_chart(profile: dict[str, Any], resource: str) -> str:
     values, _ = _buckets(list(profile["utilization"][resource]["per_node"].values()))
     if not values:
-        return Markup("")
+        return ""
     bar = (WIDTH - 40) / len(values)
     plot = HEIGHT - 20
     parts = [f'<line x1="38" y1="{plot}" x2="{WIDTH}" y2="{plot}" stroke="#999"/>',
@@ -124,7 +125,7 @@ def util_chart(profile: dict[str, Any], resource: str) -> Markup:
     return _svg("".join(parts))
 
 
-def pending_chart(profiles: list[dict[str, Any]]) -> Markup:
+def pending_chart(profiles: list[dict[str, Any]]) -> str:
     series = [p["pending_over_time"] for p in profiles]
     end = max((t for s in series for t, _ in s), default=0) or 1
     top = max((n for s in series for _, n in s), default=0) or 1
@@ -146,7 +147,7 @@ def pending_chart(profiles: list[dict[str, Any]]) -> Markup:
     return _svg("".join(parts))
 
 
-def shares_chart(profiles: list[dict[str, Any]]) -> Markup:
+def shares_chart(profiles: list[dict[str, Any]]) -> str:
     plugins = sorted({k for p in profiles for k in p["score_shares"]})
     color = {name: COLORS[i % len(COLORS)] for i, name in enumerate(plugins)}
     row_h, label_w = 24, 160

@@ -29,7 +29,7 @@ def percentile(values: list[float], p: float) -> float | None:
         return None
     ordered = sorted(values)
     rank = max(1, math.ceil(p / 100 * len(ordered)))
-    return ordered[rank - 1]
+    return round(ordered[rank - 1], 3)
 
 
 def _used(node: NodeInfo, resource: str) -> tuple[int, int]:
@@ -107,7 +107,7 @@ def summary(run: Run) -> dict[str, Any]:
         "running": len([k for k in run.bound_at if k not in run.finished and k not in run.preempted]),
         "finished": len(run.finished), "preempted": len(run.preempted), "pending": len(run.pending),
         "pending_reasons": dict(reasons.most_common()),
-        "time_to_bind": {f"p{p}": percentile(waits, p) for p in (50, 90, 99)} | {"max": max(waits, default=None)},
+        "time_to_bind": {f"p{p}": percentile(waits, p) for p in (50, 90, 99)} | {"max": percentile(waits, 100)},
         "nodes": len(run.nodes), "nodes_used": sum(1 for n in run.nodes if n.pod_count),
         "utilization": utilization(run.nodes), "fragmentation": fragmentation(run.nodes),
         "spread": {"zone": spread(run)}, "score_shares": score_shares(run),
