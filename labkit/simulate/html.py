@@ -1,9 +1,8 @@
 """`./lab simulate --html FILE`: the comparison as one self-contained HTML file, made from the JSON report
 (report.report) so the page and `--json` never disagree: the summary side by side, charts drawn as inline
 SVG (utilization per node, pending pods over simulated time, each plugin's share of the final scores; built
-here, every name in them escaped, and marked safe in the template), the
-pods placed differently and, with --explain, each profile's explain table. Styles inline, no script, nothing
-fetched: it opens offline."""
+here, every name in them escaped, and marked safe in the template), the pods placed differently and, with
+--explain, each profile's explain table. Styles inline, no script, nothing fetched: it opens offline."""
 
 from __future__ import annotations
 

@@ -27,9 +27,14 @@ What it models, by kube-scheduler 1.36's schedule_one.go and the rules ``Extensi
 
 What it does not model: watches and their lag (a binding is seen at once: a plugin that ``watches``
 "v1/pods" finds the pod bound), concurrency (one binding cycle runs to its end before the next pod is
-tried), preemption's evictions (DefaultPreemption judges; a pod it would make room for is recorded in
-``nominations`` and nothing is evicted), which events a plugin declares (any change retries every pod waiting
-for one), API rate limits and retries, leader election.
+tried), preemption's evictions unless asked (DefaultPreemption judges; a pod it would make room for is
+recorded in ``nominations`` and, only with ``evict=True``, its victims are deleted once the cycle is over and
+it is nominated), which events a plugin declares (any change but a pending pod's arrival retries every pod
+waiting for one), API rate limits and retries, leader election.
+
+The nodes live in the scheduler's own cache (``scheduler.runtime.cache.Cache``: assume, forget, incremental
+snapshots in its node order), so a cycle clones only the nodes that changed; ``on_decision`` and ``on_evict``
+let a caller (``./lab simulate``) watch each decision and each eviction.
 """
 
 from __future__ import annotations
