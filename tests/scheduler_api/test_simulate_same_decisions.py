@@ -1,23 +1,25 @@
 """`./lab simulate` decides as the scheduler does: one workload, from simulate's own files, goes through the real
-scheduler (the Scheduler object `python -m scheduler` builds, over HTTP against the API test server, its cache
+scheduler process (`python -m scheduler --config ... --kubeconfig ...` against the API test server, its cache
 filled by its informers) and through simulate, which reads the same cluster with --from-cluster (listed once
 from that server). Pods are created one at a time, in the workload's arrival order, each bound before the next
-(as the simulated clock orders them); both break ties with the same seeded draw. Every pod lands on the same
-node, and a pod no node fits stays pending with the same FailedScheduling message."""
+(as the simulated clock orders them; ties go as kube-scheduler's selectHost breaks them, no draw). Every pod
+lands on the same node, and a pod no node fits stays pending with the same FailedScheduling message."""
 
 from __future__ import annotations
+
+import signal
 
 import pytest
 import yaml
 
+from kubeapi_testserver.fixtures import free_port
 from labkit.kube import Kube
-from labkit.simulate.cli import SimulateOptions
 from labkit.simulate.engine import run_profile
 from labkit.simulate.inputs import SimProfile, cluster_from_live, pool_nodes, workload_from_file
 from labkit.simulate.schema import load_cluster_file
 from scheduler.config import parse_config
 from tests import bundled_plugins
-from tests.scheduler_api.harness import SCHEDULER, config_with, pod_events, running_scheduler
+from tests.scheduler_api.harness import SCHEDULER, config_with, pod_events, scheduler_process
 
 pytestmark = pytest.mark.api
 
@@ -75,13 +77,17 @@ def test_simulate_places_a_workload_as_the_scheduler_process_does(kube_api, kube
         cluster = cluster_from_live(kube)
     finally:
         kube.close()
-    workload = workload_from_file(SimulateOptions(workload=workload_file).workload)
-    simulated = run_profile(profile, cluster, workload, until=600.0, seed=1)
+    workload = workload_from_file(workload_file)
+    simulated = run_profile(profile, cluster, workload, until=600.0)
 
-    # the scheduler: each pod created in arrival order, waited for before the next
+    # the scheduler process: each pod created in arrival order, waited for before the next
+    port = free_port()
+    config_file = tmp_path / "scheduler.yaml"
+    config_file.write_text(config_text + f"healthzBindAddress: 127.0.0.1:{port}\nmetricsBindAddress: 127.0.0.1:{port}\n")
     placed: dict[str, str] = {}
     failed: dict[str, str] = {}
-    with running_scheduler(kube_api_kubeconfig, config_text, seed=1, bind_workers=1):
+    proc = scheduler_process(["--config", str(config_file), "--kubeconfig", str(kube_api_kubeconfig)])
+    try:
         for arrival in workload.arrivals:
             pod = dict(arrival.pod, spec={**arrival.pod["spec"], "schedulerName": SCHEDULER})
             pod["metadata"] = {k: v for k, v in pod["metadata"].items() if k not in ("uid", "creationTimestamp")}
@@ -89,12 +95,16 @@ def test_simulate_places_a_workload_as_the_scheduler_process_does(kube_api, kube
             name = pod["metadata"]["name"]
             kube_api.wait_for(lambda name=name: (kube_api.get_object("pods", name, "default") or {})
                               .get("spec", {}).get("nodeName") or pod_events(kube_api, name, "FailedScheduling"),
-                              timeout=20)
+                              timeout=30)
             node = kube_api.get_object("pods", name, "default")["spec"].get("nodeName")
             if node:
                 placed[f"default/{name}"] = node
             else:
                 failed[f"default/{name}"] = pod_events(kube_api, name, "FailedScheduling")[0]["message"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0, out
 
     assert len(placed) == 15 and list(failed) == ["default/huge-0"]
     assert simulated.node_of == placed
