@@ -290,11 +290,11 @@ def explain(c, pod, lab=None, namespace=None, what_if=None, json=False, kubeconf
     "no-lab-profile": "compare only the --profile files' profiles, not the lab's (or the default one) beside them",
     "plugins": "a plugin folder or module to load, as the scheduler's --plugins takes it (repeatable)",
     "until": "simulated seconds to stop at: what is still pending then is reported (default: 3600)",
-    "seed": "seed of the scheduler's tie-breaking draw (default: 0)",
+    "seed": "seed of the scheduler's random draws (default: 0)",
     "explain": "explain one workload pod's last decision in each profile: every node's filters and scores",
     "json": "print the comparison as JSON",
     "html": "write the comparison as one self-contained HTML file with charts",
-}, iterable=["profile", "plugins"])
+}, iterable=["profile", "plugins"], auto_shortflags=False)  # -h would shadow help (see ui)
 def simulate(c, workload, lab=None, cluster=None, from_cluster=False, kubeconfig=None, context=None, profile=None,
              no_lab_profile=False, plugins=None, until=3600.0, seed=0, explain=None, json=False, html=None):
     """Run a workload through profiles on a simulated clock.
