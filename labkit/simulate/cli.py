@@ -47,6 +47,11 @@ def prepare(lab: Lab | None, options: SimulateOptions) -> tuple[Any, inputs.Work
     for path in options.profiles:
         profiles += inputs.file_profiles(path, registry)
     profiles = inputs.unique_labels(profiles)
+    for profile in profiles:
+        problems = profile.config.point_problems()
+        if problems:
+            raise SimulateInputError(f"profile {profile.label} cannot run on its own (simulate runs the scheduler "
+                                     "standalone):\n" + "\n".join(f"  - {p}" for p in problems))
     if options.cluster is not None:
         cluster = inputs.cluster_from_file(options.cluster)
     else:

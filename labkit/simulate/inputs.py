@@ -24,6 +24,7 @@ from labkit.simulate.schema import (
 )
 from scheduler.config import API_VERSION, ConfigError, KubeSchedulerConfiguration, parse_config
 from scheduler.framework import PluginError, Registry, load_registry
+from scheduler.model import PodInfo, PodSpecError
 from scheduler.testing import Cluster, cluster_from_objects, cluster_from_yaml, node_object
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -125,7 +126,7 @@ def workload_from_file(path: Path, pending: list[Any] = ()) -> Workload:
     spec: WorkloadFile = load_workload_file(path)
     arrivals: list[Arrival] = []
     objects: dict[str, list[dict[str, Any]]] = {}
-    for item in spec.items:
+    for index, item in enumerate(spec.items):
         for i in range(item.replicas):
             at = item.at + (i / item.rate if item.rate else 0.0)
             pod = copy.deepcopy(item.template)
@@ -142,6 +143,8 @@ def workload_from_file(path: Path, pending: list[Any] = ()) -> Workload:
             if item.priority is not None:
                 body["priority"] = item.priority
             pod.update(apiVersion="v1", kind="Pod")
+            if i == 0:
+                _check_pod(path, index, item.name, pod)
             arrivals.append(Arrival(at, pod, item.duration, item.name))
         if item.gang is not None:
             objects.setdefault(PODGROUPS, []).append({
@@ -154,6 +157,17 @@ def workload_from_file(path: Path, pending: list[Any] = ()) -> Workload:
         arrivals.append(Arrival(0.0, copy.deepcopy(dict(pod._raw)), None, "(cluster file)"))
     arrivals.sort(key=lambda a: a.at)
     return Workload(arrivals, objects)
+
+
+def _check_pod(path: Path, index: int, name: str, pod: dict[str, Any]) -> None:
+    """The item's pods read as the scheduler reads a pod to place (an item's pods differ only by name)."""
+    try:
+        PodInfo.from_api(pod)
+    except PodSpecError as err:
+        field = err.field.removeprefix("spec.containers[0].resources.requests.")
+        where = "requests." + field if field != err.field else f"template: {err.field}"
+        raise SimulateInputError(f"{path}: not a valid workload file:\n  - items[{index}] ({name}): {where}: "
+                                 f"{err.reason}") from None
 
 
 # ------------------------------------------------------------------------------------------ the profiles

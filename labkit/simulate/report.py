@@ -17,7 +17,7 @@ from rich.table import Table
 from labkit.simulate.engine import Run
 from scheduler.model import NodeInfo
 
-ZONE_LABEL = "topology.kubernetes.io/zone"
+DOMAINS = {"zone": "topology.kubernetes.io/zone", "region": "topology.kubernetes.io/region"}
 RESOURCES = ("cpu", "memory", "pods")
 DIFFERENCES_SHOWN = 10
 REASONS_SHOWN = 3
@@ -78,14 +78,20 @@ def fragmentation(nodes: list[NodeInfo]) -> dict[str, Any]:
     return {"largest": largest, "per_node": per_node}
 
 
-def spread(run: Run) -> dict[str, int]:
-    """Workload pods bound at the end, per zone (topology.kubernetes.io/zone; "(none)" for nodes without)."""
-    zone_of = {n.name: n.labels.get(ZONE_LABEL, "(none)") for n in run.nodes}
-    counts: Counter[str] = Counter()
-    for key, node in run.node_of.items():
-        if key not in run.finished and key not in run.preempted:
-            counts[zone_of.get(node, "(none)")] += 1
-    return dict(sorted(counts.items()))
+def spread(run: Run) -> dict[str, dict[str, int]]:
+    """Workload pods running at the end per topology domain: by zone (topology.kubernetes.io/zone) and, when
+    nodes carry it, by region; "(none)" counts the pods on nodes without the label."""
+    out = {}
+    for name, label in DOMAINS.items():
+        if name != "zone" and not any(label in n.labels for n in run.nodes):
+            continue
+        domain_of = {n.name: n.labels.get(label, "(none)") for n in run.nodes}
+        counts: Counter[str] = Counter()
+        for key, node in run.node_of.items():
+            if key not in run.finished and key not in run.preempted:
+                counts[domain_of.get(node, "(none)")] += 1
+        out[name] = dict(sorted(counts.items()))
+    return out
 
 
 def score_shares(run: Run) -> dict[str, float]:
@@ -110,7 +116,7 @@ def summary(run: Run) -> dict[str, Any]:
         "time_to_bind": {f"p{p}": percentile(waits, p) for p in (50, 90, 99)} | {"max": percentile(waits, 100)},
         "nodes": len(run.nodes), "nodes_used": sum(1 for n in run.nodes if n.pod_count),
         "utilization": utilization(run.nodes), "fragmentation": fragmentation(run.nodes),
-        "spread": {"zone": spread(run)}, "score_shares": score_shares(run),
+        "spread": spread(run), "score_shares": score_shares(run),
         "pending_over_time": [[t, n] for t, n in run.pending_series],
         "placements": dict(sorted(run.node_of.items())), "preempted_pods": dict(sorted(run.preempted.items())),
         "scheduling_cycles": run.cycles, "wall_seconds": round(run.wall_seconds, 3),

@@ -188,3 +188,10 @@ def test_pods_that_arrive_after_until_are_counted_as_not_arrived(tmp_path):
     out = simulate(tmp_path, "items:\n  - {name: web, replicas: 10, rate: 1, requests: {cpu: 100m}}\n", until=4.5)
     summary = out["profiles"][0]
     assert (summary["pods"], summary["not_arrived"], summary["bound"], summary["ended_at"]) == (10, 5, 5, 4.5)
+
+
+def test_a_request_the_scheduler_cannot_read_is_refused_by_item_and_field(tmp_path):
+    workload = write(tmp_path, "w.yaml", "items:\n  - name: ok\n  - name: web\n    requests: {cpu: lots}\n")
+    with pytest.raises(SimulateInputError) as err:
+        prepare(None, SimulateOptions(workload=workload, cluster=pools(tmp_path)))
+    assert f"{workload}: not a valid workload file:\n  - items[1] (web): requests.cpu: " in str(err.value)
