@@ -26,7 +26,7 @@ from scheduler.framework.result import ScheduleResult
 from scheduler.model import NodeInfo, PodInfo, PodSpecError
 from scheduler.testing import Cluster, Cycles
 
-SAMPLES = 400  # points kept of the pending-over-time series
+SAMPLES = 400  # points kept of the pending-over-time series (each change is recorded, then thinned)
 
 
 @dataclass
@@ -67,8 +67,6 @@ def run_profile(profile: SimProfile, cluster: Cluster, workload: Workload, *, un
     finishes: list[tuple[float, str]] = []
     duration: dict[str, float | None] = {}
     i, total = 0, len(arrivals)
-    last_sample = -1.0
-    step = max(until, 1.0) / SAMPLES
     while True:
         moments = [m for m in (arrivals[i].at if i < total else None, finishes[0][0] if finishes else None,
                                sim.next_moment()) if m is not None]
@@ -100,14 +98,15 @@ def run_profile(profile: SimProfile, cluster: Cluster, workload: Workload, *, un
                 run.pending[event.pod] = event.message
         sim.events.clear()  # read once: at 50,000 pods the lists would only grow
         sim.api.calls.clear()
-        if sim.now - last_sample >= step:
-            run.pending_series.append((sim.now, _pending_count(run)))
-            last_sample = sim.now
+        count = _pending_count(run)
+        if not run.pending_series or run.pending_series[-1][1] != count:
+            run.pending_series.append((sim.now, count))
         if progress is not None:
             progress(len(run.bound_at), total)
     run.ended_at = sim.now
     run.total = total
     run.pending_series.append((run.ended_at, _pending_count(run)))
+    run.pending_series = _thinned(run.pending_series, SAMPLES)
     _settle_pending(sim, run)
     run.nodes = list(sim.nodes.values())
     run.wall_seconds = time.perf_counter() - started
@@ -127,6 +126,14 @@ def _arrive(sim: Cycles, run: Run, arrival: Arrival, profile: SimProfile, durati
     run.items[arrival.key] = arrival.item
     duration[arrival.key] = arrival.duration
     sim.add_pod(info)
+
+
+def _thinned(series: list[tuple[float, int]], most: int) -> list[tuple[float, int]]:
+    """At most ``most`` points, evenly picked, the first and the last kept."""
+    if len(series) <= most:
+        return series
+    step = (len(series) - 1) / (most - 1)
+    return [series[round(i * step)] for i in range(most)]
 
 
 def _pending_count(run: Run) -> int:

@@ -86,6 +86,8 @@ def test_pods_arrive_at_their_rate_and_finished_pods_free_their_room(tmp_path):
     assert run.arrived["default/job-3"] == 3.0
     assert run.bound_at["default/job-0"] == 0.0 and run.bound_at["default/job-2"] == 10.0  # room at 10 s
     assert out["profiles"][0]["time_to_bind"]["max"] > 0
+    series = out["profiles"][0]["pending_over_time"]
+    assert series[:2] == [[0.0, 0], [2.0, 1]] and [10.0, 3] in series and series[-1][1] == 0  # 2 s: job-2 waits
 
 
 def test_until_ends_a_workload_that_cannot_finish_with_what_is_still_pending(tmp_path):
