@@ -197,3 +197,11 @@ def test_a_request_the_scheduler_cannot_read_is_refused_by_item_and_field(tmp_pa
     with pytest.raises(SimulateInputError) as err:
         prepare(None, SimulateOptions(workload=workload, cluster=pools(tmp_path)))
     assert f"{workload}: not a valid workload file:\n  - items[1] (web): requests.cpu: " in str(err.value)
+
+
+def test_the_page_keeps_its_node_charts_small_at_thousands_of_nodes():
+    from labkit.simulate.html import BARS, util_chart
+
+    profile = {"utilization": {"cpu": {"per_node": {f"n-{i}": (i % 10) / 10 for i in range(5000)}}}}
+    chart = util_chart(profile, "cpu")
+    assert chart.count("<rect") == BARS and chart.startswith("<svg")
