@@ -9,5 +9,6 @@ Modules: ``cluster`` (fake node / pod objects, as upstream scheduler_perf makes 
 size per subprocess), ``endtoend`` (create, schedule, measure, delete through an API server),
 ``testserver`` (the in-repo API test server as a subprocess), ``report`` (rich table and JSON),
 ``scheduler_bench`` (the command), ``ab`` (two checkouts interleaved), ``gangs`` (gangs of the coscheduling
-example end to end), ``watch_cuts`` (watches cut during a big burst).
+example end to end), ``watch_cuts`` (watches cut during a big burst), ``simulate`` (`./lab simulate` at 5,000
+nodes and 50,000 pods).
 """
