@@ -5,7 +5,7 @@ binding and finish counted; per CPU second is steadier on a machine other work s
 process, and beside them the in-process benchmark's decisions per second at the
 same node count on this machine (``benchmarks.inprocess``, its own subprocess), so the two can be compared::
 
-    .venv/bin/python -m benchmarks.simulate --nodes 5000 --pods 50000
+    .venv/bin/python -m benchmarks.simulate --nodes 5000 --pods 50000 --rounds 3   # interleaved, medians
     .venv/bin/python -m benchmarks.simulate --nodes 1000 --pods 5000 --profile sim.prof   # cProfile of the run
 
 One JSON line out. Both inputs are written as simulate's own files (node pools, a workload) to a temporary
@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.inprocess import run_in_subprocess
+from benchmarks.inprocess import REPO, run_in_subprocess
 
 
 def files(folder: Path, nodes: int, pods: int, rate: float, duration: float) -> tuple[Path, Path]:
@@ -75,6 +78,16 @@ def run(nodes: int, pods: int, rate: float, duration: float, profile_to: str | N
             "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
 
 
+def _subprocess(args: list[str], timeout: float) -> dict[str, Any]:
+    """One simulate run in a fresh interpreter (so its peak RSS is its own); its JSON line."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.simulate", *args, "--rounds", "0"], check=False,
+                          capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO)
+    if proc.returncode != 0:
+        raise RuntimeError(f"simulate benchmark failed (exit {proc.returncode}):\n{proc.stderr.strip()[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.simulate", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -82,16 +95,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pods", type=int, default=50_000)
     p.add_argument("--rate", type=float, default=100.0, help="pods arriving per simulated second (default 100)")
     p.add_argument("--duration", type=float, default=600.0, help="simulated seconds a web pod runs (batch: twice)")
-    p.add_argument("--profile", metavar="FILE", help="write a cProfile of the run to FILE")
-    p.add_argument("--no-inprocess", action="store_true", help="skip the in-process decisions/s row beside it")
+    p.add_argument("--profile", metavar="FILE", help="write a cProfile of the run to FILE (one run, this process)")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="rounds of the in-process benchmark then simulate, each in its own process; medians "
+                        "reported (0: one simulate run in this process, no in-process row)")
     args = p.parse_args(argv)
-    out = run(args.nodes, args.pods, args.rate, args.duration, args.profile)
-    if not args.no_inprocess:
-        inprocess = run_in_subprocess(args.nodes, 10_000, 2000)
-        out["inprocess_decisions_per_second"] = inprocess["decisions_per_second"]
-        out["inprocess_decisions_per_cpu_second"] = inprocess["decisions_per_cpu_second"]
-        # per CPU second: steadier than wall time on a machine other work shares
-        out["ratio_to_inprocess"] = round(out["pods_per_cpu_second"] / inprocess["decisions_per_cpu_second"], 2)
+    if args.rounds == 0 or args.profile:
+        print(json.dumps(run(args.nodes, args.pods, args.rate, args.duration, args.profile)))
+        return 0
+    sims, ins = [], []
+    for _ in range(args.rounds):  # interleaved: both meet the same load on a shared machine
+        ins.append(run_in_subprocess(args.nodes, 10_000, 2000))
+        sims.append(_subprocess(["--nodes", str(args.nodes), "--pods", str(args.pods), "--rate", str(args.rate),
+                                 "--duration", str(args.duration)], timeout=3600))
+    out = {key: statistics.median(r[key] for r in sims) for key in sims[0] if isinstance(sims[0][key], float)}
+    out |= {key: sims[0][key] for key in ("nodes", "pods", "bound", "pending", "finished", "scheduling_cycles")}
+    out["rounds"] = args.rounds
+    out["inprocess_decisions_per_second"] = statistics.median(r["decisions_per_second"] for r in ins)
+    out["inprocess_decisions_per_cpu_second"] = statistics.median(r["decisions_per_cpu_second"] for r in ins)
+    out["ratio_to_inprocess"] = round(out["pods_per_second"] / out["inprocess_decisions_per_second"], 2)
+    out["cpu_ratio_to_inprocess"] = round(out["pods_per_cpu_second"] / out["inprocess_decisions_per_cpu_second"], 2)
     print(json.dumps(out))
     return 0
 
