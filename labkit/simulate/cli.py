@@ -106,7 +106,10 @@ def execute(lab: Lab | None, options: SimulateOptions, out: Console, *, json_out
 
         write_html(data, html)
     if json_output:
-        out.print_json(json.dumps(data)) if out.is_terminal else print(json.dumps(data, indent=1))
+        if out.is_terminal:
+            out.print_json(json.dumps(data))
+        else:
+            print(json.dumps(data, indent=1))
         return 0
     print_report(out, data)
     if options.explain:
