@@ -295,6 +295,46 @@ def explain(c, pod, lab=None, namespace=None, what_if=None, json=False, kubeconf
     print_result(output_console(), explanation, json_output=json, every_node=all)
 
 
+@task(help=LAB_HELP | {
+    "workload": "the workload file: groups of pods with arrival times or rates, durations, priorities, gangs",
+    "cluster": "the cluster file: Node and Pod documents, or node pools (count, capacity, labels, taints, zones)",
+    "from-cluster": "start from the lab's cluster (or --kubeconfig's): nodes and pods listed once, never changed",
+    "kubeconfig": "with --from-cluster: the cluster to read (default: the lab's exported kubeconfig)",
+    "context": "kubeconfig context (default: its current one)",
+    "profile": "a KubeSchedulerConfiguration file whose profiles are compared with the lab's (repeatable)",
+    "no-lab-profile": "compare only the --profile files' profiles, not the lab's (or the default one) beside them",
+    "plugins": "a plugin folder or module to load, as the scheduler's --plugins takes it (repeatable)",
+    "until": "simulated seconds to stop at: what is still pending then is reported (default: 3600)",
+    "seed": "seed of the scheduler's random draws (default: 0)",
+    "explain": "explain one workload pod's last decision in each profile: every node's filters and scores",
+    "json": "print the comparison as JSON",
+    "html": "write the comparison as one self-contained HTML file with charts",
+}, iterable=["profile", "plugins"], auto_shortflags=False)  # -h would shadow help (see ui)
+def simulate(c, workload, lab=None, cluster=None, from_cluster=False, kubeconfig=None, context=None, profile=None,
+             no_lab_profile=False, plugins=None, until=3600.0, seed=0, explain=None, json=False, html=None):
+    """Run a workload through profiles on a simulated clock.
+
+    The real framework (every extension point, preemption, the lab's plugins) with no cluster: bound and
+    pending pods, time to bind, utilization, fragmentation, spread, score shares, pods placed differently.
+
+    Example: ./lab simulate --cluster pools.yaml --workload workload.yaml --profile cheap.yaml --html sim.html
+    """
+    from labkit.placement.cli import output_console
+    from labkit.simulate.cli import SimulateOptions, execute
+
+    path = _lab_file(lab)
+    definition = _load(lab)[0] if lab or path.exists() else None
+    options = SimulateOptions(
+        workload=Path(workload), cluster=Path(cluster) if cluster else None, from_cluster=from_cluster,
+        kubeconfig=Path(kubeconfig) if kubeconfig else None, context=context,
+        profiles=[Path(p) for p in profile or ()], plugins=list(plugins or ()), until=float(until), seed=int(seed),
+        explain=explain, lab_profile=not no_lab_profile)
+    with _user_errors():
+        code = execute(definition, options, output_console(), json_output=json, html=Path(html) if html else None)
+    if code:
+        raise Exit(code=code)
+
+
 # No short flags: -h (from --host) would shadow `./lab ui -h`, the help every verb answers.
 @task(auto_shortflags=False, help=LAB_HELP | {
     "kubeconfig": "cluster to show (default: the lab's exported kubeconfig)",

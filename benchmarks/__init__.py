@@ -10,5 +10,6 @@ size per subprocess), ``endtoend`` (create, schedule, measure, delete through an
 ``testserver`` (the in-repo API test server as a subprocess), ``report`` (rich table and JSON),
 ``scheduler_bench`` (the command), ``ab`` (two checkouts interleaved), ``gangs`` (gangs of the coscheduling
 example end to end), ``dra`` (pods with DRA claims end to end, beside pods without), ``watch_cuts`` (watches
-cut during a big burst), ``dra_cel`` (DRA CEL device selectors: compile and evaluation cost per call).
+cut during a big burst), ``dra_cel`` (DRA CEL device selectors: compile and evaluation cost per call),
+``simulate`` (`./lab simulate` at 5,000 nodes and 50,000 pods).
 """

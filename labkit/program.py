@@ -17,7 +17,7 @@ from invoke.util import helpline
 # The verbs in the order a user meets them; a verb missing here is listed under "Other verbs".
 VERB_GROUPS: dict[str, tuple[str, ...]] = {
     "The lab": ("up", "status", "down", "rebuild", "snapshot", "restore", "doctor"),
-    "The scheduler": ("deploy-scheduler", "test-placement", "explain", "ui", "logs", "benchmark"),
+    "The scheduler": ("deploy-scheduler", "test-placement", "explain", "simulate", "ui", "logs", "benchmark"),
     "Reaching the cluster": ("kubectl", "ssh", "kubeconfig"),
     "The project": ("test",),
 }

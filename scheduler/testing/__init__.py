@@ -30,6 +30,7 @@ plugin and broken rule, 2 when a source cannot be loaded.
 
 from scheduler.testing.builders import (
     Cluster,
+    cluster_from_objects,
     cluster_from_yaml,
     cluster_view,
     node_info,
@@ -51,6 +52,7 @@ __all__ = [
     "Problem",
     "RecordedEvent",
     "check_plugin",
+    "cluster_from_objects",
     "cluster_from_yaml",
     "cluster_view",
     "node_info",

@@ -19,9 +19,10 @@ import yaml
 from scheduler.framework import ClusterView
 from scheduler.model import LENIENT, NodeInfo, PodInfo
 
-__all__ = ["Cluster", "cluster_from_yaml", "cluster_view", "node_info", "node_object", "pod_info", "pod_object"]
+__all__ = ["Cluster", "cluster_from_objects", "cluster_from_yaml", "cluster_view", "node_info", "node_object", "pod_info", "pod_object"]
 
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
 def pod_object(obj: Mapping[str, Any] | str | None = None, /, *, name: str | None = None,
@@ -137,6 +138,13 @@ def cluster_from_yaml(source: str | Path) -> Cluster:
             objects.extend(document.get("items") or [])
         elif document is not None:
             objects.append(document)
+    return cluster_from_objects(objects, where)
+
+
+def cluster_from_objects(objects: Iterable[Any], where: str = "objects") -> Cluster:
+    """A Cluster from API objects (dicts) of kind Node, Pod (bound: counted on its node; else pending; a
+    Succeeded or Failed one: left out) and Namespace, as ``cluster_from_yaml`` reads them; ``where`` names
+    their source in errors."""
     cluster = Cluster()
     bound: list[dict[str, Any]] = []
     for i, obj in enumerate(objects):
@@ -145,6 +153,8 @@ def cluster_from_yaml(source: str | Path) -> Cluster:
             cluster.nodes.append(node_info(obj))
         elif kind == "Pod":
             pod = pod_object(obj)
+            if (pod.get("status") or {}).get("phase") in TERMINAL_PHASES:
+                continue  # it holds no place on a node, and is never scheduled again
             if pod["spec"].get("nodeName"):
                 bound.append(pod)
             else:
@@ -154,8 +164,10 @@ def cluster_from_yaml(source: str | Path) -> Cluster:
             cluster.namespaces[str(meta.get("name") or "")] = dict(meta.get("labels") or {})
         else:
             raise ValueError(f"{where}: document {i + 1}: kind {kind!r}; expected Node, Pod, Namespace or List")
+    by_name = {node.name: node for node in cluster.nodes}
     for pod in bound:
-        cluster.node(pod["spec"]["nodeName"]).add_pod(PodInfo.from_api(pod, LENIENT))
+        node = by_name.get(pod["spec"]["nodeName"]) or cluster.node(pod["spec"]["nodeName"])  # raises naming it
+        node.add_pod(PodInfo.from_api(pod, LENIENT))
     return cluster
 
 

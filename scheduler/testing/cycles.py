@@ -28,15 +28,20 @@ What it models, by kube-scheduler 1.36's schedule_one.go and the rules ``Extensi
 
 What it does not model: watches and their lag (a binding is seen at once: a plugin that ``watches``
 "v1/pods" finds the pod bound), concurrency (one binding cycle runs to its end before the next pod is
-tried), preemption's evictions (DefaultPreemption judges; a pod it would make room for is recorded in
-``nominations`` and nothing is evicted), which events a plugin declares (any change retries every pod waiting
-for one), API rate limits and retries, leader election.
+tried), preemption's evictions unless asked (DefaultPreemption judges; a pod it would make room for is
+recorded in ``nominations`` and, only with ``evict=True``, its victims are deleted once the cycle is over and
+it is nominated), which events a plugin declares (any change but a pending pod's arrival retries every pod
+waiting for one), API rate limits and retries, leader election.
+
+The nodes live in the scheduler's own cache (``scheduler.runtime.cache.Cache``: assume, forget, incremental
+snapshots in its node order), so a cycle clones only the nodes that changed; ``on_decision`` and ``on_evict``
+let a caller (``./lab simulate``) watch each decision and each eviction.
 """
 
 from __future__ import annotations
 
 import copy
-import dataclasses
+import heapq
 import random
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -67,8 +72,10 @@ from scheduler.framework import (
     point_named,
 )
 from scheduler.framework.post_filter import run_post_filters
+from scheduler.framework.result import ScheduleResult
 from scheduler.framework.waiting import WaitingPods
 from scheduler.model import NodeInfo, PodInfo, PodSpecError
+from scheduler.runtime.cache import Cache
 from scheduler.testing.builders import Cluster, cluster_from_yaml, node_object, pod_object
 
 __all__ = ["ApiCall", "Cycles", "FakeApi", "FakeClock", "FakeHandle", "Gated", "RecordedEvent"]
@@ -181,15 +188,16 @@ class Gated:
     reason: str
 
 
-@dataclass
+@dataclass(eq=False)
 class _Queued:
     pod: PodInfo
     seq: int
-    where: str = ACTIVE
+    where: str = ""
     enqueued_at: float = 0.0
     attempts: int = 0
     failed_at: float = 0.0
     gate: Gated | None = None
+    stamp: int = 0  # bumped on every move: a heap item with an older stamp is stale
 
 
 @dataclass
@@ -209,17 +217,31 @@ class _Profiled:
     extensions: Extensions
 
 
+# What ``Cycles.on_decision`` is called with after each scheduling cycle's filters and scores (before
+# Reserve): the pod and the result (``node_name`` None when no node fits).
+DecisionHook = Callable[[PodInfo, ScheduleResult], None]
+# What ``Cycles.on_evict`` is called with when preemption deletes a victim: the victim and the preemptor.
+EvictionHook = Callable[[PodInfo, PodInfo], None]
+
+
 class Cycles:
     """Scheduling cycles over one cluster (see the module's docstring). ``cluster``: a ``Cluster``, YAML text
     or a Path (``cluster_from_yaml``); ``registry`` and ``config`` (a KubeSchedulerConfiguration dict or
     object) as the scheduler takes them, or ``plugins``: descriptors to register and enable under multiPoint
     in one default profile (a QueueSort among them replaces PrioritySort); ``objects``: the watched objects by
-    "group/version/resource"."""
+    "group/version/resource". ``evict``: preemption deletes its victims and nominates the pod (as the
+    scheduler does through the API); without it, preemption only records ``nominations``.
+
+    The nodes and the pods counted on them live in the scheduler's own ``Cache`` (``cache``), so each cycle
+    works on its incremental snapshot in the scheduler's node order: a changed node is cloned again, the
+    others are not. The queue keeps its active pods in a heap and its timers (backoff ends, the
+    unschedulable timeout) in another, so a cycle costs the same with 10 or 50,000 pods queued."""
 
     def __init__(self, cluster: Cluster | str | Path | None = None, *, registry: Registry | None = None,
                  config: Mapping[str, Any] | Any | None = None, plugins: Sequence[Plugin] = (),
                  objects: Mapping[str, Iterable[Mapping[str, Any]]] | None = None, seed: int = 0,
-                 start: float = 0.0, unschedulable_timeout: float = UNSCHEDULABLE_TIMEOUT) -> None:
+                 start: float = 0.0, unschedulable_timeout: float = UNSCHEDULABLE_TIMEOUT,
+                 evict: bool = False) -> None:
         if cluster is None:
             cluster = Cluster()
         elif not isinstance(cluster, Cluster):
@@ -235,6 +257,9 @@ class Cycles:
         self.api = FakeApi()
         self.rng = random.Random(seed)
         self.unschedulable_timeout = unschedulable_timeout
+        self.evict = evict
+        self.on_decision: DecisionHook | None = None
+        self.on_evict: EvictionHook | None = None
         profiles = build_profiles(config, registry)
         watched = {_canonical(kind) for p in profiles.values() for plugin in _plugins_of(p) for kind in plugin.watches}
         given = {_canonical(kind): list(items) for kind, items in (objects or {}).items()}
@@ -247,18 +272,26 @@ class Cycles:
             handle = FakeHandle(name, clock=self.clock, api=self.api, objects=self.stores, activate=self._activate)
             self._profiles[name] = _Profiled(profile, handle, Extensions(profile.points, handle))
         self._sort = next(iter(self._profiles.values())).extensions.sort_key  # one queue, one QueueSort
-        self._nodes: dict[str, NodeInfo] = {n.name: n.clone() for n in cluster.nodes}
+        self.cache = Cache(clock=self.clock, keep_pod_objects=True)
+        self._bound: dict[str, str] = {}  # "namespace/name" -> uid of each pod counted on a node
         self.namespaces = dict(cluster.namespaces)
+        for name, labels in self.namespaces.items():
+            self.cache.set_namespace(name, dict(labels))
         self._queue: dict[str, _Queued] = {}
+        self._active: list[tuple[Any, int, int, _Queued]] = []  # (sort key, seq, stamp, entry)
+        self._timers: list[tuple[float, int, int, _Queued]] = []  # (when, seq, stamp, entry)
+        self._gated: dict[str, _Queued] = {}
+        self._unschedulable: dict[str, _Queued] = {}
         self._assumed: dict[str, _Assumed] = {}  # by pod UID
         self._settled: deque[tuple[Status, _Assumed]] = deque()  # binding cycles to run, in order
         self._seq = 0
+        self._nominated: dict[str, tuple[str, PodInfo]] = {}  # uid -> (node, pod)
+        self._evictions: list[str] = []  # victims preemption chose, deleted once the cycle is over
         self.placements: dict[str, str] = {}
         self.events: list[RecordedEvent] = []
         self.nominations: dict[str, str] = {}
-        for node in self._nodes.values():
-            for pod in node.pods.values():
-                self._put_pod_object(pod)
+        for node in cluster.nodes:
+            self.add_node(node, quiet=True)
         for pod in cluster.pending:
             self.add_pod(pod)
 
@@ -274,7 +307,7 @@ class Cycles:
 
     @property
     def gated(self) -> dict[str, Gated]:
-        return {key: e.gate for key, e in self._queue.items() if e.where == GATED and e.gate is not None}
+        return {key: e.gate for key, e in self._gated.items() if e.gate is not None}
 
     @property
     def assumed(self) -> dict[str, str]:
@@ -288,8 +321,8 @@ class Cycles:
 
     @property
     def nodes(self) -> dict[str, NodeInfo]:
-        """The nodes with every bound and assumed pod counted."""
-        return self._nodes
+        """The nodes with every bound and assumed pod counted (the scheduler's snapshot: read, do not change)."""
+        return {node.name: node for node in self.cache.snapshot().nodes}
 
     def events_for(self, pod: str) -> list[RecordedEvent]:
         return [e for e in self.events if e.pod == pod]
@@ -307,10 +340,12 @@ class Cycles:
     # -- what a test changes --------------------------------------------------------------------------
     def add_pod(self, obj: PodInfo | Mapping[str, Any] | str) -> PodInfo:
         """A pod is created: bound (spec.nodeName) it is counted on its node; pending and ours it goes through
-        PreEnqueue into the queue. Every gated pod is checked again."""
+        PreEnqueue into the queue. Every gated pod is checked again; a bound one also sends the pods no node
+        fitted back to the queue (a pending one takes no room, so they stay)."""
         pod = obj if isinstance(obj, PodInfo) else PodInfo.from_api(pod_object(obj))
         if pod.node_name:
-            self._nodes[pod.node_name].add_pod(pod)
+            self.cache.add_pod(pod)
+            self._bound[pod.key] = pod.uid
             self._put_pod_object(pod)
         else:
             self._put_pod_object(pod)
@@ -319,23 +354,28 @@ class Cycles:
                 entry = _Queued(pod, self._seq, enqueued_at=self.now)
                 self._queue[pod.key] = entry
                 self._gate(entry)
+            self._changed(retry=False)  # a pending pod takes no room: only the gates are checked again
+            return pod
         self._changed()
         return pod
 
     def delete_pod(self, key: str) -> None:
         """A pod is deleted: out of the queue, its wait at Permit ended (its reservation undone), or no longer
         counted on its node."""
-        self._queue.pop(key, None)
+        entry = self._queue.pop(key, None)
+        if entry is not None:
+            self._move(entry, "")
         for record in list(self._assumed.values()):
             if record.pod.key == key:
                 record.deleted = True
                 waiting = record.extensions.handle.get_waiting_pod(record.pod.uid) if record.extensions.handle else None
                 if waiting is not None:
                     waiting.reject("", "pod was deleted")
-        for node in self._nodes.values():
-            for pod in list(node.pods.values()):
-                if pod.key == key:
-                    node.remove_pod(pod)
+        uid = self._bound.pop(key, None)
+        if uid is not None:
+            self.cache.remove_pod(uid)
+        for nominated_uid in [u for u, (_, p) in self._nominated.items() if p.key == key]:
+            del self._nominated[nominated_uid]
         self.placements.pop(key, None)
         if PODS in self.stores:
             namespace, name = key.split("/", 1)
@@ -343,11 +383,19 @@ class Cycles:
         self._drain()
         self._changed()
 
-    def add_node(self, obj: NodeInfo | Mapping[str, Any] | str) -> NodeInfo:
-        node = obj.clone() if isinstance(obj, NodeInfo) else NodeInfo.from_api(node_object(obj))
-        self._nodes[node.name] = node
-        self._changed()
-        return node
+    def add_node(self, obj: NodeInfo | Mapping[str, Any] | str, *, quiet: bool = False) -> NodeInfo:
+        """A node is added (a NodeInfo's pods come with it)."""
+        node = obj if isinstance(obj, NodeInfo) else NodeInfo.from_api(node_object(obj))
+        if node._raw is None:
+            raise ValueError(f"node {node.name}: a NodeInfo built from its Node object (NodeInfo.from_api) is needed")
+        self.cache.add_node(node._raw)
+        for pod in node.pods.values():
+            self.cache.add_pod(pod)
+            self._bound[pod.key] = pod.uid
+            self._put_pod_object(pod)
+        if not quiet:
+            self._changed()
+        return self.cache.node(node.name) or node
 
     def put_object(self, resource: str, obj: Mapping[str, Any]) -> None:
         """A watched object is created or updated."""
@@ -378,19 +426,56 @@ class Cycles:
         the way to run what it lets go."""
         target = self.now + seconds
         self.run_until_idle()
-        while (moment := self._next_moment()) is not None and moment <= target:
+        while (moment := self.next_moment()) is not None and moment <= target:
             self.clock.now = moment
             self.run_until_idle()
         self.clock.now = target
         self.run_until_idle()
 
+    def next_moment(self) -> float | None:
+        """The next time something is due (a Permit deadline, a backoff end, a queue timeout), or None."""
+        moments = [d for p in self._profiles.values() if (d := p.handle.waiting.next_deadline()) is not None]
+        while self._timers and not self._timer_live(self._timers[0]):
+            heapq.heappop(self._timers)
+        if self._timers:
+            moments.append(self._timers[0][0])
+        later = [m for m in moments if m > self.now]
+        return min(later) if later else None
+
     # -- the queue ------------------------------------------------------------------------------------
+    def _move(self, entry: _Queued, where: str) -> None:
+        """Put the entry where it now belongs ("" for out of the queue) in the index of that state."""
+        entry.stamp += 1
+        key = entry.pod.key
+        if entry.where == GATED:
+            self._gated.pop(key, None)
+        elif entry.where == UNSCHEDULABLE:
+            self._unschedulable.pop(key, None)
+        entry.where = where
+        if where == ACTIVE:
+            heapq.heappush(self._active, (self._sort(entry.pod, entry.enqueued_at), entry.seq, entry.stamp, entry))
+        elif where == GATED:
+            self._gated[key] = entry
+        elif where == BACKOFF:
+            heapq.heappush(self._timers, (self._backoff_end(entry), entry.seq, entry.stamp, entry))
+        elif where == UNSCHEDULABLE:
+            self._unschedulable[key] = entry
+            heapq.heappush(self._timers, (entry.failed_at + self.unschedulable_timeout, entry.seq, entry.stamp,
+                                          entry))
+
+    def _timer_live(self, item: tuple[float, int, int, _Queued]) -> bool:
+        entry = item[3]
+        return entry.stamp == item[2] and self._queue.get(entry.pod.key) is entry
+
     def _gate(self, entry: _Queued) -> None:
         status = self._profiles[entry.pod.scheduler_name].extensions.pre_enqueue(entry.pod)
         if status is not None:
-            entry.where, entry.gate = GATED, Gated(status.plugin, status.reason)
-        elif entry.where == GATED:
-            entry.where, entry.gate, entry.enqueued_at = ACTIVE, None, self.now
+            entry.gate = Gated(status.plugin, status.reason)
+            if entry.where != GATED:
+                self._move(entry, GATED)
+        elif entry.where in (GATED, ""):
+            entry.gate, entry.enqueued_at = None, self.now
+            self._move(entry, ACTIVE)
 
     def _activate(self, keys: list[str]) -> None:
         """A plugin's Handle.activate: these pods out of backoff or their wait for a change, to be tried next."""
@@ -401,14 +486,14 @@ class Cycles:
 
     def _changed(self, *, retry: bool = True) -> None:
         """Something changed: gated pods are checked again, and (``retry``) pods no node fitted move on."""
-        for entry in list(self._queue.values()):
-            if entry.where == GATED:
-                self._gate(entry)
-            elif retry and entry.where == UNSCHEDULABLE:
+        for entry in list(self._gated.values()):
+            self._gate(entry)
+        if retry:
+            for entry in list(self._unschedulable.values()):
                 self._requeue(entry)
 
     def _requeue(self, entry: _Queued) -> None:
-        entry.where = BACKOFF if self._backoff_end(entry) > self.now else ACTIVE
+        self._move(entry, BACKOFF if self._backoff_end(entry) > self.now else ACTIVE)
 
     def _backoff_end(self, entry: _Queued) -> float:
         return entry.failed_at + min(INITIAL_BACKOFF * 2 ** max(entry.attempts - 1, 0), MAX_BACKOFF)
@@ -418,51 +503,59 @@ class Cycles:
         for profiled in self._profiles.values():
             profiled.handle.waiting.expire(self.now)
         self._drain()
-        for entry in self._queue.values():
-            if entry.where == BACKOFF and self._backoff_end(entry) <= self.now:
-                entry.where = ACTIVE
-            elif entry.where == UNSCHEDULABLE and entry.failed_at + self.unschedulable_timeout <= self.now:
+        while self._timers and self._timers[0][0] <= self.now:
+            item = heapq.heappop(self._timers)
+            if not self._timer_live(item):
+                continue
+            entry = item[3]
+            if entry.where == BACKOFF:
+                self._move(entry, ACTIVE)
+            elif entry.where == UNSCHEDULABLE:
                 self._requeue(entry)
 
-    def _next_moment(self) -> float | None:
-        moments = [d for p in self._profiles.values() if (d := p.handle.waiting.next_deadline()) is not None]
-        for entry in self._queue.values():
-            if entry.where == BACKOFF:
-                moments.append(self._backoff_end(entry))
-            elif entry.where == UNSCHEDULABLE:
-                moments.append(entry.failed_at + self.unschedulable_timeout)
-        later = [m for m in moments if m > self.now]
-        return min(later) if later else None
-
     def _pop(self) -> _Queued | None:
-        active = [e for e in self._queue.values() if e.where == ACTIVE]
-        if not active:
-            return None
-        entry = min(active, key=lambda e: (self._sort(e.pod, e.enqueued_at), e.seq))
-        del self._queue[entry.pod.key]
-        return entry
+        while self._active:
+            _, _, stamp, entry = heapq.heappop(self._active)
+            if entry.stamp == stamp and entry.where == ACTIVE and self._queue.get(entry.pod.key) is entry:
+                del self._queue[entry.pod.key]
+                self._move(entry, "")
+                return entry
+        return None
 
     def _failed(self, entry: _Queued, message: str, plugin: str, *, unschedulable: bool) -> None:
         self.events.append(RecordedEvent(entry.pod.key, "FailedScheduling", message, plugin, self.now))
         if entry.pod.key in self._queue:  # deleted and re-created meanwhile: the new one stays
             return
         entry.failed_at = entry.enqueued_at = self.now
-        entry.where = UNSCHEDULABLE if unschedulable else BACKOFF
         self._queue[entry.pod.key] = entry
+        self._move(entry, UNSCHEDULABLE if unschedulable else BACKOFF)
 
     # -- the scheduling cycle -------------------------------------------------------------------------
+    def _nominated_for(self, pod: PodInfo) -> dict[str, list[PodInfo]]:
+        """The nominated pods that count when placing ``pod``: at least its priority, not itself."""
+        out: dict[str, list[PodInfo]] = {}
+        for uid, (node, other) in self._nominated.items():
+            if uid != pod.uid and other.priority >= pod.priority:
+                out.setdefault(node, []).append(other)
+        return out
+
     def _schedule_one(self, entry: _Queued) -> None:
         pod = entry.pod
         entry.attempts += 1
         profiled = self._profiles[pod.scheduler_name]
         profile, extensions = profiled.profile, profiled.extensions
-        snapshot = [node.clone() for node in self._nodes.values()]
-        cluster = ClusterView(snapshot, self.namespaces, kinds=self.stores)
+        snap = self.cache.snapshot()
+        cluster = ClusterView(snap.nodes, snap.namespace_labels, snap.pod_index, self.cache.volumes, snap.traits,
+                              kinds=self.stores)
         cycle = CycleState(cluster)
+        nominated = self._nominated_for(pod) if self._nominated else {}
         try:
-            result = profile.schedule(pod, snapshot, self.rng, cluster)
+            result = profile.schedule(pod, snap.nodes, self.rng, cluster, nominated)
+            if self.on_decision is not None:
+                self.on_decision(pod, result)
             if result.node_name is None:
-                message, plugin, error = self._post_filter(profiled, cycle, pod, result, snapshot, cluster)
+                message, plugin, error = self._post_filter(profiled, cycle, pod, result, snap.nodes, cluster,
+                                                           nominated)
                 self._failed(entry, message, plugin, unschedulable=not error)
                 return
         except PodSpecError as err:
@@ -474,8 +567,8 @@ class Cycles:
             return
         node = result.node_name
         cycle.node = node
-        assumed = dataclasses.replace(pod, node_name=node)
-        self._nodes[node].add_pod(assumed)
+        self._nominated.pop(pod.uid, None)
+        assumed = self.cache.assume(pod, node)
         record = _Assumed(entry, assumed, node, cycle, extensions)
         self._assumed[pod.uid] = record
         status = extensions.reserve(cycle, assumed, node)
@@ -492,15 +585,24 @@ class Cycles:
         self._settled.append((SUCCESS, record))
 
     def _post_filter(self, profiled: _Profiled, cycle: CycleState, pod: PodInfo, result: Any,
-                     snapshot: list[NodeInfo], cluster: ClusterView) -> tuple[str, str, bool]:
+                     snapshot: list[NodeInfo], cluster: ClusterView,
+                     nominated: Mapping[str, Sequence[PodInfo]]) -> tuple[str, str, bool]:
         """The FailedScheduling message, the plugin to name and whether a PostFilter failed with an error:
         DefaultPreemption's dry run, then the profile's PostFilter plugins (kube-scheduler's
-        RunPostFilterPlugins joins their reasons)."""
-        post = run_post_filters(profiled.profile, pod, result, snapshot, cluster, (), {}, self.rng,
+        RunPostFilterPlugins joins their reasons). With ``evict``, preemption's victims are deleted."""
+        post = run_post_filters(profiled.profile, pod, result, snapshot, cluster, (), nominated, self.rng,
                                 profiled.extensions)
         if post.preemption is not None and post.preemption.node is not None:
             self.nominations[pod.key] = post.preemption.node
+            if self.evict:
+                self._nominated[pod.uid] = (post.preemption.node, pod)
+                for victim in post.preemption.victims:
+                    if self.on_evict is not None:
+                        self.on_evict(victim, pod)
+                    self._evictions.append(victim.key)
             return post.message, "", False
+        if post.preemption is not None and post.preemption.clear_nomination:
+            self._nominated.pop(pod.uid, None)
         rejection = result.pre_filter_rejection
         said = post.said
         message = post.message
@@ -516,6 +618,8 @@ class Cycles:
             self._settled.append((status, record))
 
     def _drain(self) -> None:
+        while self._evictions:  # preemption's victims, deleted once the preemptor's cycle is over
+            self.delete_pod(self._evictions.pop(0))
         while self._settled:
             status, record = self._settled.popleft()
             if self._assumed.get(record.pod.uid) is not record:
@@ -532,6 +636,9 @@ class Cycles:
             status = extensions.bind(cycle, pod, node)
             if status.ok:
                 del self._assumed[pod.uid]
+                self.cache.finish_binding(pod.uid)
+                self.cache.add_pod(pod)  # the watch shows it bound at once
+                self._bound[pod.key] = pod.uid
                 self.placements[pod.key] = node
                 self._put_pod_object(pod)
                 self.events.append(RecordedEvent(pod.key, "Scheduled",
@@ -548,7 +655,7 @@ class Cycles:
         handleBindingCycleError moves them (AssignedPodDelete)."""
         pod = record.pod
         record.extensions.unreserve(record.cycle, pod, record.node)
-        self._nodes[record.node].remove_pod(pod)
+        self.cache.forget(pod.uid)
         self._assumed.pop(pod.uid, None)
         if binding:
             self._changed()

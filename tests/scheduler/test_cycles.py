@@ -322,3 +322,42 @@ def test_a_post_filter_that_raises_is_an_error_retried_with_backoff():
     failed = sim.events_for("default/big")[-1]
     assert failed.message.endswith('running PostFilter plugin "Raises": raised RuntimeError: lost')
     assert sim.queued == {"default/big": "backoff"}
+
+
+def test_with_evict_preemption_deletes_its_victims_and_the_preemptor_takes_their_room():
+    sim = Cycles(cluster(("n1", "n2"), cpu="2"), evict=True)
+    evicted = []
+    sim.on_evict = lambda victim, preemptor: evicted.append((victim.key, preemptor.key))
+    for name in ("low-1", "low-2"):
+        sim.add_pod(pod(name, cpu="2"))
+    sim.run_until_idle()
+    sim.add_pod(pod("high", cpu="2", spec={"priority": 100}))
+    sim.run_until_idle()
+    assert len(evicted) == 1 and evicted[0][1] == "default/high" and "default/high" not in sim.placements
+    sim.advance(1)  # the victim's deletion sent the preemptor back to the queue, after its backoff
+    victim = evicted[0][0]
+    assert victim not in sim.placements and sim.placements["default/high"] == sim.nominations["default/high"]
+    assert sorted(sim.placements) == sorted({"default/low-1", "default/low-2", "default/high"} - {victim})
+
+
+def test_without_evict_preemption_only_nominates():
+    sim = Cycles(cluster(("n1",), cpu="2"))
+    sim.add_pod(pod("low", cpu="2"))
+    sim.run_until_idle()
+    sim.add_pod(pod("high", cpu="2", spec={"priority": 100}))
+    sim.run_until_idle()
+    assert sim.nominations == {"default/high": "n1"} and sim.placements == {"default/low": "n1"}
+
+
+def test_a_queue_of_many_pods_is_taken_in_order_and_a_pending_arrival_does_not_retry_the_unschedulable():
+    sim = Cycles(cluster(("n1",), cpu="3"))
+    for i in range(5):
+        sim.add_pod(pod(f"p{i}", cpu="1"))
+    sim.run_until_idle()
+    assert sorted(sim.placements) == ["default/p0", "default/p1", "default/p2"]
+    assert sim.queued == {"default/p3": "unschedulable", "default/p4": "unschedulable"}
+    sim.add_pod(pod("late", cpu="1"))  # takes no room: the two stay where they are; the new one is tried
+    assert sim.queued["default/p3"] == "unschedulable" and sim.queued["default/late"] == "active"
+    sim.delete_pod("default/p0")  # room freed: they are tried again
+    sim.advance(1)
+    assert len([k for k in sim.placements if k != "default/p0"]) == 3
