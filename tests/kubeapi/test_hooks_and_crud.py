@@ -271,8 +271,8 @@ def test_discovery_documents_list_served_resources(kube_api: KubeApiServer):
         "deployments", "deployments/status", "daemonsets", "daemonsets/status"]
     assert {g["name"] for g in get("/apis")["groups"]} == {"apps", "apiextensions.k8s.io", "coordination.k8s.io",
                                                           "events.k8s.io", "node.k8s.io", "policy",
-                                                          "rbac.authorization.k8s.io", "scheduling.k8s.io",
-                                                          "storage.k8s.io"}
+                                                          "rbac.authorization.k8s.io", "resource.k8s.io",
+                                                          "scheduling.k8s.io", "storage.k8s.io"}
     assert [r["name"] for r in get("/apis/policy/v1")["resources"]] == ["poddisruptionbudgets",
                                                                         "poddisruptionbudgets/status"]
     with urllib3.PoolManager() as http:
