@@ -2,7 +2,9 @@
 (report.report) so the page and `--json` never disagree: the summary side by side, charts drawn as inline
 SVG (utilization per node, pending pods over simulated time, each plugin's share of the final scores; built
 here, every name in them escaped, and marked safe in the template), the pods placed differently and, with
---explain, each profile's explain table. Styles inline, no script, nothing fetched: it opens offline."""
+--explain, each profile's explain table, and every node as a cell of the placement page's grid with the
+pending pods grouped by reason (labkit.ui.overview). Styles and scripts inline, nothing fetched: it opens
+offline."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Any
 import jinja2
 
 from labdef.errors import UserError
+from labkit.ui.overview import overview_html
 
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
           "#17becf")
@@ -42,6 +45,10 @@ td.n { text-align: right; } .dim { color: #666; } svg { display: block; margin: 
 <h2>Pending pods over time</h2>
 <p class="key">{% for p in profiles %}<span style="background: {{ colors[loop.index0 % colors | length] }}"></span>{{ p.profile }}{% endfor %}</p>
 {{ pending_chart | safe }}
+<h2>Every node at the end</h2>
+<p class="dim">One cell per node, coloured by its requested share; the pods still pending grouped by why.</p>
+{% for p in profiles %}<h3>{{ p.profile }}</h3>
+{{ overview(p, loop.index0) | safe }}{% endfor %}
 <h2>Utilization per node</h2>
 <p class="dim">Requested over allocatable at the end; nodes sorted from most to least used{% if many_nodes %}, grouped
 {{ group }} to a bar (their mean){% endif %}.</p>
@@ -169,6 +176,11 @@ def shares_chart(profiles: list[dict[str, Any]]) -> str:
     return _svg("".join(parts), height=height)
 
 
+def _overview(profile: dict[str, Any], index: int) -> str:
+    pending = [{"key": key, "reason": why} for key, why in profile["pending_pods"].items()]
+    return overview_html(profile["node_grid"], pending, element_id=f"kv-overview-{index}")
+
+
 def render_html(data: dict[str, Any]) -> str:
     """The page for a report as report.report gives it (with "explain" when --explain was given)."""
     profiles = data["profiles"]
@@ -178,7 +190,7 @@ def render_html(data: dict[str, Any]) -> str:
         profiles=profiles, rows=ROWS, colors=COLORS, pct=_pct, any_pending=any(p["pending"] for p in profiles),
         pending_chart=pending_chart(profiles), util_chart=util_chart, shares_chart=shares_chart(profiles),
         many_nodes=group > 1, group=group, differences=data["differences"], diff_limit=DIFF_LIMIT,
-        explain=data.get("explain") or {})
+        explain=data.get("explain") or {}, overview=_overview)
 
 
 def write_html(data: dict[str, Any], path: Path) -> None:

@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from labkit.simulate.engine import Run
+from labkit.ui.overview import node_view
 from scheduler.model import NodeInfo
 
 DOMAINS = {"zone": "topology.kubernetes.io/zone", "region": "topology.kubernetes.io/region"}
@@ -113,9 +114,11 @@ def summary(run: Run) -> dict[str, Any]:
         "running": len([k for k in run.bound_at if k not in run.finished and k not in run.preempted]),
         "finished": len(run.finished), "preempted": len(run.preempted), "pending": len(run.pending),
         "pending_reasons": dict(reasons.most_common()),
+        "pending_pods": dict(sorted(run.pending.items())),
         "time_to_bind": {f"p{p}": percentile(waits, p) for p in (50, 90, 99)} | {"max": percentile(waits, 100)},
         "nodes": len(run.nodes), "nodes_used": sum(1 for n in run.nodes if n.pod_count),
         "utilization": utilization(run.nodes), "fragmentation": fragmentation(run.nodes),
+        "node_grid": [node_view(n) for n in run.nodes],
         "spread": spread(run), "score_shares": score_shares(run),
         "pending_over_time": [[t, n] for t, n in run.pending_series],
         "placements": dict(sorted(run.node_of.items())), "preempted_pods": dict(sorted(run.preempted.items())),

@@ -146,8 +146,10 @@ def test_the_verb_prints_json_and_writes_one_self_contained_html_file(tmp_path, 
     data = json.loads(capsys.readouterr().out)
     assert [p["bound"] for p in data["profiles"]] == [5, 5]
     page = html.read_text()
-    assert page.count("<svg") >= 3 and "<script" not in page and "http" not in page.replace("http://www.w3.org", "")
+    assert page.count("<svg") >= 3 and "<script src" not in page and "http" not in page.replace("http://www.w3.org", "")
     assert "packed" in page and "n-0" in page
+    assert 'id="kv-overview-0"' in page and 'id="kv-overview-1"' in page  # every node's grid, per profile
+    assert data["profiles"][0]["node_grid"][0]["allocatable"]["pods"] > 0
 
 
 def test_a_cluster_file_of_nodes_and_pods_counts_the_bound_pods_and_runs_the_pending_ones(tmp_path):
