@@ -38,7 +38,6 @@ from typing import Any
 from scheduler.framework import (
     ApiCallError,
     ClusterEvent,
-    ClusterView,
     Code,
     CycleState,
     Handle,
@@ -92,17 +91,12 @@ UNSUPPORTED_GROUP_FIELDS = (
 )
 
 
-def pre_filter(pod: PodInfo, args: Any, cluster: ClusterView) -> Status | None:
-    """Refuse a member whose PodGroup asks for what this scheduler does not do, naming the field."""
-    try:
-        name = pod_group_name(pod.raw)
-    except LookupError:
-        return None
-    group = cluster.objects(PODGROUPS).get_object(pod.namespace, name) if name else None
-    spec = (group or {}).get("spec") or {}
+def unsupported_fields(namespace: str, name: str, group: Mapping[str, Any]) -> Status | None:
+    """A PodGroup asking for what this scheduler does not do, named by field: its members stay out of the queue."""
+    spec = group.get("spec") or {}
     for field, feature in UNSUPPORTED_GROUP_FIELDS:
         if spec.get(field):
-            why = (f"PodGroup {pod.namespace}/{name}: spec.{field}: {feature} is not supported by this "
+            why = (f"PodGroup {namespace}/{name}: spec.{field}: {feature} is not supported by this "
                    "scheduler; remove the field or leave this gang to kube-scheduler")
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (why,), NAME)
     return None
@@ -168,6 +162,9 @@ class GangScheduling:
         if group is None:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                           (missing_group(name),), NAME)
+        refused = unsupported_fields(pod.namespace, name, group)
+        if refused is not None:
+            return refused
         wanted = min_count(group)
         if wanted is not None and len(self._members(pod.namespace, name)) < wanted:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (WAITING_FOR_MEMBERS,), NAME)
@@ -280,5 +277,5 @@ def _uid(obj: Mapping[str, Any]) -> str:
     return str(meta.get("uid") or f"{meta.get('namespace')}/{meta.get('name')}")
 
 
-PLUGIN = Plugin(NAME, setup=GangScheduling, pre_filter=pre_filter, reads_cluster=True,
-                watches=(PODGROUPS, PODS), writes=(f"{PODGROUPS}/status",), requeue_on=ClusterEvent.ANY)
+PLUGIN = Plugin(NAME, setup=GangScheduling, watches=(PODGROUPS, PODS), writes=(f"{PODGROUPS}/status",),
+                requeue_on=ClusterEvent.ANY)

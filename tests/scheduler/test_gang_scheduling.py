@@ -124,8 +124,8 @@ def test_a_gang_asking_for_an_unsupported_alpha_feature_is_refused_naming_the_fi
         sim.add_pod(_member(f"p{i}", "g"))
     sim.run_until_idle()
     assert sim.placements == {}
-    message = sim.events_for("default/p0")[-1].message
-    assert f"PodGroup default/g: spec.{field}:" in message and "not supported by this scheduler" in message
+    reason = sim.gated["default/p0"].reason
+    assert f"PodGroup default/g: spec.{field}:" in reason and "not supported by this scheduler" in reason
 
 
 def test_with_the_gates_off_the_group_is_ignored():
