@@ -54,7 +54,7 @@ def test_a_bound_pod_is_explained_as_if_unbound(configured: Cluster) -> None:
     report = explain_json(configured, "web-0")
     assert list(report) == ["pod", "scheduler", "config_source", "message", "chosen", "would_choose", "bound_to",
                             "notes", "weights", "nodes", "outcome", "points", "likely_state",
-                            "inferred", "read_from", "misses"]  # the keys the README documents
+                            "inferred", "read_from", "misses", "devices"]  # the keys the README documents
     assert report["outcome"] == "bound" and report["points"] is None and report["likely_state"] is None
     assert list(report["nodes"][0]) == ["node", "fits", "reasons", "scores", "raw_scores", "normalized_scores",
                                         "total", "pods"]
