@@ -42,7 +42,7 @@ class Devices:
         if not len(self.slices):
             return []
         inventory = inventory_of(self.slices)
-        held = holders(self.claims)
+        held = self.claims.derived("ui/holders", holders)  # once per change of the claims, not per node
         found = []
         for pool, slices in inventory.pools_for(name, labels):
             for s in slices:
