@@ -7,8 +7,8 @@ Requests are the scheduler's own reading of a pod (PodInfo.from_api, leniently, 
 pods), so the bars show what the scheduler counts; terminal pods hold no place and are left out.
 
 In a cluster serving resource.k8s.io/v1 the ResourceSlices and ResourceClaims are watched too, and each node's
-summary lists its DRA devices and the claims holding them (devices.py); a slice or claim change is told as a
-change of the nodes whose devices it changed.
+summary lists its DRA devices and the claims holding them (devices.py); slice and claim changes arriving
+together are told as one change of the nodes whose devices they changed.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ ZONE_LABEL = "topology.kubernetes.io/zone"
 PREEMPTED_REASON = "Preempted"
 FAILED_REASON = "FailedScheduling"
 DRA_PATH = "/apis/resource.k8s.io/v1"
+DEVICES_SETTLE_SECONDS = 0.05  # slice and claim changes within this are looked at together
 
 
 def node_summary(obj: dict[str, Any]) -> dict[str, Any]:
@@ -86,6 +87,7 @@ class ClusterState:
         self._preempted: set[str] = set()  # pod keys with a Preempted event
         self.listeners: list[Listener] = []
         self.devices = Devices()
+        self._devices_timer: threading.Timer | None = None
 
     # -- reading -----------------------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
@@ -152,13 +154,25 @@ class ClusterState:
         """Events expire (an hour by default): what they said stays shown while the pod lives."""
 
     def _devices_changed(self, store: str, obj: dict[str, Any], gone: bool) -> None:
-        """A ResourceSlice or ResourceClaim changed: the nodes whose devices it changed are told again."""
+        """A ResourceSlice or ResourceClaim changed: kept, and the nodes' devices looked at again shortly,
+        once for all the changes arriving together (a first list delivers every slice one by one)."""
         with self._lock:
             target = self.devices.slices if store == "slices" else self.devices.claims
             if gone:
                 target.remove(obj)
             else:
                 target.put(obj)
+            if self._devices_timer is None:
+                self._devices_timer = threading.Timer(DEVICES_SETTLE_SECONDS, self.flush_devices)
+                self._devices_timer.daemon = True
+                self._devices_timer.start()
+
+    def flush_devices(self) -> None:
+        """Tell the nodes whose devices the slice and claim changes so far changed."""
+        with self._lock:
+            if self._devices_timer is not None:
+                self._devices_timer.cancel()
+                self._devices_timer = None
             changes: list[Change] = []
             for name, summary in self.nodes.items():
                 devices = self.devices.on_node(name, summary["labels"])

@@ -90,6 +90,7 @@ def test_a_slice_or_claim_change_tells_the_nodes_whose_devices_it_changed() -> N
         state.node_changed(node)
     heard.clear()
     state._devices_changed("slices", example_slice("w1", 2), gone=False)
+    state.flush_devices()
     assert [(kind, key) for kind, key, _ in heard] == [("node", "w1")]
     devices = heard[0][2]["devices"]
     assert [(d["driver"], d["pool"], d["name"], d["claim"]) for d in devices] == [
@@ -101,10 +102,12 @@ def test_a_slice_or_claim_change_tells_the_nodes_whose_devices_it_changed() -> N
             {"request": "r", "driver": "gpu.example.com", "pool": "w1", "device": "gpu-1"}]}},
         "reservedFor": [{"resource": "pods", "name": "p", "uid": "u"}]}}
     state._devices_changed("claims", claim, gone=False)
+    state.flush_devices()
     (change,) = heard
     assert [(d["name"], d["claim"], d["pods"]) for d in change[2]["devices"]] == [
         ("gpu-0", "", []), ("gpu-1", "ns/c", ["ns/p"])]
     heard.clear()
     state._devices_changed("claims", claim, gone=True)
+    state.flush_devices()
     assert [d["claim"] for d in heard[0][2]["devices"]] == ["", ""]
     assert state.snapshot()["nodes"][1]["devices"] == []  # w2 publishes none
