@@ -4,7 +4,8 @@ own decision code picks (Profile.schedule; ties drawn with a seeded generator). 
 points around the filters too: its scheduling gates and the PreEnqueue plugins before them, Reserve and Permit
 on the chosen node after them, run as a what-if that changes nothing (explain_points.py), with the state the
 scheduler most likely keeps the pod in and how that was inferred (or read from its log: explain_log.py). One
-path for `./lab explain` (explain_verb.py), the placement page and test-placement's misses (checks.py).
+path for `./lab explain` (explain_verb.py), the placement page and test-placement's misses (checks.py). For
+a pod with DRA claims, the devices behind DynamicResources' verdicts (explain_devices.py).
 
 The cluster is seen as the scheduler's plugins see it: the nodes, live pods and namespaces listed from the
 API go through the scheduler's own cache handlers and cache (cluster_view), so pod counts, the pod index
@@ -41,6 +42,7 @@ from labdef.errors import UserError
 from labdef.lab import Lab
 from labkit.kube import Kube, KubeError, event_time, pod_path
 from labkit.natural import natural_key
+from labkit.placement.explain_devices import DeviceReport, device_report
 from labkit.placement.explain_misses import ResourceMiss, resource_misses
 from labkit.placement.explain_points import (
     GATED,
@@ -267,6 +269,7 @@ class Explanation:
     inferred: str | None = None  # how likely_state was inferred
     read_from: str | None = None  # where likely_state was read instead (the scheduler's log line)
     misses: list[ResourceMiss] = field(default_factory=list)  # no node fits: each resource found short
+    devices: DeviceReport | None = None  # a pod with DRA claims: its claims' devices, each node's (ours)
 
     def as_json(self) -> dict[str, Any]:
         return {"pod": self.pod, "scheduler": self.scheduler, "config_source": self.config_source,
@@ -275,7 +278,8 @@ class Explanation:
                 "notes": self.notes, "weights": self.weights, "nodes": [n.as_json() for n in self.nodes],
                 "outcome": self.outcome, "points": None if self.points is None else self.points.as_json(),
                 "likely_state": self.likely_state, "inferred": self.inferred, "read_from": self.read_from,
-                "misses": [m.as_json() for m in self.misses]}
+                "misses": [m.as_json() for m in self.misses],
+                "devices": None if self.devices is None else self.devices.as_json()}
 
 
 def explain_pod(pod_obj: dict[str, Any], cluster: ClusterView, profile: Profile, config_source: str,
@@ -313,6 +317,8 @@ def explain_readable_pod(pod_obj: dict[str, Any], cluster: ClusterView, profile:
                               profile.scheduler_name)
     if not any(v.fits for v in verdicts):
         explanation.misses = resource_misses(pod, list(cluster.nodes), {v.node: v.reasons for v in verdicts})
+    by_name = {n.name: n for n in cluster.nodes}
+    explanation.devices = device_report(pod, cluster, [by_name[v.node] for v in explanation.nodes])
     if bound_to:
         explanation.outcome = "bound"
         return explanation

@@ -17,6 +17,7 @@ from rich.table import Table
 
 from labkit.natural import natural_key
 from labkit.placement.explain import Explanation
+from labkit.placement.explain_devices import OURS
 
 V = TypeVar("V")
 
@@ -116,6 +117,7 @@ def print_explanation(console: Console, explanation: Explanation, mode: str = "s
     for miss in explanation.misses:
         console.print(f"  [bold]{escape(miss.resource)}:[/] the pod asks {escape(miss.as_json()['asked_text'])}; "
                       f"{escape(miss.summary)}")
+    print_devices(console, explanation, every_node)
     for note in explanation.notes:
         console.print(f"  note: {escape(note)}")
     if mode == "extender":
@@ -128,3 +130,31 @@ def print_explanation(console: Console, explanation: Explanation, mode: str = "s
         how = explanation.inferred or (f"read from {explanation.read_from}" if explanation.read_from else "")
         if how:
             console.print(f"  [dim]({escape(how)})[/]")
+
+
+DEVICE_LINES = 20  # nodes whose devices are listed, unless every node is asked for
+
+
+def print_devices(console: Console, explanation: Explanation, every_node: bool = False) -> None:
+    """A pod with DRA claims: the devices its allocated claims hold, and each node's devices (kubelab's own
+    detail), in the table's order."""
+    report = explanation.devices
+    if report is None:
+        return
+    for claim in report.claims:
+        if claim.allocated:
+            held = ", ".join(f"{d['driver']}/{d['pool']}/{d['device']}" for d in claim.holds) or "no devices"
+            pods = f" (reserved for {', '.join(claim.reserved_for)})" if claim.reserved_for else ""
+            console.print(f"  [bold]claim {escape(claim.claim)}[/] holds {escape(held)}{escape(pods)}")
+        else:
+            console.print(f"  [bold]claim {escape(claim.claim)}[/] is not allocated yet")
+    if report.problem:
+        console.print(f"  devices: {escape(report.problem)}")
+    if not report.nodes:
+        return
+    console.print(f"  devices per node [dim]({escape(OURS)})[/]:")
+    shown = report.nodes if every_node else report.nodes[:DEVICE_LINES]
+    for node in shown:
+        console.print(f"    {escape(node.node)}: {escape(node.text)}")
+    if len(shown) < len(report.nodes):
+        console.print(f"    … {len(report.nodes) - len(shown)} more nodes (--every-node or --json lists them)")

@@ -2,7 +2,8 @@
 
     GET  /                   the page (static/: inline-free HTML, JS and CSS served from this package)
     GET  /events             server-sent events: `snapshot` (every node and pod) then `delta` batches, as the
-                             watches report changes (state.py)
+                             watches report changes (state.py; a node's DRA devices with the claims holding
+                             them, when the API server serves resource.k8s.io/v1)
     GET  /api/explain        ?namespace=&name=: `./lab explain --json`'s answer, by the same code
     POST /api/whatif         a Pod manifest (YAML) in the body: the same, for the pod as if it were created
     GET  /api/held           the pending pods the scheduler's gates, PreEnqueue, Reserve or Permit plugins hold
@@ -36,7 +37,7 @@ from labkit.placement.explain_log import apply_log, last_words
 from labkit.placement.explain_points import WOULD_WAIT
 from labkit.placement.explain_verb import DEFAULT_NAMESPACE, explain_manifest, parse_what_if
 from labkit.ui.scheduler_view import scheduler_state
-from labkit.ui.state import Change, ClusterState
+from labkit.ui.state import DRA_PATH, Change, ClusterState
 
 STATIC = Path(__file__).parent / "static"
 BATCH_SECONDS = 0.05  # changes arriving together go out as one delta (a scheduler binds in bursts)
@@ -167,7 +168,8 @@ def make_app(source: Source, state: ClusterState) -> web.Application:
     async def watches(app: web.Application) -> Any:
         app["hub"] = hub = Hub(asyncio.get_running_loop())
         state.listeners.append(hub.listener)
-        informers = state.informers(source.kube.client)
+        dra = await asyncio.to_thread(serves_dra, source.kube)
+        informers = state.informers(source.kube.client, dra=dra)
         for informer in informers:
             informer.start()
         yield
@@ -177,6 +179,14 @@ def make_app(source: Source, state: ClusterState) -> web.Application:
 
     app.cleanup_ctx.append(watches)
     return app
+
+
+def serves_dra(kube: Kube) -> bool:
+    """Whether the API server serves resource.k8s.io/v1 (DRA's ResourceSlices and ResourceClaims)."""
+    try:
+        return kube.get_or_none(DRA_PATH) is not None
+    except UserError:
+        return False
 
 
 def serve(source: Source, host: str, port: int, open_browser: bool, echo: Callable[[str], None]) -> None:

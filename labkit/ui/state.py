@@ -5,6 +5,10 @@ resource; every change is handed to the listeners as ("node" | "pod", key, summa
 
 Requests are the scheduler's own reading of a pod (PodInfo.from_api, leniently, as its cache reads bound
 pods), so the bars show what the scheduler counts; terminal pods hold no place and are left out.
+
+In a cluster serving resource.k8s.io/v1 the ResourceSlices and ResourceClaims are watched too, and each node's
+summary lists its DRA devices and the claims holding them (devices.py); slice and claim changes arriving
+together are told as one change of the nodes whose devices they changed.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from labkit.ui.devices import Devices
 from scheduler.model import LENIENT, PodInfo, PodSpecError
 from scheduler.model.node import NodeInfo
 from scheduler.runtime.client import Client
@@ -26,6 +31,8 @@ ROLE_PREFIX = "node-role.kubernetes.io/"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 PREEMPTED_REASON = "Preempted"
 FAILED_REASON = "FailedScheduling"
+DRA_PATH = "/apis/resource.k8s.io/v1"
+DEVICES_SETTLE_SECONDS = 0.05  # slice and claim changes within this are looked at together
 
 
 def node_summary(obj: dict[str, Any]) -> dict[str, Any]:
@@ -79,6 +86,8 @@ class ClusterState:
         self._failed: dict[str, tuple[str, str]] = {}  # pod key -> (event time, message), the newest kept
         self._preempted: set[str] = set()  # pod keys with a Preempted event
         self.listeners: list[Listener] = []
+        self.devices = Devices()
+        self._devices_timer: threading.Timer | None = None
 
     # -- reading -----------------------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
@@ -95,6 +104,7 @@ class ClusterState:
     def node_changed(self, obj: dict[str, Any]) -> None:
         summary = node_summary(obj)
         with self._lock:
+            summary["devices"] = self.devices.on_node(summary["name"], summary["labels"])
             self.nodes[summary["name"]] = summary
         self._tell([("node", summary["name"], summary)])
 
@@ -143,13 +153,49 @@ class ClusterState:
     def event_deleted(self, obj: dict[str, Any]) -> None:
         """Events expire (an hour by default): what they said stays shown while the pod lives."""
 
+    def _devices_changed(self, store: str, obj: dict[str, Any], gone: bool) -> None:
+        """A ResourceSlice or ResourceClaim changed: kept, and the nodes' devices looked at again shortly,
+        once for all the changes arriving together (a first list delivers every slice one by one)."""
+        with self._lock:
+            target = self.devices.slices if store == "slices" else self.devices.claims
+            if gone:
+                target.remove(obj)
+            else:
+                target.put(obj)
+            if self._devices_timer is None:
+                self._devices_timer = threading.Timer(DEVICES_SETTLE_SECONDS, self.flush_devices)
+                self._devices_timer.daemon = True
+                self._devices_timer.start()
+
+    def flush_devices(self) -> None:
+        """Tell the nodes whose devices the slice and claim changes so far changed."""
+        with self._lock:
+            if self._devices_timer is not None:
+                self._devices_timer.cancel()
+                self._devices_timer = None
+            changes: list[Change] = []
+            for name, summary in self.nodes.items():
+                devices = self.devices.on_node(name, summary["labels"])
+                if devices != summary.get("devices"):
+                    summary = self.nodes[name] = {**summary, "devices": devices}
+                    changes.append(("node", name, summary))
+        if changes:
+            self._tell(changes)
+
     def _tell(self, changes: list[Change]) -> None:
         for listener in list(self.listeners):
             listener(changes)
 
     # -- the watches ---------------------------------------------------------------------------------
-    def informers(self, client: Client) -> list[Informer]:
-        """List+watch of nodes, pods and events feeding this state (start them; stop them at the end)."""
-        return [Informer(client, "nodes", "/api/v1/nodes", _Adapter(self.node_changed, self.node_deleted)),
-                Informer(client, "pods", "/api/v1/pods", _Adapter(self.pod_changed, self.pod_deleted)),
-                Informer(client, "events", "/api/v1/events", _Adapter(self.event_changed, self.event_deleted))]
+    def informers(self, client: Client, dra: bool = False) -> list[Informer]:
+        """List+watch of nodes, pods and events feeding this state (start them; stop them at the end), and
+        with ``dra`` (the API server serves resource.k8s.io/v1) of ResourceSlices and ResourceClaims."""
+        found = [Informer(client, "nodes", "/api/v1/nodes", _Adapter(self.node_changed, self.node_deleted)),
+                 Informer(client, "pods", "/api/v1/pods", _Adapter(self.pod_changed, self.pod_deleted)),
+                 Informer(client, "events", "/api/v1/events", _Adapter(self.event_changed, self.event_deleted))]
+        if dra:
+            for store, resource in (("slices", "resourceslices"), ("claims", "resourceclaims")):
+                found.append(Informer(client, resource, f"{DRA_PATH}/{resource}", _Adapter(
+                    lambda obj, store=store: self._devices_changed(store, obj, False),
+                    lambda obj, store=store: self._devices_changed(store, obj, True))))
+        return found

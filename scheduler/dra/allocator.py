@@ -220,6 +220,16 @@ class Allocator:
 
     # -- one node -------------------------------------------------------------------------------------------
 
+    def matching(self, node_name: str, labels: Mapping[str, str]) -> list[list[list[tuple[Request, list[Device]]]]]:
+        """Per claim, per request, per option (one, or one per subrequest): the devices of the node's usable
+        pools that the class's and the request's selectors accept, in the search's order, free or not. Read
+        only (explain shows them); raises AllocationError as ``allocate`` does for a selector that fails."""
+        if self.error is not None:
+            raise self.error
+        search = _Search(self, self.inventory.pools_for(node_name, labels), node_name)
+        return [[[(want.request, list(search._candidates(claim, want))) for want in options] for options in per_request]
+                for claim, per_request in zip(self.claims, self.wants, strict=True)]
+
     def allocate(self, node_name: str, labels: Mapping[str, str]) -> list[Allocation] | None:
         if self.error is not None:
             raise self.error

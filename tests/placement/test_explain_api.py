@@ -54,7 +54,7 @@ def test_a_bound_pod_is_explained_as_if_unbound(configured: Cluster) -> None:
     report = explain_json(configured, "web-0")
     assert list(report) == ["pod", "scheduler", "config_source", "message", "chosen", "would_choose", "bound_to",
                             "notes", "weights", "nodes", "outcome", "points", "likely_state",
-                            "inferred", "read_from", "misses"]  # the keys the README documents
+                            "inferred", "read_from", "misses", "devices"]  # the keys the README documents
     assert report["outcome"] == "bound" and report["points"] is None and report["likely_state"] is None
     assert list(report["nodes"][0]) == ["node", "fits", "reasons", "scores", "raw_scores", "normalized_scores",
                                         "total", "pods"]
@@ -221,3 +221,36 @@ def test_a_plugin_the_lab_ships_is_explained_from_the_deployed_configuration(clu
     assert f"{user_plugin.NAME}: {user_plugin.REASON}" in nodes[WORKERS[1]]["reasons"]
     assert nodes[WORKERS[0]]["fits"] and nodes[WORKERS[0]]["scores"][user_plugin.NAME] == 200
     assert why["chosen"] == WORKERS[0]
+
+
+def test_a_pod_claiming_devices_shows_each_nodes_devices(configured: Cluster) -> None:
+    """The example driver's GPUs (2 per worker) and a claim holding both of worker 1's, listed from the API
+    server: a pod claiming 2 more fails on worker 1 for kube-scheduler's reason, and explain's own line says
+    why (both held, by which claim); worker 2 is chosen."""
+    from tests.placement.dra_driver import publish
+    from tests.placement.test_explain_devices import allocated
+    from tests.scheduler_api.test_dra import claim
+
+    server = configured.server
+    publish(server, make_lab(), WORKERS, 2)
+    held = allocated(claim("held", 2, "gpu.example.com"), WORKERS[0], ["gpu-0", "gpu-1"], "other")
+    server.create_object("resourceclaims", {k: v for k, v in held.items() if k != "status"})
+    server.update_object("resourceclaims", "held", {"status": held["status"]}, "default")  # as PreBind writes it
+    server.create_object("resourceclaims", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "two", "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "gpus", "exactly": {"deviceClassName": "gpu.example.com",
+                                                                        "count": 2}}]}}})
+    pod = make_pod("trainer", scheduler_name=SCHEDULER, cpu="10m")
+    pod["spec"]["resourceClaims"] = [{"name": "gpus", "resourceClaimName": "two"}]
+    server.add_pod(pod)
+    report = explain_json(configured, "trainer")
+    assert report["chosen"] == WORKERS[1]
+    nodes = {n["node"]: n for n in report["nodes"]}
+    assert nodes[WORKERS[0]]["reasons"] == ["DynamicResources: cannot allocate all claims"]
+    detail = {n["node"]: n["detail"] for n in report["devices"]["nodes"]}
+    assert detail[WORKERS[0]] == ("gpu.example.com: 2 devices, 2 held by claim default/held; request gpus of "
+                                  "default/two wants 2 gpu.example.com: 2 match, 0 free")
+    proc = explain(configured, "trainer")
+    assert proc.returncode == 0, proc.stderr
+    assert f"{WORKERS[0]}: {detail[WORKERS[0]]}" in proc.stdout
+    assert "kubelab's detail; kube-scheduler says only \"cannot allocate all claims\"" in proc.stdout

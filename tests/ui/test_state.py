@@ -74,3 +74,40 @@ def test_metrics_headline_from_the_schedulers_own_registry() -> None:
     metrics.pending_pods.labels("active").set(2)
     figures = headline(generate_latest(metrics.registry).decode())
     assert (figures["scheduled"], figures["unschedulable"], figures["pending active"]) == (3, 1, 2)
+
+
+def test_a_slice_or_claim_change_tells_the_nodes_whose_devices_it_changed() -> None:
+    """The node's devices as the scheduler reads the slices; a claim's allocation marks the devices it holds
+    with the claim and its pods, told as a change of that node only."""
+    from tests.placement.dra_driver import example_slice
+
+    state = ClusterState()
+    heard: list = []
+    state.listeners.append(heard.extend)
+    for name in ("w1", "w2"):
+        node = _node(name)
+        node["metadata"]["labels"] = {}
+        state.node_changed(node)
+    heard.clear()
+    state._devices_changed("slices", example_slice("w1", 2), gone=False)
+    state.flush_devices()
+    assert [(kind, key) for kind, key, _ in heard] == [("node", "w1")]
+    devices = heard[0][2]["devices"]
+    assert [(d["driver"], d["pool"], d["name"], d["claim"]) for d in devices] == [
+        ("gpu.example.com", "w1", "gpu-0", ""), ("gpu.example.com", "w1", "gpu-1", "")]
+    assert devices[0]["attributes"] == {"index": "0", "uuid": "gpu-w1-0", "model": "LATEST-GPU-MODEL"}
+    heard.clear()
+    claim = {"metadata": {"name": "c", "namespace": "ns"}, "status": {
+        "allocation": {"devices": {"results": [
+            {"request": "r", "driver": "gpu.example.com", "pool": "w1", "device": "gpu-1"}]}},
+        "reservedFor": [{"resource": "pods", "name": "p", "uid": "u"}]}}
+    state._devices_changed("claims", claim, gone=False)
+    state.flush_devices()
+    (change,) = heard
+    assert [(d["name"], d["claim"], d["pods"]) for d in change[2]["devices"]] == [
+        ("gpu-0", "", []), ("gpu-1", "ns/c", ["ns/p"])]
+    heard.clear()
+    state._devices_changed("claims", claim, gone=True)
+    state.flush_devices()
+    assert [d["claim"] for d in heard[0][2]["devices"]] == ["", ""]
+    assert state.snapshot()["nodes"][1]["devices"] == []  # w2 publishes none

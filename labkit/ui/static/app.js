@@ -1,5 +1,5 @@
 // The placement page: every node as a cell of the overview grid (views.js), coloured by the share of a
-// resource its pods request, grouped by a label; the selected node's pods and details; the pending pods
+// resource its pods request (or of its DRA devices held by claims), grouped by a label; the selected node's pods and details; the pending pods
 // grouped by why they wait; search over nodes and pods. Kept current by the server's event stream (/events:
 // a snapshot, then deltas); a selected pod or a what-if manifest explained by /api/*.
 "use strict";
@@ -100,8 +100,22 @@ function drawDetail(n, onNode, nominees) {
     n.taints.map((t) => `<div class="meta taint">taint ${esc(t)}</div>`).join("") +
     bar("cpu", cpu, n.allocatable.cpu, (m) => `${m}m`) + bar("mem", mem, n.allocatable.memory, mib) +
     bar("pods", onNode.length, n.allocatable.pods, String) +
+    ((n.devices || []).length ? bar("devices", n.requested.devices, n.allocatable.devices, String) : "") +
+    V.devicesHtml(n.devices) +
     `<div class="pods">` + onNode.map((p) => podButton(p)).join("") +
     nominees.map((p) => podButton(p, "nominee")).join("") + `</div>`);
+}
+
+// "devices in use" is offered once some node has DRA devices (the cluster has ResourceSlices).
+function drawResourceChoices(shown) {
+  const option = $("resource").querySelector('option[value="devices"]');
+  const any = shown.some((n) => n.allocatable.devices > 0) || [...nodes.values()].some((n) => (n.devices || []).length);
+  if (any && !option) {
+    $("resource").insertAdjacentHTML("beforeend", `<option value="devices">devices in use</option>`);
+  } else if (!any && option) {
+    option.remove();
+    if (view.resource === "devices") { view.resource = "cpu"; $("resource").value = "cpu"; }
+  }
 }
 
 function drawGroupChoices() {
@@ -165,9 +179,12 @@ function draw() {
     const on = byNode.get(n.name) || [];
     let cpu = 0, memory = 0;
     for (const p of on) { cpu += p.cpu; memory += p.memory; }
-    shown.push({...n, requested: {cpu, memory, pods: on.length}});
+    const devices = n.devices || [];
+    shown.push({...n, requested: {cpu, memory, pods: on.length, devices: devices.filter((d) => d.claim).length},
+                allocatable: {...n.allocatable, devices: devices.length}});
   }
   drawGroupChoices();
+  drawResourceChoices(shown);
   drawGrid(shown, {resource: view.resource, groupBy: view.groupBy, selected: selectedNode,
                    hits: podText ? hits : undefined});
   $("grid-count").textContent = nodeText ? `${shown.length} of ${nodes.size} nodes` : `${nodes.size} nodes`;
@@ -179,7 +196,8 @@ function draw() {
     ` (${results.length}${results.length === MAX_RESULTS ? "+" : ""})</h3>` +
     (results.sort((a, b) => V.naturalCompare(a.key, b.key)).map((p) => podButton(p, "result")).join("") || "none"));
   const byName = (a, b) => V.naturalCompare(a.key, b.key);
-  drawDetail(nodes.get(selectedNode), (byNode.get(selectedNode) || []).sort(byName), nominated.get(selectedNode) || []);
+  drawDetail(shown.find((n) => n.name === selectedNode) || nodes.get(selectedNode),
+             (byNode.get(selectedNode) || []).sort(byName), nominated.get(selectedNode) || []);
   $("counts").textContent = `${nodes.size} nodes · ${pods.size} pods · ${pending.length} pending`;
   // when the first snapshot was on screen, in ms from navigation start (the benchmark reads it)
   if (document.body.dataset.loaded && !document.body.dataset.drawnAt) document.body.dataset.drawnAt = performance.now();
@@ -251,7 +269,7 @@ function showExplanation(x, title) {
   let html = `<h2>${esc(title)}</h2><div>scheduler ${esc(x.scheduler)} · config: ${esc(x.config_source)}</div>` +
     `<div id="verdict"><b>verdict now:</b> ${esc(x.message)}</div>`;
   if (x.bound_to) html += `<div>bound to ${esc(x.bound_to)}; explained as if it were not</div>`;
-  html += pointsHtml(x) + missesHtml(x);
+  html += pointsHtml(x) + missesHtml(x) + devicesExplainHtml(x);
   html += `<table class="explain" id="explain-table"><thead><tr><th>node</th><th>pods</th><th>filters</th>` +
     plugins.map((p) => `<th title="${esc(p)} ×${x.weights[p]}">${esc(short(p))}</th>`).join("") +
     `<th>total</th></tr></thead><tbody>`;
@@ -288,6 +306,24 @@ function missesHtml(x) {
   return `<div id="misses">` + x.misses.map((m) => `<div class="miss" data-resource="${esc(m.resource)}" ` +
     `data-asked="${esc(m.asked_text)}" data-most-free="${esc(m.most_free_text)}" data-node="${esc(m.most_free_node)}">` +
     `<b>${esc(m.resource)}:</b> the pod asks ${esc(m.asked_text)}; ${esc(m.summary)}</div>`).join("") + `</div>`;
+}
+
+// A pod with DRA claims (explain's `devices`): what its allocated claims hold, and each node's devices with
+// kubelab's own detail line (kube-scheduler says only "cannot allocate all claims").
+function devicesExplainHtml(x) {
+  const d = x.devices;
+  if (!d) return "";
+  let html = `<div id="explain-devices">` + d.claims.map((c) => `<div class="claim" data-claim="${esc(c.claim)}" ` +
+    `data-allocated="${c.allocated}"><b>claim ${esc(c.claim)}</b> ` + (c.allocated
+      ? `holds ${c.holds.map((h) => esc(`${h.driver}/${h.pool}/${h.device}`)).join(", ") || "no devices"}`
+      : "is not allocated yet") + `</div>`).join("");
+  if (d.problem) html += `<div class="fail">${esc(d.problem)}</div>`;
+  if (d.nodes.length) {
+    html += `<details><summary>devices per node <small>(${esc(d.source)})</small></summary>` +
+      d.nodes.map((n) => `<div class="device-node" data-node="${esc(n.node)}">${esc(n.node)}: ${esc(n.detail)}</div>`)
+        .join("") + `</details>`;
+  }
+  return html + `</div>`;
 }
 
 // What the points around the filters decided (explain's `outcome`, `points`, `likely_state`, `inferred`).

@@ -2,16 +2,19 @@
 // reports (labkit/ui/overview.py inlines this file) draw the same pieces with them.
 //
 //   naturalCompare(a, b)          node-2 before node-10 (labkit/natural.py natural_key: the same rule)
-//   gridHtml(nodes, options)      every node as one cell coloured by its requested share of a resource,
+//   gridHtml(nodes, options)      every node as one cell coloured by its requested share of a resource
+//                                 (or, "devices", its DRA devices held by claims),
 //                                 grouped by a label's value (default topology.kubernetes.io/zone);
 //                                 gridLayout and cellLook: its groups and a cell's look, to update in place
 //   legendHtml(resource)          what the colours mean
 //   pendingGroups(pods)           pending pods grouped by their `reason`, the biggest group first
 //   pendingHtml(groups, options)  one line per reason with its count, its pods in an expandable list
 //
-// A node: {name, labels: {key: value}, allocatable: {cpu, memory, pods}, requested: {cpu, memory, pods},
+// A node: {name, labels: {key: value}, allocatable: {cpu, memory, pods[, devices]}, requested: {...},
 // unschedulable, ready, taints} (cpu in millicores, memory in bytes, pods a count; ready true/false/null;
-// taints as "key=value:Effect" strings; the last three optional). Up to 60 nodes, cells carry their names.
+// taints as "key=value:Effect" strings; the last three optional; devices: published and held by claims).
+// Up to 60 nodes, cells carry their names.
+//   devicesHtml(devices)          a node's DRA devices as a table: driver, pool, device, attributes, claim, pods
 // A pending pod: {key: "namespace/name", reason: "why it waits"} (other fields are passed to podHtml).
 "use strict";
 
@@ -78,7 +81,8 @@ var KubelabViews = (() => {  // var: a report that inlines this file twice stays
     if (options.selected === n.name) cls.push("selected");
     if (options.hits && options.hits.has(n.name)) cls.push("hit");
     const title = `${n.name}: ${resource} ${amount(resource, n.requested[resource] || 0)} of ` +
-      `${amount(resource, n.allocatable[resource] || 0)} requested (${Math.round(100 * s)}%)` +
+      `${amount(resource, n.allocatable[resource] || 0)} ${resource === "devices" ? "in use" : "requested"} ` +
+      `(${Math.round(100 * s)}%)` +
       (n.unschedulable ? ", cordoned" : "") + (n.ready === false ? ", NotReady" : "") +
       (n.taints && n.taints.length ? `, taints ${n.taints.join(", ")}` : "");
     return {className: cls.join(" "), background: colour(s), color: s >= 0.6 ? "#fff" : "#111", title,
@@ -125,7 +129,9 @@ var KubelabViews = (() => {  // var: a report that inlines this file twice stays
   function legendHtml(resource) {
     const steps = [0, 0.25, 0.5, 0.75, 1].map((s) =>
       `<span class="kv-cell" style="background:${colour(s)}"></span>${s === 1 ? "full" : `${100 * s}%`}`).join(" ");
-    return `<span class="kv-legend">${esc(resource)} requested of allocatable: ${steps} ` +
+    const what = resource === "devices" ? "DRA devices held by claims, of those published" :
+      `${esc(resource)} requested of allocatable`;
+    return `<span class="kv-legend">${what}: ${steps} ` +
       `<span class="kv-cell cordoned"></span>cordoned <span class="kv-cell tainted"></span>tainted ` +
       `<span class="kv-cell notready"></span>NotReady</span>`;
   }
@@ -153,6 +159,20 @@ var KubelabViews = (() => {  // var: a report that inlines this file twice stays
       `<div class="kv-pods">${g.pods.map(podHtml).join("")}</div></details>`).join("");
   }
 
+  // devices: [{driver, pool, name, attributes: {name: value}, claim: "ns/name" | "", pods: ["ns/name"]}]
+  function devicesHtml(devices) {
+    if (!devices || !devices.length) return "";
+    const held = devices.filter((d) => d.claim).length;
+    return `<div class="kv-devices"><h4>devices <small>${held} of ${devices.length} held by claims</small></h4>` +
+      `<table><thead><tr><th>driver</th><th>pool</th><th>device</th><th>attributes</th><th>claim</th><th>pods</th>` +
+      `</tr></thead><tbody>` + devices.map((d) =>
+        `<tr data-device="${esc(`${d.driver}/${d.pool}/${d.name}`)}" data-claim="${esc(d.claim)}">` +
+        `<td>${esc(d.driver)}</td><td>${esc(d.pool)}</td><td>${esc(d.name)}</td>` +
+        `<td>${Object.entries(d.attributes).map(([k, v]) => `${esc(k)}=${esc(v)}`).join(", ")}</td>` +
+        `<td>${d.claim ? esc(d.claim) : "<i>free</i>"}</td><td>${d.pods.map(esc).join(", ")}</td></tr>`).join("") +
+      `</tbody></table></div>`;
+  }
+
   return {ZONE_LABEL, RESOURCES, NO_REASON, esc, naturalCompare, amount, share, gridLayout, cellLook, gridHtml,
-          legendHtml, pendingGroups, pendingHtml};
+          legendHtml, pendingGroups, pendingHtml, devicesHtml};
 })();
