@@ -161,11 +161,19 @@ def containerd_package_spec(lab: Lab) -> str:
     return f"{lab.containerd.package}={pin}" if pin else lab.containerd.package
 
 
+# What kubernetes-sigs/dra-example-driver publishes, as its source says (read on 2026-11-28: pkg/consts
+# DriverName, internal/profiles/gpu/gpu.go EnumerateAllPossibleDevices, cmd/dra-example-kubeletplugin main.go
+# flags, deployments/helm chart's clusterrole.yaml and kubeletplugin.yaml): one ResourceSlice per node, pool =
+# the node's name, devices gpu-0 .. gpu-(N-1) with attributes index (int), uuid (string), model
+# ("LATEST-GPU-MODEL") and driverVersion (version 1.0.0), capacity memory 80Gi; N from NUM_DEVICES.
+DRIVER = "gpu.example.com"
+DEVICE_CLASS = "gpu.example.com"  # the chart's DeviceClass name, the same as the driver's
+DEVICE_MODEL = "LATEST-GPU-MODEL"
+
+
 def dra_example_driver(lab: Lab) -> str:
     """The DRA example driver's objects (lab.yaml `dra`): namespace, RBAC, the kubelet plugin's DaemonSet on
     every worker and the DeviceClass."""
-    from deploys.dra import DEVICE_CLASS, DRIVER
-
     labels = {"app.kubernetes.io/name": "dra-example-driver", "app.kubernetes.io/managed-by": "kubelab"}
     return render("dra/example-driver.yaml.j2", name="dra-example-driver", namespace=lab.dra.namespace,
                   labels=labels, selector={"app.kubernetes.io/name": "dra-example-driver"},

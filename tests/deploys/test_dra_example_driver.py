@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from deploys import files as f
-from deploys.dra import DEVICE_CLASS, DRIVER
+from deploys.files import DEVICE_CLASS, DRIVER
 from tests.deploys.labs import make_lab
 from tests.deploys.planning import changes, plan
 from tests.deploys.recorded_facts import cluster_facts

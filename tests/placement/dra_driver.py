@@ -1,4 +1,4 @@
-"""What kubernetes-sigs/dra-example-driver publishes in a DRA lab, as deploys/dra.py records it from the
+"""What kubernetes-sigs/dra-example-driver publishes in a DRA lab, as deploys/files.py records it from the
 driver's source: per worker one ResourceSlice (pool = the node's name, devices gpu-0 .. gpu-(N-1) with
 attributes index, uuid, model and driverVersion, capacity memory 80Gi), and the DeviceClass as our own template
 renders it (templates/dra/example-driver.yaml.j2). It stands in for the driver's kubelet plugin, which writes
@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from deploys import files as node_files
-from deploys.dra import DEVICE_MODEL, DRIVER
+from deploys.files import DEVICE_MODEL, DRIVER
 from kubeapi_testserver import KubeApiServer
 from labdef.lab import Lab
 
