@@ -36,18 +36,24 @@ def main() -> int:
         add_lab_nodes(server)
         deploy_scheduler(server, make_lab())
         server.add_pod("web-0", node_name=WORKERS[0], labels={"app": "web"}, cpu="100m")
-        manifest = folder / "web-1.yaml"
-        manifest.write_text(yaml.safe_dump(replica("web-1"), sort_keys=False))
-        kubeconfig = server.write_kubeconfig(folder / "kubeconfig")
-        lab = write_lab(folder / "lab.yaml")
-        print("$ ./lab explain web-1 --what-if web-1.yaml", flush=True)
-        proc = subprocess.run([sys.executable, "-m", "invoke", "explain", "web-1", "--what-if", str(manifest),
-                               "--kubeconfig", str(kubeconfig), "--lab", str(lab)], cwd=PROJECT_ROOT,
-                              env={**os.environ, "COLUMNS": os.environ.get("COLUMNS", "110")}, check=False,
-                              capture_output=True, text=True, timeout=120)
-        print((proc.stdout + proc.stderr).replace(str(manifest), "web-1.yaml").rstrip())
-        return proc.returncode
+        return explain_what_if(server, folder, replica("web-1"))
 
+
+def explain_what_if(server, folder: Path, pod: dict) -> int:
+    """`./lab explain NAME --what-if NAME.yaml` against ``server`` with the lab's definition, printed as a user
+    sees it (the temporary folder's path left out); its exit code."""
+    name = pod["metadata"]["name"]
+    manifest = folder / f"{name}.yaml"
+    manifest.write_text(yaml.safe_dump(pod, sort_keys=False))
+    kubeconfig = server.write_kubeconfig(folder / "kubeconfig")
+    lab = write_lab(folder / "lab.yaml")
+    print(f"$ ./lab explain {name} --what-if {name}.yaml", flush=True)
+    proc = subprocess.run([sys.executable, "-m", "invoke", "explain", name, "--what-if", str(manifest),
+                           "--kubeconfig", str(kubeconfig), "--lab", str(lab)], cwd=PROJECT_ROOT,
+                          env={**os.environ, "COLUMNS": os.environ.get("COLUMNS", "110")}, check=False,
+                          capture_output=True, text=True, timeout=120)
+    print((proc.stdout + proc.stderr).replace(str(manifest), f"{name}.yaml").rstrip())
+    return proc.returncode
 
 if __name__ == "__main__":
     sys.exit(main())
