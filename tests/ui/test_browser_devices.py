@@ -15,7 +15,8 @@ from kubeapi_testserver.objects import make_pod
 from tests.placement.conftest import Cluster
 from tests.placement.dra_driver import publish
 from tests.placement.standins import CONTROL_PLANE, WORKERS, DeploymentStandIn, make_lab
-from tests.ui.test_browser import SCHEDULER, _bound_node, _open, _select_node, _wait
+from tests.ui.conftest import wait_for_page
+from tests.ui.test_browser import SCHEDULER, _bound_node, _open, _select_node
 
 pytestmark = [pytest.mark.browser]
 
@@ -46,27 +47,27 @@ def test_a_nodes_devices_and_their_claims_are_shown(gpus: Cluster, deployed: Dep
     # the node's devices: each with its claim and the pod the claim is reserved for
     _select_node(browser, node)
     row = f"#node-detail .kv-devices tr[data-device=\"gpu.example.com/{node}/gpu-0\"]"
-    _wait(browser, f"document.querySelector('{row}')?.dataset.claim === 'default/two-gpus'")
+    wait_for_page(browser, f"document.querySelector('{row}')?.dataset.claim === 'default/two-gpus'")
     assert "default/trainer" in browser.execute_script(f"return document.querySelector('{row}').textContent")
     assert "model=LATEST-GPU-MODEL" in browser.execute_script(f"return document.querySelector('{row}').textContent")
     _select_node(browser, other)
-    _wait(browser, f"document.querySelector('#node-detail .kv-devices tr[data-device=\"gpu.example.com/{other}/gpu-1\"]')"
+    wait_for_page(browser, f"document.querySelector('#node-detail .kv-devices tr[data-device=\"gpu.example.com/{other}/gpu-1\"]')"
                    "?.dataset.claim === ''")
     _select_node(browser, CONTROL_PLANE)
     assert browser.execute_script("return document.querySelector('#node-detail .kv-devices')") is None
     # the grid coloured by devices in use: the pod's node full, the other worker empty
-    _wait(browser, "document.querySelector('#resource option[value=\"devices\"]')")
+    wait_for_page(browser, "document.querySelector('#resource option[value=\"devices\"]')")
     browser.execute_script("const s = document.getElementById('resource'); s.value = 'devices';"
                            "s.dispatchEvent(new Event('change'));")
-    _wait(browser, f"document.querySelector('#grid [data-cell=\"{node}\"]').dataset.share === '1.000'")
+    wait_for_page(browser, f"document.querySelector('#grid [data-cell=\"{node}\"]').dataset.share === '1.000'")
     assert browser.execute_script(f"return document.querySelector('#grid [data-cell=\"{other}\"]').dataset.share") \
         == "0.000"
     assert "DRA devices held by claims" in browser.execute_script("return document.getElementById('legend').textContent")
     # the pod explained: the devices its claim holds, and each node's devices (kubelab's detail)
     _select_node(browser, node)
-    _wait(browser, "document.querySelector('#node-detail button[data-pod=\"default/trainer\"]')").click()
+    wait_for_page(browser, "document.querySelector('#node-detail button[data-pod=\"default/trainer\"]')").click()
     claim = "#explain-devices .claim[data-claim=\"default/two-gpus\"]"
-    _wait(browser, f"document.querySelector('{claim}')?.dataset.allocated === 'true'")
+    wait_for_page(browser, f"document.querySelector('{claim}')?.dataset.allocated === 'true'")
     text = browser.execute_script(f"return document.querySelector('{claim}').textContent")
     assert text == f"claim default/two-gpus holds gpu.example.com/{node}/gpu-0, gpu.example.com/{node}/gpu-1"
     lines = browser.execute_script("return [...document.querySelectorAll('#explain-devices .device-node')]"
