@@ -157,4 +157,4 @@ def print_devices(console: Console, explanation: Explanation, every_node: bool =
     for node in shown:
         console.print(f"    {escape(node.node)}: {escape(node.text)}")
     if len(shown) < len(report.nodes):
-        console.print(f"    … {len(report.nodes) - len(shown)} more nodes (--every-node or --json lists them)")
+        console.print(f"    … {len(report.nodes) - len(shown)} more nodes (--all or --json lists them)")

@@ -52,6 +52,13 @@ passed }} passed, {{ missed }} missed, {{ skipped }} skipped</b> (exit {{ r.exit
 <p>why {{ x.pod }}: {{ x.message }}</p>
 {% for m in x.get('misses', []) %}<p class="miss-summary"><b>{{ m.resource }}:</b> the pod asks {{ m.asked_text }}; {{
 m.summary }}</p>{% endfor %}
+{% set d = x.get('devices') %}{% if d %}<div class="devices">
+{% for c in d.claims %}<p><b>claim {{ c.claim }}</b> {% if c.allocated %}holds {% for h in c.holds %}{{ h.driver }}/{{
+h.pool }}/{{ h.device }}{{ ', ' if not loop.last }}{% endfor %}{% if c.reserved_for %} (reserved for {{
+c.reserved_for | join(', ') }}){% endif %}{% else %}is not allocated yet{% endif %}</p>{% endfor %}
+{% if d.problem %}<p>devices: {{ d.problem }}</p>{% endif %}
+{% if d.nodes %}<p class="dim">devices per node ({{ d.source }}):</p><ul>{% for n in d.nodes %}<li>{{ n.node }}: {{
+n.detail }}</li>{% endfor %}</ul>{% endif %}</div>{% endif %}
 {% set plugins = x.weights | list %}
 <table><tr><th>node</th><th>pods</th><th>filters</th>{% for p in plugins %}<th>{{ p }} &times;{{ x.weights[p] }}</th>{% endfor %}<th>total</th></tr>
 {% for group in rows(x.nodes) %}{% set n = group[0] %}<tr><td>{{ row_name(group | map(attribute='node') | list)

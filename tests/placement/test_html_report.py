@@ -73,3 +73,17 @@ def test_nodes_failing_alike_share_one_row() -> None:
     page = render_html({**_REPORT, "results": [{**_MISS, "explanation": explanation}]})
     assert "<td>12 nodes: node-0, node-1, node-2, …</td><td>2-3</td>" in page
     assert page.count("Insufficient cpu") == 1
+
+
+def test_a_pod_with_dra_claims_shows_each_nodes_devices_and_what_claims_hold() -> None:
+    """The explanation's device lines (kubelab's own, beside kube-scheduler's "cannot allocate all claims"), made
+    by the real explain code for a pod claiming 4 GPUs where node a has 3, 2 of them held, and b has 2."""
+    from tests.placement.test_explain_devices import allocated, claiming, explain
+    from tests.scheduler_api.test_dra import claim
+
+    claims = [allocated(claim("held", 2), "a", ["gpu-0", "gpu-1"], "other"), claim("want", 4)]
+    why = explain(claiming("p", "want"), claims).as_json()
+    page = render_html({**_REPORT, "results": [{**_MISS, "explanation": why}]})
+    assert "devices per node (kubelab&#39;s detail" in page
+    assert "<li>a: gpu.example.com: 3 devices, 2 held by claim default/held;" in page
+    assert "<b>claim default/want</b> is not allocated yet" in page
